@@ -1,0 +1,72 @@
+package processor
+
+import (
+	"errors"
+	"fmt"
+)
+
+// The errors this package returns or reports. AddHandler returns the sentinel
+// errors (test them with errors.Is); the typed errors are reported through
+// Options.OnError (test them with errors.As).
+var (
+	// ErrStopped is returned by AddHandler once Run has returned or its
+	// context is done: no goroutine would ever deliver to the new handler.
+	ErrStopped = errors.New("processor: stopped")
+	// ErrNilHandler is returned by AddHandler when the handler is nil, which
+	// would otherwise panic later on the handler's own goroutine.
+	ErrNilHandler = errors.New("processor: nil handler")
+	// ErrNegativeResyncPeriod is returned by AddHandler for a negative
+	// HandlerOptions.ResyncPeriod. Zero means "never"; positive values below
+	// MinResyncPeriod are raised to it rather than rejected.
+	ErrNegativeResyncPeriod = errors.New("processor: negative resync period")
+)
+
+// HandlerPanicError reports that a handler panicked. The processor recovers
+// the panic, reports this error through Options.OnError and carries on with
+// the handler's next notification: one bad object must not take down the
+// process nor stall the handler (or its HasSynced) forever.
+type HandlerPanicError struct {
+	// Handler is the registration's name (HandlerOptions.Name).
+	Handler string
+	// Type and Key identify the notification the handler was given.
+	Type EventType
+	Key  string
+	// Value is what the handler passed to panic.
+	Value any
+	// Stack is the panicking goroutine's stack, captured during recovery so
+	// that it still shows the line that panicked.
+	Stack []byte
+}
+
+// Error describes the panic in one line; the stack is left to those who ask.
+func (e *HandlerPanicError) Error() string {
+	return fmt.Sprintf("processor: handler %q panicked on %s %q: %v", e.Handler, e.Type, e.Key, e.Value)
+}
+
+// Unwrap returns the panic value when it is an error, so that errors.Is and
+// errors.As see through the panic (for example a panic(io.EOF)).
+func (e *HandlerPanicError) Unwrap() error {
+	if err, ok := e.Value.(error); ok {
+		return err
+	}
+	return nil
+}
+
+// KeyError reports that the key of an object in a late handler's initial
+// replay could not be computed. The object is skipped for that handler, since
+// a notification without a key cannot be acted upon. In practice the informer
+// uses the same key function for its cache, so every cached object has a key.
+type KeyError struct {
+	// Handler is the registration's name.
+	Handler string
+	// Err is what the key function returned.
+	Err error
+}
+
+// Error names the handler and the cause.
+func (e *KeyError) Error() string {
+	return fmt.Sprintf("processor: handler %q: initial object skipped: %v", e.Handler, e.Err)
+}
+
+// Unwrap returns the key function's error.
+func (e *KeyError) Unwrap() error { return e.Err }

@@ -1,0 +1,199 @@
+package processor
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// runState is the processor's lifecycle: it moves forward only,
+// notStarted -> running -> stopped.
+type runState int
+
+const (
+	notStarted runState = iota // handlers can be added; their goroutines wait for Run
+	running                    // Run is active; new handlers start at once
+	stopped                    // Run's context is done; no new handlers
+)
+
+// Processor fans notifications out to handlers, each on its own goroutine and
+// at its own pace. See the package documentation for the model.
+//
+// A Processor is safe for concurrent use. It is meant to be fed by one
+// goroutine (the informer's), which calls Distribute, MarkSynced and
+// ShouldResync in stream order; AddHandler, Remove and Stats may be called
+// from anywhere.
+type Processor struct {
+	opts Options
+
+	// mu guards state, runCtx, synced, seq, writes to regs, and each
+	// Registration's nextResync, started and removed fields. It is never held
+	// while a handler runs, and Distribute does not take it.
+	mu     sync.Mutex
+	state  runState
+	runCtx context.Context // Run's context, for goroutines of late handlers
+	synced bool            // MarkSynced was called
+	seq    int             // registrations so far, for generated names
+
+	// regs is the current list of registrations. It is copied on every
+	// change (under mu) and replaced atomically, so that Distribute can read
+	// it without a lock: registrations change rarely, notifications often.
+	regs atomic.Pointer[[]*Registration]
+
+	// wg counts the running handler goroutines. Add is only called under mu
+	// while state is running, so it never races with Run's final Wait.
+	wg sync.WaitGroup
+}
+
+// New returns a Processor with no handlers. Nothing runs until Run.
+func New(opts Options) *Processor {
+	p := &Processor{opts: opts.withDefaults()}
+	p.regs.Store(&[]*Registration{})
+	return p
+}
+
+// Run starts a goroutine per registered handler, then blocks until ctx is
+// done and every handler goroutine has exited. A handler busy in Handle is
+// waited for; notifications still buffered when ctx is done are dropped,
+// because nobody is left to want them. Calling Run a second time returns at
+// once without doing anything.
+func (p *Processor) Run(ctx context.Context) {
+	if !p.start(ctx) {
+		return
+	}
+	<-ctx.Done()
+	p.mu.Lock()
+	p.state = stopped
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// start moves notStarted to running and starts the goroutines of the handlers
+// added so far. It reports false if Run was already called.
+func (p *Processor) start(ctx context.Context) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.state != notStarted {
+		return false
+	}
+	p.state = running
+	p.runCtx = ctx
+	for _, r := range *p.regs.Load() {
+		p.startLocked(r)
+	}
+	return true
+}
+
+// startLocked starts r's goroutine. p.mu must be held and state be running.
+func (p *Processor) startLocked(r *Registration) {
+	r.started = true
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		r.run(p.runCtx)
+	}()
+}
+
+// AddHandler registers h. Before Run, its goroutine starts when Run starts;
+// while running, it starts at once.
+//
+// The handler first receives initial, on its own goroutine, as Add
+// notifications with InInitialList set, then every notification distributed
+// after AddHandler returned. The informer passes a snapshot of its cache here
+// when it adds a handler late, taken under its own lock so that the snapshot
+// and the stream join without a gap or a duplicate; before Run it passes nil.
+// The processor keeps initial until it is replayed, so the caller must not
+// modify it.
+//
+// AddHandler returns ErrNilHandler, ErrNegativeResyncPeriod (wrapped) or,
+// once the processor has stopped, ErrStopped.
+func (p *Processor) AddHandler(h Handler, opts HandlerOptions, initial []runtime.Object) (*Registration, error) {
+	if h == nil {
+		return nil, ErrNilHandler
+	}
+	period, err := normalizedResync(opts.ResyncPeriod)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.state == stopped || (p.state == running && p.runCtx.Err() != nil) {
+		return nil, ErrStopped
+	}
+	p.seq++
+	name := opts.Name
+	if name == "" {
+		name = "handler-" + strconv.Itoa(p.seq)
+	}
+	r := newRegistration(p, h, name, period, initial)
+	if period > 0 {
+		r.nextResync = p.opts.Now().Add(period)
+	}
+	if p.synced {
+		// The upstream cache is already synced: this handler is synced as
+		// soon as it has replayed initial, which comes before its buffer.
+		r.push(entry{syncMarker: true})
+	}
+	regs := *p.regs.Load()
+	p.regs.Store(new(append(slices.Clip(regs), r)))
+	if p.state == running {
+		p.startLocked(r)
+	}
+	return r, nil
+}
+
+// remove implements Registration.Remove.
+func (p *Processor) remove(r *Registration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if r.removed {
+		return
+	}
+	r.removed = true
+	regs := *p.regs.Load()
+	if i := slices.Index(regs, r); i >= 0 {
+		p.regs.Store(new(slices.Delete(slices.Clone(regs), i, i+1)))
+	}
+	r.close(r.started)
+	if r.started {
+		close(r.stop) // the goroutine closes done when it exits
+	} else {
+		close(r.done) // no goroutine ever ran, and Run will not start one
+	}
+}
+
+// Distribute hands n to every handler or, when isSync is true, only to the
+// handlers that the latest ShouldResync found due. It appends to each
+// handler's buffer and returns; it never waits for a handler.
+//
+// The informer sets isSync for a periodic resync's Sync deltas and for an
+// object that a relist found unchanged: both mean "you have seen this
+// already", which only handlers that asked for a resync want to hear again.
+func (p *Processor) Distribute(n Notification, isSync bool) {
+	for _, r := range *p.regs.Load() {
+		if isSync && !r.resyncDue.Load() {
+			continue
+		}
+		r.push(entry{n: n})
+	}
+}
+
+// MarkSynced tells the processor that the upstream cache has finished its
+// initial list: every notification distributed so far belongs to the initial
+// state. Each handler becomes synced when it has handled all of them. Calls
+// after the first do nothing.
+func (p *Processor) MarkSynced() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.synced {
+		return
+	}
+	p.synced = true
+	for _, r := range *p.regs.Load() {
+		r.push(entry{syncMarker: true})
+	}
+}

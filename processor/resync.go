@@ -1,0 +1,59 @@
+package processor
+
+import "time"
+
+// Resync scheduling.
+//
+// Each registration with a non-zero ResyncPeriod P has a next resync time,
+// first set to (time of AddHandler) + P. The informer calls ShouldResync(now)
+// on a timer; that call starts a resync round:
+//
+//   - a handler is due when P > 0 and now is not before its next time;
+//   - a due handler's next time becomes now + P, counted from now rather
+//     than from the missed deadline, so that a stalled informer does not
+//     fire a burst of catch-up resyncs;
+//   - the round's set of due handlers replaces the previous round's.
+//
+// Until the next ShouldResync, Distribute(n, true) delivers only to the due
+// handlers. A handler added during a round is not due in it.
+
+// resyncStep applies the rule above to one handler: whether it is due at now
+// and its next resync time afterwards.
+func resyncStep(now, next time.Time, period time.Duration) (due bool, newNext time.Time) {
+	if period <= 0 || now.Before(next) {
+		return false, next
+	}
+	return true, now.Add(period)
+}
+
+// ShouldResync starts a resync round at now: it marks the handlers that are
+// due, advances their schedules, and reports whether any handler is due. The
+// informer calls it before asking its queue for a resync, and skips the
+// resync when it returns false.
+func (p *Processor) ShouldResync(now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	anyDue := false
+	for _, r := range *p.regs.Load() {
+		due, next := resyncStep(now, r.nextResync, r.resyncPeriod)
+		r.nextResync = next
+		r.resyncDue.Store(due)
+		anyDue = anyDue || due
+	}
+	return anyDue
+}
+
+// ResyncInterval returns the shortest resync period among the current
+// handlers, or 0 if none wants resyncs: how often the informer should call
+// ShouldResync.
+func (p *Processor) ResyncInterval() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var shortest time.Duration
+	for _, r := range *p.regs.Load() {
+		if r.resyncPeriod > 0 && (shortest == 0 || r.resyncPeriod < shortest) {
+			shortest = r.resyncPeriod
+		}
+	}
+	return shortest
+}
