@@ -1,0 +1,111 @@
+package deltafifo
+
+import "k8s.io/apimachinery/pkg/runtime"
+
+// DeltaType names the kind of change a Delta records.
+type DeltaType string
+
+// The kinds of change. Added, Updated and Deleted come from watch events;
+// Replaced from a relist (Queue.Replace); Sync from a periodic resync
+// (Queue.Resync), which re-delivers an object that did not change so that
+// handlers get a chance to reconcile.
+const (
+	Added    DeltaType = "Added"
+	Updated  DeltaType = "Updated"
+	Deleted  DeltaType = "Deleted"
+	Replaced DeltaType = "Replaced"
+	Sync     DeltaType = "Sync"
+)
+
+// Delta is one change to one object: its kind, and the object's state after
+// the change (for Deleted: its last state before it went away).
+type Delta struct {
+	Type DeltaType
+	// Object is never nil. It is shared with the consumer's cache once
+	// applied: treat it as read-only.
+	Object runtime.Object
+	// FinalStateUnknown is set only on a Deleted delta that the queue
+	// inferred during Replace: the object was missing from a relist, so it
+	// was deleted while nobody was watching. Such a delta is a tombstone:
+	// Object is the last state the consumer knew, which may be stale.
+	FinalStateUnknown bool
+}
+
+// Deltas is the ordered history of one key, oldest first. In an Item it is
+// never empty.
+type Deltas []Delta
+
+// Oldest returns the first delta, or the zero Delta if d is empty.
+func (d Deltas) Oldest() Delta {
+	if len(d) == 0 {
+		return Delta{}
+	}
+	return d[0]
+}
+
+// Newest returns the last delta, or the zero Delta if d is empty. Its
+// Object is the state the key reaches once all of d is applied (or, if it
+// is a Deleted, the key's last state before it went away).
+func (d Deltas) Newest() Delta {
+	if len(d) == 0 {
+		return Delta{}
+	}
+	return d[len(d)-1]
+}
+
+// coalesce says what appending next to a history that ends in last does.
+type coalesce uint8
+
+const (
+	appendNext  coalesce = iota // the history grows by one
+	replaceLast                 // next takes last's place
+	dropNext                    // last already says everything next says
+)
+
+// coalesceRule holds the queue's two collapsing rules. It is a pure function
+// of the two neighbouring deltas, so the rules can be read (and tested) in
+// one place:
+//
+//   - Two deletes in a row say the same thing: the object is gone. Keep the
+//     one with more information. A real delete carries the object's true
+//     final state; a tombstone carries a guess. So a real delete is kept
+//     over a tombstone, and between two of the same kind the older one is
+//     kept (two tombstones: the newer, as client-go does, since it was
+//     inferred later). The watch can repeat a delete after a relist, and a
+//     relist can infer a delete the watch later reports; either way the
+//     consumer must see one deletion, not two.
+//
+//   - With compaction on, an update followed by an update keeps only the
+//     newer: the consumer skips a state it would have overwritten at once.
+//     Only Updated merges with Updated: Added, Deleted, Replaced and Sync
+//     carry meaning a merge would lose (an object's birth or death, a
+//     relist boundary, a resync marker).
+func coalesceRule(last, next Delta, compact bool) coalesce {
+	if last.Type == Deleted && next.Type == Deleted {
+		if last.FinalStateUnknown {
+			return replaceLast // anything beats an older guess
+		}
+		return dropNext // a real delete is never replaced
+	}
+	if compact && last.Type == Updated && next.Type == Updated {
+		return replaceLast
+	}
+	return appendNext
+}
+
+// appendDelta adds next to the history ds by coalesceRule, and reports
+// whether next was absorbed (the history did not grow).
+func appendDelta(ds Deltas, next Delta, compact bool) (Deltas, bool) {
+	if len(ds) == 0 {
+		return append(ds, next), false
+	}
+	switch coalesceRule(ds[len(ds)-1], next, compact) {
+	case replaceLast:
+		ds[len(ds)-1] = next
+		return ds, true
+	case dropNext:
+		return ds, true
+	default:
+		return append(ds, next), false
+	}
+}
