@@ -1,0 +1,294 @@
+package indexer
+
+import (
+	"fmt"
+	"hash/maphash"
+	"iter"
+	"maps"
+	"reflect"
+	"sync"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Indexer is a store of Kubernetes objects by key, with named secondary
+// indexes. Keys are chosen by the caller ("namespace/name", or "name" for a
+// cluster-scoped object, is the convention); the Indexer never computes them.
+//
+// It is safe for concurrent use by any number of readers and writers. Writes
+// are serialised with each other, but never wait for a reader to finish, and
+// readers never wait for a writer's index functions: see the package
+// documentation for how.
+//
+// OBJECTS ARE SHARED, NOT COPIED. Every read returns the very objects that
+// were written, which other readers see too. Never modify an object you got
+// from an Indexer (or passed to one): copy it first with DeepCopyObject.
+//
+// Use New to make one; the zero value is not usable.
+type Indexer struct {
+	initErr error // set by New when its Indexers were unusable; every write returns it
+
+	// writeMu serialises writers. It guards nextGen and plan, and gives its
+	// holder the sole right to edit the open state. Readers never take it, so
+	// a writer may run index functions (caller code) and even rebuild every
+	// index (Replace) while holding it.
+	writeMu sync.Mutex
+	nextGen uint64
+	plan    plan
+
+	// mu guards the hand-over of the newest state between its writer, which
+	// edits it in place while it is open, and readers, which freeze it before
+	// looking at it. Nobody holds mu for more than O(log n): a writer holds it
+	// while it applies one already-planned write, a reader while it sets one
+	// flag.
+	mu     sync.Mutex
+	latest atomic.Pointer[state] // the newest state; stored under mu, loaded by anyone
+}
+
+// New returns an empty Indexer with the built-in NamespaceIndex and
+// LabelIndex and the caller's indexers (nil for none).
+//
+// If indexers is unusable (it uses a built-in name or has a nil function),
+// the Indexer is still returned so that New needs no error result, but every
+// write returns the error (wrapping ErrIndexExists or ErrNilIndexFunc) and the
+// Indexer stays empty.
+func New(indexers Indexers) *Indexer {
+	x := &Indexer{nextGen: 1}
+	defs, err := builtinIndexes().with(indexers)
+	if err != nil {
+		x.initErr = fmt.Errorf("indexer.New: %w", err)
+		defs = builtinIndexes()
+	}
+	x.latest.Store(newState(x.nextGen, maphash.MakeSeed(), defs))
+	return x
+}
+
+// Add stores obj under key, replacing any object already there (Add and
+// Update are the same operation; both names exist because a watch reports
+// ADDED and MODIFIED). It files the key in every index, and records obj's
+// resourceVersion as the Indexer's when it has one.
+//
+// If an index function fails, Add returns an *IndexFuncError and changes
+// nothing. A nil object or an empty key is refused the same way.
+func (x *Indexer) Add(key string, obj runtime.Object) error {
+	return x.put(key, obj)
+}
+
+// Update is Add: it stores obj under key and moves the key between index
+// values to match obj.
+func (x *Indexer) Update(key string, obj runtime.Object) error {
+	return x.put(key, obj)
+}
+
+func (x *Indexer) put(key string, obj runtime.Object) error {
+	if err := checkItem(key, obj); err != nil {
+		return err
+	}
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	if x.initErr != nil {
+		return x.initErr
+	}
+	// Only writers change states, and we hold writeMu: reading the newest
+	// state without mu is safe even while it is open.
+	s := x.latest.Load()
+	kh := s.hash(key)
+	var prev *entry
+	if old, ok := s.objects.get(kh, key); ok {
+		prev = &old
+	}
+	e, err := x.plan.put(s.defs, key, prev, obj)
+	if err != nil {
+		return err
+	}
+	rv := resourceVersionOf(obj)
+
+	s = x.beginEdit()
+	s.objects = s.objects.set(s.gen, kh, key, e)
+	s.apply(x.plan.moves, kh, key)
+	if rv != "" {
+		s.rv = rv
+	}
+	x.endEdit(s)
+	return nil
+}
+
+// Delete removes the object stored under key from the store and every
+// index. Deleting a key that is not there does nothing. Delete does not change
+// the resourceVersion: it has no object to read one from (use
+// SetResourceVersion).
+func (x *Indexer) Delete(key string) error {
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	if x.initErr != nil {
+		return x.initErr
+	}
+	s := x.latest.Load()
+	kh := s.hash(key)
+	old, ok := s.objects.get(kh, key)
+	if !ok {
+		return nil
+	}
+	x.plan.remove(s.defs, old)
+
+	s = x.beginEdit()
+	s.objects, _ = s.objects.del(s.gen, kh, key)
+	s.apply(x.plan.moves, kh, key)
+	x.endEdit(s)
+	return nil
+}
+
+// Replace swaps the whole content for items (key to object) and sets the
+// resourceVersion to resourceVersion, in one step: a reader sees either the
+// old content or the new one, never a mix. The Indexer does not keep items.
+//
+// The new content, with every index, is built before anything changes, while
+// readers go on reading the old one. If any item is refused (nil, empty key,
+// failing index function) Replace returns the error and changes nothing.
+func (x *Indexer) Replace(items map[string]runtime.Object, resourceVersion string) error {
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	if x.initErr != nil {
+		return x.initErr
+	}
+	s, err := x.build(x.latest.Load().defs, maps.All(items), resourceVersion)
+	if err != nil {
+		return err
+	}
+	x.publish(s)
+	return nil
+}
+
+// AddIndexers adds indexes, which may happen at any time: the objects
+// already stored are filed in the new indexes before AddIndexers returns.
+//
+// A name that is already taken (including a built-in) is refused with
+// ErrIndexExists, a nil function with ErrNilIndexFunc, and an index function
+// that fails on a stored object with an *IndexFuncError. In every such case
+// nothing changes.
+func (x *Indexer) AddIndexers(indexers Indexers) error {
+	if len(indexers) == 0 {
+		return nil
+	}
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	if x.initErr != nil {
+		return x.initErr
+	}
+	cur := x.latest.Load()
+	defs, err := cur.defs.with(indexers)
+	if err != nil {
+		return fmt.Errorf("indexer.AddIndexers: %w", err)
+	}
+	// Rebuilding everything is O(n), like filing every object in the new
+	// indexes would be, and it reuses the one code path Replace already
+	// proves. Adding indexes is rare; simplicity wins.
+	s, err := x.build(defs, cur.all(), cur.rv)
+	if err != nil {
+		return err
+	}
+	x.publish(s)
+	return nil
+}
+
+// SetResourceVersion records the resourceVersion the content reflects, for
+// progress that carries no object: a bookmark, a delete, the end of a batch.
+func (x *Indexer) SetResourceVersion(rv string) {
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	s := x.beginEdit()
+	s.rv = rv
+	x.endEdit(s)
+}
+
+// build makes a new open state holding items, filed in the indexes of defs.
+// Nobody else can see the new state yet, so it needs no lock beyond writeMu.
+func (x *Indexer) build(defs *indexSet, items iter.Seq2[string, runtime.Object], rv string) (*state, error) {
+	x.nextGen++
+	s := newState(x.nextGen, x.latest.Load().seed, defs)
+	for key, obj := range items {
+		if err := checkItem(key, obj); err != nil {
+			return nil, err
+		}
+		e, err := x.plan.put(defs, key, nil, obj)
+		if err != nil {
+			return nil, err
+		}
+		kh := s.hash(key)
+		s.objects = s.objects.set(s.gen, kh, key, e)
+		s.apply(x.plan.moves, kh, key)
+	}
+	s.rv = rv
+	return s, nil
+}
+
+// beginEdit locks mu and returns the open state the writer may edit in
+// place: the newest state if no reader has seen it yet, otherwise a thawed
+// copy under a new generation. The caller must hold writeMu, and must call
+// endEdit.
+func (x *Indexer) beginEdit() *state {
+	x.mu.Lock()
+	s := x.latest.Load()
+	if s.frozen.Load() {
+		x.nextGen++
+		s = s.thaw(x.nextGen)
+	}
+	return s
+}
+
+// endEdit publishes the edited state and unlocks mu.
+func (x *Indexer) endEdit(s *state) {
+	x.latest.Store(s)
+	x.mu.Unlock()
+}
+
+// publish makes a freshly built state the newest one.
+func (x *Indexer) publish(s *state) {
+	x.mu.Lock()
+	x.endEdit(s)
+}
+
+// snapshot returns the newest state, frozen. In the common case (a reader
+// already froze it) this is one atomic load and no lock at all.
+func (x *Indexer) snapshot() *state {
+	if s := x.latest.Load(); s.frozen.Load() {
+		return s
+	}
+	x.mu.Lock()
+	s := x.latest.Load()
+	s.frozen.Store(true)
+	x.mu.Unlock()
+	return s
+}
+
+// all iterates over the objects of s.
+func (s *state) all() iter.Seq2[string, runtime.Object] {
+	return func(yield func(string, runtime.Object) bool) {
+		s.objects.each(func(l *leaf[entry]) bool { return yield(l.key, l.val.obj) })
+	}
+}
+
+// checkItem refuses what no index could file: an empty key, or a nil object
+// (including a typed nil pointer, whose metadata methods would panic).
+func checkItem(key string, obj runtime.Object) error {
+	if key == "" {
+		return ErrEmptyKey
+	}
+	if obj == nil {
+		return fmt.Errorf("%w: key %q", ErrNilObject, key)
+	}
+	if v := reflect.ValueOf(obj); v.Kind() == reflect.Pointer && v.IsNil() {
+		return fmt.Errorf("%w: key %q holds a nil %T", ErrNilObject, key, obj)
+	}
+	return nil
+}
+
+func resourceVersionOf(obj runtime.Object) string {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return m.GetResourceVersion()
+}

@@ -1,0 +1,199 @@
+package indexer
+
+import (
+	"fmt"
+	"iter"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Snapshot is a consistent, immutable view of an Indexer at one moment: its
+// objects, its indexes and its resourceVersion all agree, whatever is written
+// afterwards. Taking one costs no copy, and holding one blocks nobody; it only
+// keeps the objects it sees from being garbage collected.
+//
+// A Snapshot is safe for concurrent use. Its zero value is an empty snapshot.
+//
+// OBJECTS ARE SHARED, NOT COPIED: never modify an object a Snapshot returns.
+type Snapshot struct {
+	st *state
+}
+
+// Snapshot returns a consistent view of the Indexer as it is now. Use it to
+// make several reads agree with each other; a single read method of Indexer
+// takes its own snapshot.
+func (x *Indexer) Snapshot() Snapshot {
+	return Snapshot{st: x.snapshot()}
+}
+
+// Get returns the object stored under key.
+func (s Snapshot) Get(key string) (runtime.Object, bool) {
+	if s.st == nil {
+		return nil, false
+	}
+	e, ok := s.st.lookup(key)
+	return e.obj, ok
+}
+
+// Len returns the number of objects.
+func (s Snapshot) Len() int {
+	if s.st == nil {
+		return 0
+	}
+	return s.st.objects.size
+}
+
+// ResourceVersion returns the resourceVersion this content reflects.
+func (s Snapshot) ResourceVersion() string {
+	if s.st == nil {
+		return ""
+	}
+	return s.st.rv
+}
+
+// All iterates over every key and object, in no particular order.
+func (s Snapshot) All() iter.Seq2[string, runtime.Object] {
+	if s.st == nil {
+		return func(func(string, runtime.Object) bool) {}
+	}
+	return s.st.all()
+}
+
+// IndexLen returns how many objects are filed under value in the named
+// index, without touching them: it is what a query planner needs to pick the
+// smallest of several candidate sets.
+func (s Snapshot) IndexLen(indexName, value string) (int, error) {
+	b, err := s.bucket(indexName, value)
+	return b.size, err
+}
+
+// Indexed iterates over the keys and objects filed under value in the named
+// index, in no particular order.
+func (s Snapshot) Indexed(indexName, value string) (iter.Seq2[string, runtime.Object], error) {
+	b, err := s.bucket(indexName, value)
+	if err != nil {
+		return nil, err
+	}
+	objects := s.st.objects
+	return func(yield func(string, runtime.Object) bool) {
+		b.each(func(l *leaf[struct{}]) bool {
+			// The bucket leaf carries the key's hash: no rehashing here.
+			e, _ := objects.get(l.hash, l.key)
+			return yield(l.key, e.obj)
+		})
+	}, nil
+}
+
+// IndexValues returns every value the named index holds at least one object
+// under, in no particular order.
+func (s Snapshot) IndexValues(indexName string) ([]string, error) {
+	idx, err := s.index(indexName)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, idx.size)
+	idx.each(func(l *leaf[bucket]) bool {
+		out = append(out, l.key)
+		return true
+	})
+	return out, nil
+}
+
+func (s Snapshot) index(indexName string) (trie[bucket], error) {
+	if s.st == nil {
+		return trie[bucket]{}, fmt.Errorf("%w: %q", ErrNoSuchIndex, indexName)
+	}
+	i, ok := s.st.defs.byName[indexName]
+	if !ok {
+		return trie[bucket]{}, fmt.Errorf("%w: %q", ErrNoSuchIndex, indexName)
+	}
+	return s.st.indexes[i], nil
+}
+
+func (s Snapshot) bucket(indexName, value string) (bucket, error) {
+	idx, err := s.index(indexName)
+	if err != nil {
+		return bucket{}, err
+	}
+	b, _ := idx.get(s.st.hash(value), value)
+	return b, nil
+}
+
+// Get returns the object stored under key.
+func (x *Indexer) Get(key string) (runtime.Object, bool) {
+	return x.Snapshot().Get(key)
+}
+
+// List returns every stored object, in no particular order. The slice is the
+// caller's; the objects are shared and must not be modified.
+func (x *Indexer) List() []runtime.Object {
+	s := x.Snapshot()
+	out := make([]runtime.Object, 0, s.Len())
+	for _, obj := range s.All() {
+		out = append(out, obj)
+	}
+	return out
+}
+
+// ListKeys returns every key, in no particular order.
+func (x *Indexer) ListKeys() []string {
+	s := x.Snapshot()
+	out := make([]string, 0, s.Len())
+	for key := range s.All() {
+		out = append(out, key)
+	}
+	return out
+}
+
+// Len returns the number of stored objects.
+func (x *Indexer) Len() int {
+	return x.Snapshot().Len()
+}
+
+// ResourceVersion returns the resourceVersion of the newest content: the
+// last one set by Replace, SetResourceVersion, or an Add or Update of an
+// object that had one.
+func (x *Indexer) ResourceVersion() string {
+	return x.Snapshot().ResourceVersion()
+}
+
+// ByIndex returns the objects filed under value in the named index, in no
+// particular order, or ErrNoSuchIndex. The slice is the caller's; the objects
+// are shared and must not be modified.
+func (x *Indexer) ByIndex(indexName, value string) ([]runtime.Object, error) {
+	s := x.Snapshot()
+	n, err := s.IndexLen(indexName, value)
+	if err != nil {
+		return nil, err
+	}
+	seq, _ := s.Indexed(indexName, value)
+	out := make([]runtime.Object, 0, n)
+	for _, obj := range seq {
+		out = append(out, obj)
+	}
+	return out, nil
+}
+
+// IndexKeys returns the keys filed under value in the named index, in no
+// particular order, or ErrNoSuchIndex.
+func (x *Indexer) IndexKeys(indexName, value string) ([]string, error) {
+	s := x.Snapshot()
+	b, err := s.bucket(indexName, value)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, b.size)
+	b.each(func(l *leaf[struct{}]) bool {
+		out = append(out, l.key)
+		return true
+	})
+	return out, nil
+}
+
+// ListIndexFuncValues returns every value the named index holds at least one
+// object under, in no particular order; nil for an unknown index. Values whose
+// last object left are gone: the list shrinks as well as grows.
+func (x *Indexer) ListIndexFuncValues(indexName string) []string {
+	vals, _ := x.Snapshot().IndexValues(indexName)
+	return vals
+}

@@ -1,0 +1,119 @@
+package indexer
+
+import (
+	"hash/maphash"
+	"slices"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// entry is what the object trie holds for one key.
+type entry struct {
+	obj runtime.Object
+	// filed remembers the values the object was filed under in each custom
+	// index (parallel to indexSet.list[builtinCount:]; nil without custom
+	// indexes). Taking the key out of an index uses these, never a fresh call
+	// of the index function on the old object: if someone mutated that object
+	// in place, or the function is not quite deterministic, recomputing would
+	// miss the old values and leave the key filed under them forever.
+	filed [][]string
+}
+
+// bucket is the set of keys filed under one value of one index. Its leaves
+// carry each key's hash, so looking the key up in the object trie does not
+// hash it again.
+type bucket = trie[struct{}]
+
+// state is one complete version of what an Indexer holds: the objects, every
+// index, the index definitions that built them and the resourceVersion they
+// reflect. A reader that holds a state sees all of these agree with each
+// other, whatever the writer does next.
+//
+// A state is either open or frozen:
+//   - open: only the writer knows it, and edits it (and every trie node of
+//     its generation) in place;
+//   - frozen: some reader may be looking at it, and it never changes again.
+//
+// The transition is one-way and happens under Indexer.mu (see snapshot).
+type state struct {
+	gen    uint64      // the writer generation that may edit this state while it is open
+	frozen atomic.Bool // set under Indexer.mu the first time a reader takes this state; never cleared
+
+	seed    maphash.Seed // hashes keys and index values; the same in every state of one Indexer
+	defs    *indexSet
+	objects trie[entry]
+	indexes []trie[bucket] // indexes[i] maps a value of defs.list[i] to its bucket
+	rv      string
+}
+
+// newState returns an empty open state of generation gen.
+func newState(gen uint64, seed maphash.Seed, defs *indexSet) *state {
+	return &state{gen: gen, seed: seed, defs: defs, indexes: make([]trie[bucket], len(defs.list))}
+}
+
+// thaw returns an open copy of s for generation gen. The copy shares every
+// trie node with s; because gen is new, the writer copies each node before
+// editing it, so s stays exactly as its readers saw it.
+func (s *state) thaw(gen uint64) *state {
+	return &state{
+		gen:     gen,
+		seed:    s.seed,
+		defs:    s.defs,
+		objects: s.objects,
+		indexes: slices.Clone(s.indexes),
+		rv:      s.rv,
+	}
+}
+
+func (s *state) hash(str string) uint64 {
+	return maphash.String(s.seed, str)
+}
+
+// lookup returns the entry stored under key.
+func (s *state) lookup(key string) (entry, bool) {
+	return s.objects.get(s.hash(key), key)
+}
+
+// apply carries out the index moves of one write of key (whose hash is kh).
+// s must be open.
+func (s *state) apply(moves []move, kh uint64, key string) {
+	for _, m := range moves {
+		idx := s.indexes[m.index]
+		for _, v := range m.remove {
+			idx = s.unfile(idx, v, kh, key)
+		}
+		for _, v := range m.add {
+			idx = s.file(idx, v, kh, key)
+		}
+		s.indexes[m.index] = idx
+	}
+}
+
+// file adds key to the bucket of value in idx.
+func (s *state) file(idx trie[bucket], value string, kh uint64, key string) trie[bucket] {
+	vh := s.hash(value)
+	b, _ := idx.get(vh, value)
+	b = b.set(s.gen, kh, key, struct{}{})
+	return idx.set(s.gen, vh, value, b)
+}
+
+// unfile removes key from the bucket of value in idx, and removes the bucket
+// itself when it becomes empty: an index of short-lived values (pod names,
+// UIDs) would otherwise keep one empty bucket per value it ever saw.
+func (s *state) unfile(idx trie[bucket], value string, kh uint64, key string) trie[bucket] {
+	vh := s.hash(value)
+	b, ok := idx.get(vh, value)
+	if !ok {
+		return idx
+	}
+	b, removed := b.del(s.gen, kh, key)
+	if !removed {
+		return idx
+	}
+	if b.size == 0 {
+		idx, _ = idx.del(s.gen, vh, value)
+		return idx
+	}
+	return idx.set(s.gen, vh, value, b)
+}

@@ -1,0 +1,329 @@
+package indexer
+
+import (
+	"math/bits"
+	"slices"
+)
+
+// This file holds the one data structure the indexer is built from: a
+// persistent hash trie (a CHAMP-style hash array mapped trie) with string keys.
+//
+// "Persistent" means that an edit produces a new version and leaves the old
+// one intact: the edit copies only the nodes on the path from the root to the
+// changed leaf (about log32(n) of them) and shares everything else. That is
+// what lets a reader keep walking an old version while the writer moves on.
+//
+// Copying a path on every edit would make writes slower than a plain Go map,
+// so nodes also carry the generation of the writer that created them. While
+// no reader has seen a version (it is "open"), its writer edits the nodes of
+// its own generation in place, like a map. Once a reader has seen it, the
+// writer starts a new generation, and every node it then touches is copied
+// first. Clojure calls the same idea "transients".
+//
+// The trie itself is not safe for concurrent use; the Indexer decides who may
+// edit which generation (see state.go).
+
+const (
+	// bitsPerLevel hash bits pick a child at each level, so a node has at most
+	// 32 slots and a trie of a million keys is about four levels deep.
+	bitsPerLevel = 5
+	levelMask    = 1<<bitsPerLevel - 1
+	// collisionDepth is the depth at which all 64 hash bits have been used.
+	// Keys whose hashes are fully equal end up together in one node there,
+	// searched linearly. With a 64-bit seeded hash this almost never happens,
+	// but correctness must not depend on luck.
+	collisionDepth = (64 + bitsPerLevel - 1) / bitsPerLevel
+)
+
+// sharedGen tags nodes that no writer may ever edit in place. Writers use
+// generations from 1 upwards, so a node built with sharedGen is always copied
+// before it is changed.
+const sharedGen = 0
+
+// trie is one version of a map from string keys to values of type V. The zero
+// value is an empty trie. It is a small value (a root pointer and a count),
+// passed and stored by value.
+type trie[V any] struct {
+	root *node[V]
+	size int
+}
+
+// node is one level of the trie. Occupied slots are stored compressed: bit i
+// of leafMap (or childMap) says slot i holds a leaf (or a sub-trie), and its
+// position in leaves (or children) is the number of lower bits set. Keeping
+// leaves and children apart keeps inner nodes small (8 bytes per child), so
+// copying a path stays cheap.
+type node[V any] struct {
+	gen      uint64 // the only writer generation allowed to edit this node in place
+	leafMap  uint32
+	childMap uint32
+	leaves   []leaf[V]
+	children []*node[V]
+}
+
+// leaf is one key and its value. The full hash is kept so that pushing a leaf
+// one level down, or looking its key up in another trie that uses the same
+// seed, never has to hash the key again.
+type leaf[V any] struct {
+	hash uint64
+	key  string
+	val  V
+}
+
+// slotBit returns the bit of the slot that hash h occupies at depth.
+func slotBit(h uint64, depth int) uint32 {
+	return 1 << ((h >> (uint(depth) * bitsPerLevel)) & levelMask)
+}
+
+// position converts a slot bit into an index of the compressed slice.
+func position(bitmap, bit uint32) int {
+	return bits.OnesCount32(bitmap & (bit - 1))
+}
+
+// get returns the value stored under key, whose hash is h.
+func (t trie[V]) get(h uint64, key string) (V, bool) {
+	n := t.root
+	for depth := 0; n != nil; depth++ {
+		if depth == collisionDepth {
+			for i := range n.leaves {
+				if n.leaves[i].key == key {
+					return n.leaves[i].val, true
+				}
+			}
+			break
+		}
+		bit := slotBit(h, depth)
+		if n.leafMap&bit != 0 {
+			l := &n.leaves[position(n.leafMap, bit)]
+			if l.hash == h && l.key == key {
+				return l.val, true
+			}
+			break
+		}
+		if n.childMap&bit == 0 {
+			break
+		}
+		n = n.children[position(n.childMap, bit)]
+	}
+	var zero V
+	return zero, false
+}
+
+// set returns the trie with key bound to val. Nodes of generation gen are
+// edited in place; any other node on the path is copied first.
+func (t trie[V]) set(gen, h uint64, key string, val V) trie[V] {
+	root := t.root
+	if root == nil {
+		root = &node[V]{gen: gen}
+	}
+	root, added := root.set(gen, 0, h, key, val)
+	t.root = root
+	if added {
+		t.size++
+	}
+	return t
+}
+
+// del returns the trie without key, and whether key was there.
+func (t trie[V]) del(gen, h uint64, key string) (trie[V], bool) {
+	if t.root == nil {
+		return t, false
+	}
+	root, removed := t.root.del(gen, 0, h, key)
+	if !removed {
+		return t, false
+	}
+	t.root = root
+	t.size--
+	return t, true
+}
+
+// each calls yield for every leaf until yield returns false. The order is the
+// order of the hashes, which is stable for one trie but not meaningful.
+func (t trie[V]) each(yield func(l *leaf[V]) bool) bool {
+	if t.root == nil {
+		return true
+	}
+	return t.root.each(yield)
+}
+
+// own returns n itself when generation gen may edit it, else a copy owned by
+// gen. The copy gets fresh slices, so editing it can never reach n.
+func (n *node[V]) own(gen uint64) *node[V] {
+	if n.gen == gen {
+		return n
+	}
+	return &node[V]{
+		gen:      gen,
+		leafMap:  n.leafMap,
+		childMap: n.childMap,
+		leaves:   slices.Clone(n.leaves),
+		children: slices.Clone(n.children),
+	}
+}
+
+// set binds key to val below n and returns the node that replaces n, and
+// whether the key is new.
+func (n *node[V]) set(gen uint64, depth int, h uint64, key string, val V) (*node[V], bool) {
+	if depth == collisionDepth {
+		return n.setCollision(gen, h, key, val)
+	}
+	bit := slotBit(h, depth)
+	switch {
+	case n.childMap&bit != 0:
+		i := position(n.childMap, bit)
+		child, added := n.children[i].set(gen, depth+1, h, key, val)
+		e := n.own(gen)
+		e.children[i] = child
+		return e, added
+	case n.leafMap&bit != 0:
+		i := position(n.leafMap, bit)
+		if l := &n.leaves[i]; l.hash == h && l.key == key {
+			e := n.own(gen)
+			e.leaves[i].val = val
+			return e, false
+		}
+		// Two keys want the same slot: move both one level down.
+		child := pair(gen, depth+1, n.leaves[i], leaf[V]{hash: h, key: key, val: val})
+		e := n.own(gen)
+		e.leaves = slices.Delete(e.leaves, i, i+1)
+		e.leafMap &^= bit
+		e.children = slices.Insert(e.children, position(e.childMap, bit), child)
+		e.childMap |= bit
+		return e, true
+	default:
+		e := n.own(gen)
+		e.leaves = slices.Insert(e.leaves, position(e.leafMap, bit), leaf[V]{hash: h, key: key, val: val})
+		e.leafMap |= bit
+		return e, true
+	}
+}
+
+// setCollision is set for a node at collisionDepth, whose leaves all share
+// one hash and are told apart by key alone.
+func (n *node[V]) setCollision(gen, h uint64, key string, val V) (*node[V], bool) {
+	for i := range n.leaves {
+		if n.leaves[i].key == key {
+			e := n.own(gen)
+			e.leaves[i].val = val
+			return e, false
+		}
+	}
+	e := n.own(gen)
+	e.leaves = append(e.leaves, leaf[V]{hash: h, key: key, val: val})
+	return e, true
+}
+
+// pair builds the sub-trie at depth that holds two leaves which collided one
+// level up. While their hashes agree at this depth it nests one more level.
+func pair[V any](gen uint64, depth int, a, b leaf[V]) *node[V] {
+	n := &node[V]{gen: gen}
+	if depth == collisionDepth {
+		n.leaves = []leaf[V]{a, b}
+		return n
+	}
+	ba, bb := slotBit(a.hash, depth), slotBit(b.hash, depth)
+	if ba == bb {
+		n.childMap = ba
+		n.children = []*node[V]{pair(gen, depth+1, a, b)}
+		return n
+	}
+	n.leafMap = ba | bb
+	if ba < bb {
+		n.leaves = []leaf[V]{a, b}
+	} else {
+		n.leaves = []leaf[V]{b, a}
+	}
+	return n
+}
+
+// del removes key below n. It returns the node that replaces n (nil when n
+// became empty) and whether the key was found.
+func (n *node[V]) del(gen uint64, depth int, h uint64, key string) (*node[V], bool) {
+	if depth == collisionDepth {
+		return n.delCollision(gen, key)
+	}
+	bit := slotBit(h, depth)
+	switch {
+	case n.leafMap&bit != 0:
+		i := position(n.leafMap, bit)
+		if l := &n.leaves[i]; l.hash != h || l.key != key {
+			return n, false
+		}
+		if len(n.leaves) == 1 && len(n.children) == 0 {
+			return nil, true
+		}
+		e := n.own(gen)
+		e.leaves = slices.Delete(e.leaves, i, i+1)
+		e.leafMap &^= bit
+		return e, true
+	case n.childMap&bit != 0:
+		i := position(n.childMap, bit)
+		child, removed := n.children[i].del(gen, depth+1, h, key)
+		if !removed {
+			return n, false
+		}
+		return n.replaceChild(gen, i, bit, child), true
+	}
+	return n, false
+}
+
+// replaceChild puts child (the result of a delete) into slot bit of n. An
+// empty child is dropped; a child left with a single leaf is folded back into
+// n. Folding keeps the trie canonical: the shape depends only on the keys, not
+// on the history of edits, so deletes give memory back and paths stay short.
+func (n *node[V]) replaceChild(gen uint64, i int, bit uint32, child *node[V]) *node[V] {
+	switch {
+	case child == nil:
+		if len(n.children) == 1 && len(n.leaves) == 0 {
+			return nil
+		}
+		e := n.own(gen)
+		e.children = slices.Delete(e.children, i, i+1)
+		e.childMap &^= bit
+		return e
+	case len(child.leaves) == 1 && len(child.children) == 0:
+		// The leaf moves into n at the slot its hash has at n's depth. If n
+		// is then left with that leaf alone, n's parent folds n in turn.
+		e := n.own(gen)
+		e.children = slices.Delete(e.children, i, i+1)
+		e.childMap &^= bit
+		e.leaves = slices.Insert(e.leaves, position(e.leafMap, bit), child.leaves[0])
+		e.leafMap |= bit
+		return e
+	default:
+		e := n.own(gen)
+		e.children[i] = child
+		return e
+	}
+}
+
+// delCollision is del for a node at collisionDepth.
+func (n *node[V]) delCollision(gen uint64, key string) (*node[V], bool) {
+	for i := range n.leaves {
+		if n.leaves[i].key != key {
+			continue
+		}
+		if len(n.leaves) == 1 {
+			return nil, true
+		}
+		e := n.own(gen)
+		e.leaves = slices.Delete(e.leaves, i, i+1)
+		return e, true
+	}
+	return n, false
+}
+
+func (n *node[V]) each(yield func(l *leaf[V]) bool) bool {
+	for i := range n.leaves {
+		if !yield(&n.leaves[i]) {
+			return false
+		}
+	}
+	for _, c := range n.children {
+		if !c.each(yield) {
+			return false
+		}
+	}
+	return true
+}
