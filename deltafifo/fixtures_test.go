@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -115,3 +116,5 @@ func items(batches []Batch) []Item {
 
 // item builds an expected Item.
 func item(key string, ds ...Delta) Item { return Item{Key: key, Deltas: ds} }
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -170,11 +170,11 @@ func (q *Queue) queueRelist(objs []keyed, index map[string]int, dead []tombstone
 	deltas := make([]Delta, 0, len(dead)+len(objs)) // one array for all items
 	for _, t := range dead {
 		deltas = append(deltas, t.Delta)
-		items = append(items, Item{Key: t.key, Deltas: deltas[len(deltas)-1:len(deltas):len(deltas)]})
+		items = append(items, Item{Key: t.key, Deltas: deltas[len(deltas)-1 : len(deltas) : len(deltas)]})
 	}
 	for _, o := range objs {
 		deltas = append(deltas, Delta{Type: Replaced, Object: o.obj})
-		items = append(items, Item{Key: o.key, Deltas: deltas[len(deltas)-1:len(deltas):len(deltas)]})
+		items = append(items, Item{Key: o.key, Deltas: deltas[len(deltas)-1 : len(deltas) : len(deltas)]})
 	}
 	body := &relistBody{items: items, index: index, listedFrom: len(dead)}
 	u := &unit{kind: relistUnit, rv: rv, initial: first, relist: body}
