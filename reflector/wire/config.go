@@ -1,0 +1,152 @@
+package wire
+
+import (
+	"net/url"
+	"time"
+)
+
+// Media types this package speaks. The protobuf one is Kubernetes' own
+// envelope format ("k8s\x00" magic + runtime.Unknown), not bare protobuf.
+const (
+	ContentTypeJSON     = "application/json"
+	ContentTypeProtobuf = "application/vnd.kubernetes.protobuf"
+)
+
+// Defaults applied when the matching Config field is zero.
+const (
+	// DefaultMaxFrameBytes bounds one watch frame. The API server itself
+	// refuses objects above ~1.5 MiB (etcd's request limit), so 16 MiB leaves
+	// ample room while stopping a corrupt length prefix from making us
+	// allocate gigabytes.
+	DefaultMaxFrameBytes = 16 << 20
+	// DefaultMaxObjectBytes bounds one non-watch response. A list page is a
+	// single object, and an unpaged list served from the watch cache can be
+	// hundreds of megabytes on a big cluster, hence the generous default.
+	DefaultMaxObjectBytes = 1 << 30
+	// DefaultTimeout bounds non-watch requests. The API server gives up on
+	// a list after 60s by default; waiting a little longer lets its own
+	// timeout Status reach us instead of a bare client-side deadline.
+	DefaultTimeout = 90 * time.Second
+	// DefaultUserAgent is sent when Config.UserAgent is empty.
+	DefaultUserAgent = "informer-wire/v0"
+)
+
+// Config says how to reach and authenticate to one API server. The zero
+// value is not usable (Host is required); everything else defaults sensibly.
+// A Config is a plain value: copy it freely. It is read, never modified, by
+// this package.
+type Config struct {
+	// Host is the server's base URL, "https://host:port" with an optional
+	// path prefix (some proxies serve the API under a path). The scheme is
+	// required: we never guess between http and https.
+	Host string
+
+	// BearerToken is sent as "Authorization: Bearer <token>".
+	BearerToken string
+	// BearerTokenFile names a file holding the token. It is read when the
+	// ListerWatcher is built (a missing file is an error then) and re-read
+	// every minute and after any 401, because projected service-account
+	// tokens are rotated on disk. Mutually exclusive with BearerToken.
+	BearerTokenFile string
+
+	// Client certificate, as PEM files or PEM bytes (not both forms).
+	CertFile, KeyFile string
+	CertData, KeyData []byte
+
+	// CA bundle used to verify the server, as a PEM file or PEM bytes (not
+	// both). When neither is set the system roots are used.
+	CAFile string
+	CAData []byte
+	// TLSServerName overrides the name checked against the server's
+	// certificate (useful when Host is an IP address).
+	TLSServerName string
+	// Insecure disables server certificate verification. It is off by
+	// default, cannot be combined with a CA, and exists for throw-away test
+	// clusters only.
+	Insecure bool
+
+	// UserAgent identifies the client in the server's audit log.
+	UserAgent string
+	// ContentType selects the wire encoding: "" negotiates (protobuf for
+	// built-in types, which decodes several times faster, JSON otherwise),
+	// ContentTypeJSON or ContentTypeProtobuf force one.
+	ContentType string
+
+	// MaxFrameBytes bounds one watch frame (default DefaultMaxFrameBytes).
+	MaxFrameBytes int64
+	// MaxObjectBytes bounds one non-watch response body, e.g. a list page
+	// (default DefaultMaxObjectBytes).
+	MaxObjectBytes int64
+	// Timeout bounds each non-watch request: 0 means DefaultTimeout, a
+	// negative value means no client-side timeout. Watches are never timed
+	// out here: they end by context, by Stop, or by the server's
+	// timeoutSeconds.
+	Timeout time.Duration
+}
+
+// Validate reports the first problem found in c as a *ConfigError (which
+// wraps ErrInvalidConfig), or nil. It does not touch the file system; files
+// are read when a client is built.
+func (c Config) Validate() error {
+	if err := validateHost(c.Host); err != nil {
+		return err
+	}
+	checks := []struct {
+		bad           bool
+		field, reason string
+	}{
+		{c.BearerToken != "" && c.BearerTokenFile != "", "BearerTokenFile", "set together with BearerToken; choose one"},
+		{(c.CertFile == "") != (c.KeyFile == ""), "CertFile/KeyFile", "a client certificate needs both the certificate and the key"},
+		{(len(c.CertData) == 0) != (len(c.KeyData) == 0), "CertData/KeyData", "a client certificate needs both the certificate and the key"},
+		{c.CertFile != "" && len(c.CertData) > 0, "CertData", "set together with CertFile; choose one form"},
+		{c.CAFile != "" && len(c.CAData) > 0, "CAData", "set together with CAFile; choose one form"},
+		{c.Insecure && (c.CAFile != "" || len(c.CAData) > 0), "Insecure", "a CA bundle and Insecure contradict each other"},
+		{c.ContentType != "" && c.ContentType != ContentTypeJSON && c.ContentType != ContentTypeProtobuf, "ContentType", "must be empty, " + ContentTypeJSON + " or " + ContentTypeProtobuf},
+		{c.MaxFrameBytes < 0, "MaxFrameBytes", "must not be negative"},
+		{c.MaxFrameBytes > 1<<32-1, "MaxFrameBytes", "must fit the 32-bit length prefix of protobuf frames"},
+		{c.MaxObjectBytes < 0, "MaxObjectBytes", "must not be negative"},
+	}
+	for _, ch := range checks {
+		if ch.bad {
+			return &ConfigError{Field: ch.field, Reason: ch.reason}
+		}
+	}
+	return nil
+}
+
+func validateHost(host string) error {
+	if host == "" {
+		return &ConfigError{Field: "Host", Reason: "is required"}
+	}
+	u, err := url.Parse(host)
+	if err != nil {
+		return &ConfigError{Field: "Host", Reason: err.Error()}
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return &ConfigError{Field: "Host", Reason: "needs an http:// or https:// scheme, got " + host}
+	}
+	if u.Host == "" {
+		return &ConfigError{Field: "Host", Reason: "has no host part: " + host}
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return &ConfigError{Field: "Host", Reason: "must not carry a query or fragment"}
+	}
+	return nil
+}
+
+// withDefaults returns c with every zero limit replaced by its default.
+func (c Config) withDefaults() Config {
+	if c.MaxFrameBytes == 0 {
+		c.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	if c.MaxObjectBytes == 0 {
+		c.MaxObjectBytes = DefaultMaxObjectBytes
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = DefaultUserAgent
+	}
+	return c
+}

@@ -1,0 +1,113 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors of the package, all in one place. Every error this package
+// returns either wraps one of these (test with errors.Is), is a Kubernetes
+// API error (test with k8s.io/apimachinery/pkg/api/errors helpers such as
+// IsResourceExpired, IsGone or IsTooManyRequests), or wraps the transport's
+// own error (test with errors.As for *net.OpError, or errors.Is for
+// syscall.ECONNREFUSED).
+var (
+	// ErrInvalidConfig is wrapped by every *ConfigError: a Config field is
+	// missing, malformed or contradicts another field.
+	ErrInvalidConfig = errors.New("wire: invalid config")
+
+	// ErrUnsupported is wrapped by every *UnsupportedError: a kubeconfig asks
+	// for a feature this package deliberately does not implement (exec
+	// plugins, auth providers, basic auth, impersonation, proxies).
+	ErrUnsupported = errors.New("wire: unsupported kubeconfig feature")
+
+	// ErrUnknownKind means New could not find the Go type to decode a
+	// resource into: the scheme does not know the kind behind the GVR.
+	ErrUnknownKind = errors.New("wire: kind not known to the scheme")
+
+	// ErrFrameTooLarge means a watch frame announced or reached more bytes
+	// than Config.MaxFrameBytes. The watch ends: there is no safe way to skip
+	// a frame whose end we refuse to look for.
+	ErrFrameTooLarge = errors.New("wire: watch frame too large")
+
+	// ErrMalformedFrame means a watch frame could not be decoded: bad JSON,
+	// a broken protobuf envelope, an unknown event type, or a field of the
+	// wrong type. The watch ends: after a syntax error the stream position is
+	// unknown, so no later frame can be trusted.
+	ErrMalformedFrame = errors.New("wire: malformed watch frame")
+
+	// ErrTruncatedFrame means the stream ended in the middle of a frame (the
+	// connection closed or was reset). No event is delivered for the partial
+	// frame; this is the ordinary way a watch dies when a server restarts.
+	ErrTruncatedFrame = errors.New("wire: watch stream ended inside a frame")
+
+	// ErrObjectTooLarge means a non-watch response body (a list page is one
+	// object) was longer than Config.MaxObjectBytes.
+	ErrObjectTooLarge = errors.New("wire: response object too large")
+
+	// ErrUnexpectedKind means a list response decoded to a different kind
+	// than the one requested (for example a ConfigMapList for pods).
+	ErrUnexpectedKind = errors.New("wire: response has an unexpected kind")
+
+	// ErrUnsupportedMediaType means the server answered with a Content-Type
+	// this package cannot decode (it decodes JSON and Kubernetes protobuf).
+	ErrUnsupportedMediaType = errors.New("wire: unsupported response media type")
+)
+
+// ConfigError reports one invalid Config field. It wraps ErrInvalidConfig.
+type ConfigError struct {
+	Field  string // the Config field at fault, for example "CertFile"
+	Reason string // what is wrong with it
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("wire: invalid config: %s: %s", e.Field, e.Reason)
+}
+
+// Unwrap lets errors.Is(err, ErrInvalidConfig) match.
+func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
+
+// UnsupportedError reports a kubeconfig feature this package does not
+// implement. It wraps ErrUnsupported.
+type UnsupportedError struct {
+	Path    string // kubeconfig file
+	Field   string // for example `users["alice"].user.exec`
+	Feature string // short human name, for example "exec credential plugin"
+}
+
+func (e *UnsupportedError) Error() string {
+	return fmt.Sprintf("wire: kubeconfig %s: %s (%s) is not supported", e.Path, e.Field, e.Feature)
+}
+
+// Unwrap lets errors.Is(err, ErrUnsupported) match.
+func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
+
+// FrameError describes why a watch stream could not be decoded further.
+// Kind is one of ErrFrameTooLarge, ErrMalformedFrame or ErrTruncatedFrame;
+// Cause, when set, is the underlying decoder or reader error. Both are
+// reachable with errors.Is / errors.As.
+type FrameError struct {
+	Kind   error // one of the Err*Frame sentinels
+	Offset int64 // byte offset in the stream where the bad frame starts
+	Size   int64 // announced or observed frame size in bytes, when known
+	Cause  error // underlying error, may be nil
+}
+
+func (e *FrameError) Error() string {
+	msg := fmt.Sprintf("%v at stream offset %d", e.Kind, e.Offset)
+	if e.Size > 0 {
+		msg += fmt.Sprintf(" (frame size %d)", e.Size)
+	}
+	if e.Cause != nil {
+		msg += ": " + e.Cause.Error()
+	}
+	return msg
+}
+
+// Unwrap exposes both the sentinel and the cause to errors.Is / errors.As.
+func (e *FrameError) Unwrap() []error {
+	if e.Cause == nil {
+		return []error{e.Kind}
+	}
+	return []error{e.Kind, e.Cause}
+}

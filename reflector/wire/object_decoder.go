@@ -1,0 +1,179 @@
+package wire
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// protoUnmarshaler is implemented by every generated Kubernetes API type.
+// Its presence is how we tell built-in types (which the server can send as
+// protobuf) from types that only have a JSON form.
+type protoUnmarshaler interface {
+	Unmarshal(data []byte) error
+}
+
+var (
+	statusGVK       = metav1.SchemeGroupVersion.WithKind("Status")
+	metadataGVK     = metav1.SchemeGroupVersion.WithKind("PartialObjectMetadata")
+	metadataListGVK = metav1.SchemeGroupVersion.WithKind("PartialObjectMetadataList")
+)
+
+// target is what one ListerWatcher decodes into: the item and list kinds
+// and the Go types behind them. It is immutable after construction and so
+// safe for concurrent use.
+type target struct {
+	itemGVK, listGVK   schema.GroupVersionKind
+	itemType, listType reflect.Type // the struct types (not pointers)
+	itemAPIVersion     string       // itemGVK.GroupVersion().String(), precomputed
+	metadataOnly       bool         // decode as PartialObjectMetadata, kind unchecked
+	protobuf           bool         // itemType implements protoUnmarshaler
+}
+
+func newTarget(s *runtime.Scheme, gvr schema.GroupVersionResource, kind string, metadataOnly bool) (*target, error) {
+	if metadataOnly {
+		t := &target{itemGVK: metadataGVK, listGVK: metadataListGVK, metadataOnly: true, protobuf: true}
+		t.itemType = reflect.TypeFor[metav1.PartialObjectMetadata]()
+		t.listType = reflect.TypeFor[metav1.PartialObjectMetadataList]()
+		t.itemAPIVersion = metadataGVK.GroupVersion().String()
+		return t, nil
+	}
+	if kind == "" {
+		var err error
+		if kind, err = kindForResource(s, gvr); err != nil {
+			return nil, err
+		}
+	}
+	t := &target{itemGVK: gvr.GroupVersion().WithKind(kind), listGVK: gvr.GroupVersion().WithKind(kind + "List")}
+	known := s.KnownTypes(gvr.GroupVersion())
+	var ok bool
+	if t.itemType, ok = known[t.itemGVK.Kind]; !ok {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownKind, t.itemGVK)
+	}
+	if t.listType, ok = known[t.listGVK.Kind]; !ok {
+		return nil, fmt.Errorf("%w: %s (a watchable kind needs a list kind)", ErrUnknownKind, t.listGVK)
+	}
+	_, t.protobuf = t.newItem().(protoUnmarshaler)
+	t.itemAPIVersion = t.itemGVK.GroupVersion().String()
+	return t, nil
+}
+
+// newItem and newList allocate a fresh, empty object. reflect.New is what
+// runtime.Scheme.New does too, minus the map lookup per object.
+func (t *target) newItem() runtime.Object {
+	return reflect.New(t.itemType).Interface().(runtime.Object)
+}
+
+func (t *target) newList() runtime.Object {
+	return reflect.New(t.listType).Interface().(runtime.Object)
+}
+
+// newForEvent picks the Go type for a watch event's object: ERROR events
+// carry a metav1.Status, every other event the watched kind.
+func (t *target) newForEvent(typ watch.EventType) runtime.Object {
+	if typ == watch.Error {
+		return &metav1.Status{}
+	}
+	return t.newItem()
+}
+
+// itemKindOK reports whether a decoded object's apiVersion/kind may be the
+// watched kind. An empty kind is accepted: some servers and fakes omit type
+// information, and protobuf lists never carry it per item.
+func (t *target) itemKindOK(apiVersion, kind string) bool {
+	if t.metadataOnly || kind == "" {
+		return true
+	}
+	return kind == t.itemGVK.Kind && (apiVersion == "" || apiVersion == t.itemAPIVersion)
+}
+
+// finishEventObject stamps the expected type information on a freshly
+// decoded event object, or, when the object turned out to be of another
+// kind, replaces it by a *runtime.Unknown naming that kind, so that the
+// reflector can report and skip it instead of storing a half-decoded object.
+func (t *target) finishEventObject(typ watch.EventType, obj runtime.Object, apiVersion, kind string, raw []byte, mediaType string) runtime.Object {
+	switch {
+	case typ == watch.Error:
+		if _, ok := obj.(*metav1.Status); ok {
+			obj.GetObjectKind().SetGroupVersionKind(statusGVK)
+		}
+		return obj
+	case !t.itemKindOK(apiVersion, kind):
+		return &runtime.Unknown{
+			TypeMeta:    runtime.TypeMeta{APIVersion: apiVersion, Kind: kind},
+			Raw:         raw,
+			ContentType: mediaType,
+		}
+	}
+	// Unlike client-go, which strips apiVersion/kind from typed objects,
+	// every object we deliver says what it is, whatever the encoding.
+	obj.GetObjectKind().SetGroupVersionKind(t.itemGVK)
+	return obj
+}
+
+// decodeList decodes a whole list response body and stamps type
+// information on the list and on every item.
+func (t *target) decodeList(mediaType string, body []byte) (runtime.Object, error) {
+	list := t.newList()
+	apiVersion, kind, err := decodeObject(mediaType, body, list)
+	if err != nil {
+		return nil, err
+	}
+	if !t.metadataOnly && kind != "" && (kind != t.listGVK.Kind || (apiVersion != "" && apiVersion != t.listGVK.GroupVersion().String())) {
+		return nil, fmt.Errorf("%w: got %s %s, want %s", ErrUnexpectedKind, apiVersion, kind, t.listGVK)
+	}
+	list.GetObjectKind().SetGroupVersionKind(t.listGVK)
+	err = meta.EachListItem(list, func(item runtime.Object) error {
+		item.GetObjectKind().SetGroupVersionKind(t.itemGVK)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("wire: walking list items: %w", err)
+	}
+	return list, nil
+}
+
+// decodeObject decodes one complete object body (JSON, or an enveloped
+// protobuf object) into into, and returns the type information the body
+// carried.
+func decodeObject(mediaType string, body []byte, into runtime.Object) (apiVersion, kind string, err error) {
+	if mediaType == ContentTypeProtobuf {
+		env, err := parseProtoEnvelope(body)
+		if err != nil {
+			return "", "", fmt.Errorf("wire: decoding protobuf envelope: %w", err)
+		}
+		if len(env.contentEncoding) > 0 {
+			return "", "", fmt.Errorf("wire: protobuf content encoding %q is not supported", env.contentEncoding)
+		}
+		pu, ok := into.(protoUnmarshaler)
+		if !ok {
+			return "", "", fmt.Errorf("wire: %T has no protobuf form", into)
+		}
+		if err := pu.Unmarshal(env.raw); err != nil {
+			return "", "", fmt.Errorf("wire: decoding protobuf %s: %w", env.kind, err)
+		}
+		return string(env.apiVersion), string(env.kind), nil
+	}
+	if err := json.Unmarshal(body, into); err != nil {
+		return "", "", fmt.Errorf("wire: decoding JSON: %w", err)
+	}
+	apiVersion, kind = typeMetaOf(into)
+	return apiVersion, kind, nil
+}
+
+// typeMetaOf returns the apiVersion and kind an object decoded from JSON
+// claims to be. Generated types embed metav1.TypeMeta, which is its own
+// ObjectKind, so the common case reads two fields without allocating.
+func typeMetaOf(obj runtime.Object) (apiVersion, kind string) {
+	if tm, ok := obj.GetObjectKind().(*metav1.TypeMeta); ok {
+		return tm.APIVersion, tm.Kind
+	}
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	return gvk.GroupVersion().String(), gvk.Kind
+}

@@ -1,0 +1,77 @@
+package wire
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// maxErrorBodyBytes bounds how much of an error response we read: a Status
+// is small, and an HTML error page from a proxy need not be kept whole.
+const maxErrorBodyBytes = 64 << 10
+
+// errorFromResponse turns a non-2xx response into an *apierrors.StatusError.
+//
+// The API server explains failures with a metav1.Status body; we decode it
+// so that callers can use apierrors.IsResourceExpired, IsGone,
+// IsTooManyRequests and friends exactly as with client-go. When the body is
+// not a Status (a proxy's HTML page, an empty 503), we build one from the
+// HTTP code. Either way, a Retry-After header ends up in
+// Status.Details.RetryAfterSeconds, where apierrors.SuggestsClientDelay
+// looks for it.
+func errorFromResponse(resp *http.Response, body []byte, verb string, gr schema.GroupResource) error {
+	retryAfter := retryAfterSeconds(resp.Header.Get("Retry-After"))
+	status, ok := decodeStatus(resp.Header.Get("Content-Type"), body)
+	if !ok {
+		msg := strings.TrimSpace(string(body))
+		if len(msg) > 512 {
+			msg = msg[:512] + "..."
+		}
+		return apierrors.NewGenericServerResponse(resp.StatusCode, verb, gr, "", msg, retryAfter, true)
+	}
+	if status.Code == 0 {
+		status.Code = int32(resp.StatusCode)
+	}
+	if retryAfter > 0 {
+		if status.Details == nil {
+			status.Details = &metav1.StatusDetails{}
+		}
+		if status.Details.RetryAfterSeconds == 0 {
+			status.Details.RetryAfterSeconds = int32(retryAfter)
+		}
+	}
+	return apierrors.FromObject(status)
+}
+
+// decodeStatus decodes body as a metav1.Status, reporting false when it is
+// something else.
+func decodeStatus(contentType string, body []byte) (*metav1.Status, bool) {
+	if len(body) == 0 {
+		return nil, false
+	}
+	mediaType, err := responseMediaType(contentType, body)
+	if err != nil {
+		return nil, false
+	}
+	status := &metav1.Status{}
+	_, kind, err := decodeObject(mediaType, body, status)
+	if err != nil || kind != "Status" {
+		return nil, false
+	}
+	status.SetGroupVersionKind(statusGVK)
+	return status, true
+}
+
+// retryAfterSeconds parses a Retry-After header given in seconds, the only
+// form the API server sends. Anything else yields 0 (no suggestion).
+func retryAfterSeconds(h string) int {
+	n, err := strconv.Atoi(strings.TrimSpace(h))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}

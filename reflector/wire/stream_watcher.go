@@ -1,0 +1,171 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// Watcher is the watch.Interface returned by ListerWatcher.Watch: one HTTP
+// response body, one goroutine decoding it, one unbuffered result channel.
+//
+// How a watch ends, and what the consumer sees:
+//
+//	cause                                 last event           Err()
+//	server closes between frames          (none)               nil
+//	Stop()                                (none)               nil
+//	context cancelled                     (none)               ctx.Err()
+//	stream cut inside a frame, or a       (none)               *FrameError{ErrTruncatedFrame} or
+//	  connection error                                           the wrapped transport error
+//	oversized or malformed frame          watch.Error+Status   *FrameError{ErrFrameTooLarge|ErrMalformedFrame}
+//
+// A cut stream looks like a normal close because that is what a restarting
+// server produces, and the right reaction is the same: watch again from the
+// last resourceVersion. An oversized or malformed frame, on the other hand,
+// is the server (or a proxy) sending something we refuse; the final
+// watch.Error event carries a metav1.Status (Code 500, Reason InternalError,
+// one Cause whose Type is "FrameTooLarge" or "MalformedFrame") so that a
+// reflector that only looks at events still backs off before retrying.
+//
+// A Watcher is safe for concurrent use: Stop, Err and BytesDecoded may be
+// called from any goroutine, and Stop may be called more than once.
+type Watcher struct {
+	result  chan watch.Event
+	decoder eventDecoder
+	body    io.ReadCloser
+	cancel  context.CancelFunc // cancels the request context: unblocks reads and sends
+	done    chan struct{}      // closed when the decoding goroutine has exited
+	stopped atomic.Bool        // set by Stop before cancelling, so the end is not reported as an error
+
+	bytes     atomic.Int64  // stream bytes decoded by this watch
+	lwCounter *atomic.Int64 // the owning ListerWatcher's total, may be nil
+
+	mu  sync.Mutex // guards err
+	err error
+}
+
+// newWatcher starts the decoding goroutine. It takes ownership of resp.Body
+// and of cancel, which must cancel ctx.
+func newWatcher(ctx context.Context, cancel context.CancelFunc, resp *http.Response, dec eventDecoder, lwCounter *atomic.Int64) *Watcher {
+	w := &Watcher{
+		result:    make(chan watch.Event),
+		decoder:   dec,
+		body:      resp.Body,
+		cancel:    cancel,
+		done:      make(chan struct{}),
+		lwCounter: lwCounter,
+	}
+	go w.run(ctx)
+	return w
+}
+
+// ResultChan returns the event channel. It is closed when the watch ends.
+func (w *Watcher) ResultChan() <-chan watch.Event { return w.result }
+
+// Stop ends the watch, closes the body and waits until the decoding
+// goroutine has exited, so that nothing of the watch outlives the call. The
+// result channel is closed by then; events not yet received are dropped.
+func (w *Watcher) Stop() {
+	w.stopped.Store(true)
+	w.cancel()
+	_ = w.body.Close()
+	<-w.done
+}
+
+// Err reports why the watch ended (see the table on Watcher). It returns nil
+// while the watch is running and after a clean end.
+func (w *Watcher) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// BytesDecoded returns the number of stream bytes this watch has decoded so
+// far. Reflectors look for this method to report decoding volume.
+func (w *Watcher) BytesDecoded() int64 { return w.bytes.Load() }
+
+// run is the decoding goroutine: decode, send, repeat. It owns the body and
+// the decoder, and is the only writer of the result channel.
+func (w *Watcher) run(ctx context.Context) {
+	defer close(w.done)
+	defer close(w.result)
+	defer func() { _ = w.body.Close() }()
+	var counted int64
+	for {
+		ev, err := w.decoder.Next()
+		counted = w.count(counted)
+		if err != nil {
+			w.finish(ctx, err)
+			return
+		}
+		select {
+		case w.result <- ev:
+		case <-ctx.Done():
+			w.finish(ctx, ctx.Err())
+			return
+		}
+	}
+}
+
+// count publishes the bytes decoded since the last call.
+func (w *Watcher) count(counted int64) int64 {
+	now := w.decoder.Offset()
+	if delta := now - counted; delta > 0 {
+		w.bytes.Add(delta)
+		if w.lwCounter != nil {
+			w.lwCounter.Add(delta)
+		}
+	}
+	return now
+}
+
+// finish records why the stream ended and, for frames we refused, sends the
+// final watch.Error event.
+func (w *Watcher) finish(ctx context.Context, err error) {
+	switch {
+	case w.stopped.Load():
+		return // Stop was called: whatever the read returned, it is not news
+	case ctx.Err() != nil:
+		err = ctx.Err() // the read failed because the context ended
+	case err == io.EOF:
+		return
+	}
+	w.mu.Lock()
+	w.err = err
+	w.mu.Unlock()
+
+	var fe *FrameError
+	if !errors.As(err, &fe) || fe.Kind == ErrTruncatedFrame {
+		return
+	}
+	select {
+	case w.result <- watch.Event{Type: watch.Error, Object: frameErrorStatus(fe)}:
+	case <-ctx.Done():
+	}
+}
+
+// frameErrorStatus describes a refused frame as a Status, the only error
+// shape a watch event can carry.
+func frameErrorStatus(fe *FrameError) *metav1.Status {
+	cause := "MalformedFrame"
+	if errors.Is(fe, ErrFrameTooLarge) {
+		cause = "FrameTooLarge"
+	}
+	return &metav1.Status{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Status"},
+		Status:   metav1.StatusFailure,
+		Code:     http.StatusInternalServerError,
+		Reason:   metav1.StatusReasonInternalError,
+		Message:  fe.Error(),
+		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{
+			Type:    metav1.CauseType(cause),
+			Message: fe.Error(),
+		}}},
+	}
+}
