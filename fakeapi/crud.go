@@ -1,0 +1,241 @@
+package fakeapi
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"reflect"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// serveGet answers GET on one object (or its status).
+func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, req requestInfo) {
+	enc, err := s.negotiate(r, req.res.protobuf)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.mu.Lock()
+	obj, err := s.store.get(req.res, req.namespace, req.name)
+	s.mu.Unlock()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeObject(w, r, enc, http.StatusOK, obj)
+}
+
+// serveCreate answers POST on a collection: 201 with the stored object.
+func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req requestInfo) {
+	enc, err := s.negotiate(r, req.res.protobuf)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	obj, err := s.decodeObject(r, req)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	created, err := s.write(func(st *store) (runtime.Object, error) { return st.create(req.res, obj) })
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeObject(w, r, enc, http.StatusCreated, created)
+}
+
+// serveUpdate answers PUT on an object or its status.
+func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, req requestInfo) {
+	enc, err := s.negotiate(r, req.res.protobuf)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	obj, err := s.decodeObject(r, req)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	updated, err := s.write(func(st *store) (runtime.Object, error) {
+		return st.updateSubresource(req, obj)
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeObject(w, r, enc, http.StatusOK, updated)
+}
+
+// updateSubresource applies the real server's split between an object and
+// its status: for a resource with a status subresource, a write to the
+// object keeps the stored status, and a write to /status changes only the
+// status. Controllers depend on this to avoid overwriting each other.
+func (st *store) updateSubresource(req requestInfo, obj runtime.Object) (runtime.Object, error) {
+	if req.res.StatusSubresource {
+		stored, err := st.get(req.res, req.namespace, req.name)
+		if err != nil {
+			return nil, err
+		}
+		if req.subresource == "status" {
+			status := reflect.ValueOf(obj).Elem().FieldByName("Status")
+			rv := resourceVersionOf(obj)
+			obj = stored.DeepCopyObject()
+			reflect.ValueOf(obj).Elem().FieldByName("Status").Set(status)
+			setRVString(obj, rv)
+		} else {
+			reflect.ValueOf(obj).Elem().FieldByName("Status").Set(
+				reflect.ValueOf(stored.DeepCopyObject()).Elem().FieldByName("Status"))
+		}
+	} else if req.subresource != "" {
+		return nil, notFoundPath()
+	}
+	return st.update(req.res, obj)
+}
+
+// serveDelete answers DELETE on an object, honouring the preconditions of
+// a DeleteOptions body. It answers 200 with the object's final state.
+func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req requestInfo) {
+	enc, err := s.negotiate(r, req.res.protobuf)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var pre preconditions
+	opts, err := s.decodeDeleteOptions(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if p := opts.Preconditions; p != nil {
+		if p.UID != nil {
+			pre.uid = *p.UID
+		}
+		if p.ResourceVersion != nil {
+			pre.resourceVersion = *p.ResourceVersion
+		}
+	}
+	deleted, err := s.write(func(st *store) (runtime.Object, error) {
+		return st.delete(req.res, req.namespace, req.name, pre)
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeObject(w, r, enc, http.StatusOK, deleted)
+}
+
+// readBody reads the whole request body within the size limit.
+func readBody(r *http.Request) ([]byte, error) {
+	data, err := io.ReadAll(r.Body)
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", tooBig.Limit))
+	}
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("reading request body: %v", err))
+	}
+	return data, nil
+}
+
+// requestSerializer finds the decoder for the request's Content-Type.
+func (s *Server) requestSerializer(r *http.Request) (runtime.SerializerInfo, error) {
+	contentType := r.Header.Get("Content-Type")
+	mediaType := mediaJSON
+	if contentType != "" {
+		mt, _, err := mime.ParseMediaType(contentType)
+		if err != nil {
+			return runtime.SerializerInfo{}, unsupportedMediaType(contentType)
+		}
+		mediaType = mt
+	}
+	info, ok := runtime.SerializerInfoForMediaType(s.codecs.SupportedMediaTypes(), mediaType)
+	if !ok {
+		return runtime.SerializerInfo{}, unsupportedMediaType(contentType)
+	}
+	return info, nil
+}
+
+// decodeObject decodes the body as the resource's kind and checks it
+// against the URL, as the real server does before any storage work.
+func (s *Server) decodeObject(r *http.Request, req requestInfo) (runtime.Object, error) {
+	info, err := s.requestSerializer(r)
+	if err != nil {
+		return nil, err
+	}
+	data, err := readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	into, err := s.opts.Scheme.New(req.res.Kind)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	obj, gvk, err := info.Serializer.Decode(data, &req.res.Kind, into)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body of the request could not be decoded as %s: %v", req.res.Kind.Kind, err))
+	}
+	if *gvk != req.res.Kind {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the kind in the body (%s) does not match the expected kind (%s)", gvk, req.res.Kind))
+	}
+	return obj, checkIdentity(obj, req)
+}
+
+// checkIdentity checks the object's namespace and name against the URL,
+// filling the namespace in when the body leaves it out.
+func checkIdentity(obj runtime.Object, req requestInfo) error {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	if req.res.Namespaced {
+		switch m.GetNamespace() {
+		case "":
+			m.SetNamespace(req.namespace)
+		case req.namespace:
+		default:
+			return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		}
+	}
+	if req.name != "" && m.GetName() != req.name {
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), req.name))
+	}
+	return nil
+}
+
+// decodeDeleteOptions reads an optional DeleteOptions body.
+func (s *Server) decodeDeleteOptions(r *http.Request) (metav1.DeleteOptions, error) {
+	var opts metav1.DeleteOptions
+	data, err := readBody(r)
+	if err != nil || len(data) == 0 {
+		return opts, err
+	}
+	info, err := s.requestSerializer(r)
+	if err != nil {
+		return opts, err
+	}
+	defaultGVK := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+	if _, _, err := info.Serializer.Decode(data, &defaultGVK, &opts); err != nil {
+		return opts, apierrors.NewBadRequest(fmt.Sprintf("the body of the request could not be decoded as DeleteOptions: %v", err))
+	}
+	return opts, nil
+}
+
+func resourceVersionOf(obj runtime.Object) string {
+	if m, err := meta.Accessor(obj); err == nil {
+		return m.GetResourceVersion()
+	}
+	return ""
+}
+
+func setRVString(obj runtime.Object, rv string) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetResourceVersion(rv)
+	}
+}

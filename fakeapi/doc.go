@@ -1,0 +1,121 @@
+// Package fakeapi is an in-process Kubernetes API server for tests and
+// benchmarks: the server side of the list/watch protocol that the rest of
+// this module (reflector, informers) is the client side of.
+//
+// # Why it exists
+//
+// An informer is only as correct as its handling of the server's corner
+// cases: a watch resumed from an old resourceVersion answered with 410
+// Expired, a list at a future resourceVersion, a stream that ends without
+// warning, a bookmark that moves the resourceVersion with no object. A fake
+// that never produces them lets a client pass tests it should fail. This
+// package behaves like kube-apiserver on the wire, so client-go's informers
+// and kubectl work against it unchanged, and it can produce each of those
+// cases on demand.
+//
+// Like net/http/httptest, NewServer starts a real HTTP server on a random
+// loopback port; URL, Close and CloseClientConnections do what they do
+// there.
+//
+//	srv, err := fakeapi.NewServer(fakeapi.Options{})
+//	...
+//	defer srv.Close()
+//	pod, err := srv.Create(&corev1.Pod{...})   // the Go API: no HTTP
+//	resp, err := http.Get(srv.URL() + "/api/v1/namespaces/default/pods")
+//
+// # The model: one counter, one log
+//
+// Behind the HTTP layer sits a store that plays etcd's part. It is a
+// deterministic state machine (no goroutines, no clock, no randomness):
+//
+//   - One global resourceVersion counts every write to any resource and is
+//     stamped on the written object, so RVs order all writes.
+//   - An event log keeps the last Options.CompactionWindow writes. A watch
+//     resumes from any RV still in the log; older RVs get 410 Expired, as
+//     after an etcd compaction. Compact forgets everything at once.
+//   - Paged lists and exact-RV lists read the past by undoing, on the fly,
+//     the logged events newer than the requested RV.
+//   - A record of every write and of every event sent on a watch lets
+//     checkers compare what clients saw with what happened (Writes,
+//     SentEvents).
+//
+// The HTTP layer is thin: it parses the request, takes the server's mutex
+// for one store call, and encodes the answer with apimachinery's
+// serializers outside the lock. Stored objects are immutable, so encoders
+// share them without copying.
+//
+// # The wire
+//
+// Routes follow the real layout: /api/v1/namespaces/{ns}/pods,
+// /api/v1/pods, /api/v1/nodes, /apis/apps/v1/namespaces/{ns}/deployments,
+// with {name} and {name}/status below. Verbs: get, list, watch, create,
+// update (PUT), delete and JSON merge patch. Errors are metav1.Status
+// objects with the real codes and reasons (404 NotFound, 409
+// AlreadyExists, 409 Conflict, 422 Invalid, 400 BadRequest, 410 Expired,
+// 504 with the ResourceVersionTooLarge cause, 413, 415, 401, 406).
+//
+// Lists honour resourceVersion, resourceVersionMatch, limit and continue.
+// Watches honour resourceVersion, allowWatchBookmarks, timeoutSeconds,
+// sendInitialEvents (the WatchList protocol of KEP-3157, ending the
+// initial events with a bookmark annotated k8s.io/initial-events-end) and
+// label and field selectors (metadata.name, metadata.namespace, and for
+// pods spec.nodeName, status.phase and more). An object that starts or
+// stops matching a watch's selectors arrives as ADDED or DELETED.
+//
+// Responses are JSON or protobuf (application/vnd.kubernetes.protobuf, with
+// the length-prefixed watch framing), chosen by the Accept header, and
+// metadata-only when the client asks for
+// "as=PartialObjectMetadata;g=meta.k8s.io;v=v1" (or ...List). Discovery
+// (/api, /apis, group versions) and /version are served so that client-go
+// discovery and kubectl work.
+//
+// # Your own types
+//
+// Add the type to a scheme that starts from NewScheme and describe its
+// resource:
+//
+//	scheme := fakeapi.NewScheme()
+//	_ = widgetv1.AddToScheme(scheme)
+//	srv, err := fakeapi.NewServer(fakeapi.Options{
+//		Scheme:    scheme,
+//		Resources: []fakeapi.Resource{{Kind: widgetv1.SchemeGroupVersion.WithKind("Widget"), Namespaced: true}},
+//	})
+//
+// # Fault injection over HTTP
+//
+// Every fault of the Faults type, and two server actions, are reachable by
+// out-of-process clients. All are POST requests under /fakeapi/v1/ with an
+// optional JSON body; they answer a Success Status, or 400 for a body with
+// unknown fields, and need the bearer token when Options.Token is set.
+//
+//	POST /fakeapi/v1/drop-watches        end every open watch cleanly
+//	POST /fakeapi/v1/compact             forget history up to the current RV
+//	POST /fakeapi/v1/close-connections   cut every client connection
+//	POST /fakeapi/v1/faults/fail         {"verb":"list","resource":"pods","count":2,"code":429,"retryAfterSeconds":1,"message":"..."}
+//	                                     fail the next count matching requests
+//	POST /fakeapi/v1/faults/latency      {"verb":"get","resource":"pods","milliseconds":200}
+//	                                     delay matching requests (0 removes)
+//	POST /fakeapi/v1/faults/stall        {"resource":"pods","milliseconds":5000}
+//	                                     hold watch streams silent (0: until resume)
+//	POST /fakeapi/v1/faults/resume       {"resource":"pods"}
+//	POST /fakeapi/v1/faults/cut-frame    {"resource":"pods"}   next frame half-written, then connection aborted
+//	POST /fakeapi/v1/faults/malformed-frame {"resource":"pods"} next frame replaced by undecodable bytes
+//	POST /fakeapi/v1/faults/reset        remove every fault
+//	GET  /fakeapi/v1/resourceversion     the current RV in the Status message
+//
+// An empty verb or resource matches any.
+//
+// # Security
+//
+// The server listens on 127.0.0.1 unless Options.Addr says otherwise. With
+// Options.Token set, every request needs "Authorization: Bearer <token>"
+// (401 otherwise). Bodies over Options.MaxBodyBytes get 413. Malformed
+// input gets a 400 Status; a handler panic becomes a 500 Status, never a
+// crashed process.
+//
+// # Goroutines
+//
+// The server starts one goroutine (the http.Server's accept loop); net/http
+// starts one per connection. Close ends every watch, closes every
+// connection and waits for all request handlers to return.
+package fakeapi

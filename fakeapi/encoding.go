@@ -1,0 +1,241 @@
+package fakeapi
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Media types the server speaks.
+const (
+	mediaJSON     = runtime.ContentTypeJSON
+	mediaYAML     = runtime.ContentTypeYAML
+	mediaProtobuf = runtime.ContentTypeProtobuf
+	mediaMerge    = "application/merge-patch+json"
+)
+
+// Response shapes a client may ask for with the "as" media-type parameter.
+// Metadata-only informers ask for PartialObjectMetadata(List) so the
+// server strips everything but metadata.
+const (
+	asFull            = ""
+	asPartial         = "PartialObjectMetadata"
+	asPartialList     = "PartialObjectMetadataList"
+	partialGroup      = "meta.k8s.io"
+	partialAPIVersion = "meta.k8s.io/v1"
+)
+
+// encoding is the outcome of content negotiation for one response.
+type encoding struct {
+	// mediaType is the Content-Type of the response.
+	mediaType string
+	info      runtime.SerializerInfo
+	// as is asFull or one of the partial-metadata shapes.
+	as string
+}
+
+// acceptCandidate is one media range of an Accept header.
+type acceptCandidate struct {
+	mediaType string
+	params    map[string]string
+	q         float64
+}
+
+// negotiate picks the response encoding from the Accept header, as the real
+// server does: the first acceptable media range in preference order wins,
+// and a header with none acceptable gets 406. protobufOK is false for types
+// that have no protobuf form.
+func (s *Server) negotiate(r *http.Request, protobufOK bool) (encoding, error) {
+	header := r.Header.Get("Accept")
+	if strings.TrimSpace(header) == "" {
+		return s.encodingFor(mediaJSON, asFull), nil
+	}
+	for _, c := range parseAccept(header) {
+		if enc, ok := s.acceptable(c, protobufOK); ok {
+			return enc, nil
+		}
+	}
+	return encoding{}, notAcceptable()
+}
+
+func (s *Server) acceptable(c acceptCandidate, protobufOK bool) (encoding, bool) {
+	as, ok := acceptedShape(c.params)
+	if !ok {
+		return encoding{}, false
+	}
+	switch c.mediaType {
+	case "*/*", "application/*", mediaJSON:
+		return s.encodingFor(mediaJSON, as), true
+	case mediaYAML:
+		return s.encodingFor(mediaYAML, as), true
+	case mediaProtobuf:
+		if protobufOK || as != asFull {
+			return s.encodingFor(mediaProtobuf, as), true
+		}
+	}
+	return encoding{}, false
+}
+
+// acceptedShape reads the as/g/v parameters. Only the partial-metadata
+// shapes of meta.k8s.io/v1 are served; Table and aggregated discovery are
+// not, so a client asking for them falls back to its next media range.
+func acceptedShape(params map[string]string) (string, bool) {
+	as, g, v := params["as"], params["g"], params["v"]
+	if as == "" && g == "" && v == "" {
+		return asFull, true
+	}
+	if (as == asPartial || as == asPartialList) && g == partialGroup && v == "v1" {
+		return as, true
+	}
+	return "", false
+}
+
+func (s *Server) encodingFor(mediaType, as string) encoding {
+	info, _ := runtime.SerializerInfoForMediaType(s.codecs.SupportedMediaTypes(), mediaType)
+	return encoding{mediaType: mediaType, info: info, as: as}
+}
+
+// parseAccept splits an Accept header into media ranges, most preferred
+// first. Unparseable ranges and q=0 are skipped.
+func parseAccept(header string) []acceptCandidate {
+	var out []acceptCandidate
+	for _, part := range strings.Split(header, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if qs, ok := params["q"]; ok {
+			if f, err := strconv.ParseFloat(qs, 64); err == nil {
+				q = f
+			}
+		}
+		if q <= 0 {
+			continue
+		}
+		out = append(out, acceptCandidate{mediaType: mt, params: params, q: q})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].q > out[j].q })
+	return out
+}
+
+func notAcceptable() *apierrors.StatusError {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusNotAcceptable, Reason: metav1.StatusReasonNotAcceptable,
+		Message: "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+	}}
+}
+
+func unsupportedMediaType(got string) *apierrors.StatusError {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+		Message: fmt.Sprintf("the body of the request was in an unknown format %q - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf", got),
+	}}
+}
+
+// shape converts a stored object (or a list) to the negotiated shape.
+func shape(obj runtime.Object, as string) (runtime.Object, error) {
+	switch as {
+	case asPartial:
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return nil, err
+		}
+		p := meta.AsPartialObjectMetadata(m)
+		p.APIVersion, p.Kind = partialAPIVersion, asPartial
+		return p, nil
+	case asPartialList:
+		return partialList(obj)
+	}
+	return obj, nil
+}
+
+func partialList(list runtime.Object) (runtime.Object, error) {
+	lm, err := meta.ListAccessor(list)
+	if err != nil {
+		return nil, err
+	}
+	out := &metav1.PartialObjectMetadataList{
+		TypeMeta: metav1.TypeMeta{APIVersion: partialAPIVersion, Kind: asPartialList},
+		ListMeta: metav1.ListMeta{ResourceVersion: lm.GetResourceVersion(), Continue: lm.GetContinue(),
+			RemainingItemCount: lm.GetRemainingItemCount()},
+	}
+	err = meta.EachListItem(list, func(item runtime.Object) error {
+		p, err := shape(item, asPartial)
+		if err == nil {
+			out.Items = append(out.Items, *p.(*metav1.PartialObjectMetadata))
+		}
+		return err
+	})
+	return out, err
+}
+
+// encode renders obj with the negotiated serializer.
+func (enc encoding) encode(obj runtime.Object, w io.Writer) error {
+	shaped, err := shape(obj, enc.as)
+	if err != nil {
+		return err
+	}
+	return enc.info.Serializer.Encode(shaped, w)
+}
+
+// writeObject sends obj with the given status code. It encodes into a buffer
+// first so that an encoding failure can still become a clean 500 Status.
+func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, enc encoding, code int, obj runtime.Object) {
+	var buf bytes.Buffer
+	if err := enc.encode(obj, &buf); err != nil {
+		s.writeError(w, r, apierrors.NewInternalError(fmt.Errorf("encoding response: %w", err)))
+		return
+	}
+	w.Header().Set("Content-Type", enc.mediaType)
+	w.WriteHeader(code)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// writeError sends err as a metav1.Status, in the client's preferred
+// encoding when it has one. Errors that are not API errors become 500.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status := toStatus(err)
+	enc, nerr := s.negotiate(r, true)
+	if nerr != nil || enc.as != asFull {
+		enc = s.encodingFor(mediaJSON, asFull)
+	}
+	if status.Details != nil && status.Details.RetryAfterSeconds > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(status.Details.RetryAfterSeconds)))
+	}
+	var buf bytes.Buffer
+	if err := enc.info.Serializer.Encode(status, &buf); err != nil {
+		http.Error(w, status.Message, int(status.Code))
+		return
+	}
+	w.Header().Set("Content-Type", enc.mediaType)
+	w.WriteHeader(int(status.Code))
+	_, _ = w.Write(buf.Bytes())
+}
+
+// toStatus turns any error into the Status object sent on the wire.
+func toStatus(err error) *metav1.Status {
+	var status metav1.Status
+	var api apierrors.APIStatus
+	if errors.As(err, &api) {
+		status = api.Status()
+	} else {
+		status = apierrors.NewInternalError(err).ErrStatus
+	}
+	status.APIVersion, status.Kind = "v1", "Status"
+	if status.Status == "" {
+		status.Status = metav1.StatusFailure
+	}
+	return &status
+}

@@ -1,0 +1,248 @@
+package fakeapi
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Resource describes one collection the server serves: where it lives in the
+// URL space, which Go type holds its objects, and whether objects belong to a
+// namespace.
+//
+// A Resource is plain data; the server copies it at construction.
+type Resource struct {
+	// Kind is the object's group, version and kind, e.g. apps/v1 Deployment.
+	// Its Go type must be registered in the server's scheme.
+	Kind schema.GroupVersionKind
+	// Plural is the lower-case resource name used in URLs ("deployments").
+	// Empty means meta.UnsafeGuessKindToResource(Kind), which is right for
+	// regular English plurals.
+	Plural string
+	// Namespaced tells whether objects live under /namespaces/{ns}/.
+	Namespaced bool
+	// ShortNames are advertised in discovery (kubectl get po).
+	ShortNames []string
+	// StatusSubresource serves {name}/status. As on a real server, a write
+	// to the object then keeps the stored status and a write to /status
+	// changes only the status. The Go type needs a Status field.
+	StatusSubresource bool
+	// SelectableFields returns the field-selector values of an object. Nil
+	// means metadata.name and metadata.namespace only, as for most real
+	// resources. It is also called with an empty object to learn which
+	// field labels the resource supports.
+	SelectableFields func(obj runtime.Object) fields.Set
+}
+
+// GroupVersionResource returns where the resource lives in the URL space.
+func (r Resource) GroupVersionResource() schema.GroupVersionResource {
+	if r.Plural != "" {
+		return r.Kind.GroupVersion().WithResource(r.Plural)
+	}
+	plural, _ := meta.UnsafeGuessKindToResource(r.Kind)
+	return plural
+}
+
+// DefaultResources lists the built-in collections: core/v1 Pods, Services,
+// ConfigMaps, Secrets, Namespaces, Nodes and Endpoints, and apps/v1
+// Deployments, ReplicaSets, StatefulSets and DaemonSets.
+func DefaultResources() []Resource {
+	core := func(kind string, namespaced, status bool, short ...string) Resource {
+		return Resource{Kind: corev1.SchemeGroupVersion.WithKind(kind), Namespaced: namespaced,
+			StatusSubresource: status, ShortNames: short}
+	}
+	apps := func(kind string, short ...string) Resource {
+		return Resource{Kind: appsv1.SchemeGroupVersion.WithKind(kind), Namespaced: true,
+			StatusSubresource: true, ShortNames: short}
+	}
+	pods := core("Pod", true, true, "po")
+	pods.SelectableFields = podFields
+	return []Resource{
+		pods,
+		core("Service", true, true, "svc"),
+		core("ConfigMap", true, false, "cm"),
+		core("Secret", true, false),
+		core("Namespace", false, true, "ns"),
+		core("Node", false, true, "no"),
+		// Endpoints is already plural; guessing would say "endpointses".
+		{Kind: corev1.SchemeGroupVersion.WithKind("Endpoints"), Plural: "endpoints", Namespaced: true, ShortNames: []string{"ep"}},
+		apps("Deployment", "deploy"),
+		apps("ReplicaSet", "rs"),
+		apps("StatefulSet", "sts"),
+		apps("DaemonSet", "ds"),
+	}
+}
+
+// resourceInfo is a Resource resolved against the scheme: everything the
+// handlers need, computed once.
+type resourceInfo struct {
+	Resource
+	gvr      schema.GroupVersionResource
+	listKind schema.GroupVersionKind
+	// fieldLabels are the field-selector keys the resource accepts.
+	fieldLabels map[string]bool
+	// protobuf is true when the Go type can be encoded as protobuf.
+	protobuf bool
+}
+
+// groupResource names the resource in error messages ("pods", "deployments.apps").
+func (ri *resourceInfo) groupResource() schema.GroupResource { return ri.gvr.GroupResource() }
+
+// fieldsOf returns the field-selector view of obj.
+func (ri *resourceInfo) fieldsOf(obj runtime.Object) fields.Set {
+	if ri.SelectableFields != nil {
+		return ri.SelectableFields(obj)
+	}
+	return metadataFields(obj)
+}
+
+// registry is the set of served resources, indexed the two ways requests
+// arrive: by URL (GVR) and by Go object (GVK). It is immutable after
+// newRegistry, so it is safe for concurrent use.
+type registry struct {
+	scheme *runtime.Scheme
+	byGVR  map[schema.GroupVersionResource]*resourceInfo
+	byGVK  map[schema.GroupVersionKind]*resourceInfo
+	// ordered keeps registration order, for stable discovery documents.
+	ordered []*resourceInfo
+}
+
+func newRegistry(scheme *runtime.Scheme, resources []Resource) (*registry, error) {
+	reg := &registry{
+		scheme: scheme,
+		byGVR:  map[schema.GroupVersionResource]*resourceInfo{},
+		byGVK:  map[schema.GroupVersionKind]*resourceInfo{},
+	}
+	for _, r := range resources {
+		ri, err := resolveResource(scheme, r)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := reg.byGVR[ri.gvr]; dup {
+			return nil, fmt.Errorf("fakeapi: resource %s registered twice", ri.gvr)
+		}
+		reg.byGVR[ri.gvr] = ri
+		reg.byGVK[ri.Kind] = ri
+		reg.ordered = append(reg.ordered, ri)
+	}
+	return reg, nil
+}
+
+func resolveResource(scheme *runtime.Scheme, r Resource) (*resourceInfo, error) {
+	if !scheme.Recognizes(r.Kind) {
+		return nil, fmt.Errorf("fakeapi: kind %s is not registered in the scheme", r.Kind)
+	}
+	listKind := r.Kind.GroupVersion().WithKind(r.Kind.Kind + "List")
+	if !scheme.Recognizes(listKind) {
+		return nil, fmt.Errorf("fakeapi: list kind %s is not registered in the scheme", listKind)
+	}
+	ri := &resourceInfo{Resource: r, gvr: r.GroupVersionResource(), listKind: listKind}
+	sample, err := scheme.New(r.Kind)
+	if err != nil {
+		return nil, fmt.Errorf("fakeapi: %s: %w", r.Kind, err)
+	}
+	if _, err := meta.Accessor(sample); err != nil {
+		return nil, fmt.Errorf("fakeapi: %s has no object metadata: %w", r.Kind, err)
+	}
+	if r.StatusSubresource && !reflect.ValueOf(sample).Elem().FieldByName("Status").IsValid() {
+		return nil, fmt.Errorf("fakeapi: %s has no Status field for its status subresource", r.Kind)
+	}
+	ri.fieldLabels = map[string]bool{}
+	for k := range ri.fieldsOf(sample) {
+		ri.fieldLabels[k] = true
+	}
+	_, ri.protobuf = sample.(protoMarshaler)
+	return ri, nil
+}
+
+// protoMarshaler is what apimachinery's protobuf serializer needs from a type.
+type protoMarshaler interface {
+	Marshal() ([]byte, error)
+}
+
+// forObject finds the resource that stores obj's Go type.
+func (reg *registry) forObject(obj runtime.Object) (*resourceInfo, error) {
+	kinds, _, err := reg.scheme.ObjectKinds(obj)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %T: %v", ErrNotServed, obj, err)
+	}
+	for _, gvk := range kinds {
+		if ri, ok := reg.byGVK[gvk]; ok {
+			return ri, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %T", ErrNotServed, obj)
+}
+
+// groupVersions returns the served group/versions in a stable order.
+func (reg *registry) groupVersions() []schema.GroupVersion {
+	seen := map[schema.GroupVersion]bool{}
+	var out []schema.GroupVersion
+	for _, ri := range reg.ordered {
+		gv := ri.gvr.GroupVersion()
+		if !seen[gv] {
+			seen[gv] = true
+			out = append(out, gv)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Group == "" && out[j].Group != "" })
+	return out
+}
+
+// metadataFields is the field set every resource supports.
+func metadataFields(obj runtime.Object) fields.Set {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return fields.Set{}
+	}
+	return fields.Set{"metadata.name": m.GetName(), "metadata.namespace": m.GetNamespace()}
+}
+
+// podFields adds the pod fields real clients select on: kubelets watch
+// spec.nodeName, controllers filter on status.phase.
+func podFields(obj runtime.Object) fields.Set {
+	set := metadataFields(obj)
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return set
+	}
+	set["spec.nodeName"] = pod.Spec.NodeName
+	set["spec.restartPolicy"] = string(pod.Spec.RestartPolicy)
+	set["spec.schedulerName"] = pod.Spec.SchedulerName
+	set["spec.serviceAccountName"] = pod.Spec.ServiceAccountName
+	set["status.phase"] = string(pod.Status.Phase)
+	set["status.podIP"] = pod.Status.PodIP
+	set["status.nominatedNodeName"] = pod.Status.NominatedNodeName
+	return set
+}
+
+// NewScheme returns a scheme holding the default types (core/v1, apps/v1)
+// and the meta.k8s.io types the server needs for metadata-only responses.
+// Add your own types to it and pass it as Options.Scheme together with
+// Options.Resources.
+func NewScheme() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	// The builders only fail on programmer error (duplicate registration).
+	must(corev1.AddToScheme(scheme))
+	must(appsv1.AddToScheme(scheme))
+	must(metav1.AddMetaToScheme(scheme))
+	// Clients may label request options (DeleteOptions bodies) with the
+	// meta.k8s.io group.
+	scheme.AddKnownTypes(metav1.SchemeGroupVersion, &metav1.ListOptions{}, &metav1.GetOptions{},
+		&metav1.DeleteOptions{}, &metav1.CreateOptions{}, &metav1.UpdateOptions{}, &metav1.PatchOptions{})
+	return scheme
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}

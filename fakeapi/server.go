@@ -1,0 +1,309 @@
+package fakeapi
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+)
+
+// Defaults for the zero Options.
+const (
+	// DefaultCompactionWindow is how many events the history keeps.
+	DefaultCompactionWindow = 10000
+	// DefaultBookmarkInterval matches the real server, which sends a
+	// bookmark to each watch about once a minute.
+	DefaultBookmarkInterval = time.Minute
+	// DefaultMaxBodyBytes is the real server's request body limit (3 MiB).
+	DefaultMaxBodyBytes = 3 << 20
+	// DefaultAddr listens on loopback only, on a random port.
+	DefaultAddr = "127.0.0.1:0"
+)
+
+// Options configure a Server. The zero value serves the default resources
+// on a random loopback port with no authentication.
+type Options struct {
+	// Scheme holds the Go types of the served resources. Nil means
+	// NewScheme(): core/v1, apps/v1 and the meta.k8s.io types.
+	Scheme *runtime.Scheme
+	// Resources are served in addition to DefaultResources(). To serve your
+	// own type, add it to a scheme (start from NewScheme()) and describe it
+	// here, e.g.
+	//	Resource{Kind: myv1.SchemeGroupVersion.WithKind("Widget"), Namespaced: true}
+	Resources []Resource
+	// CompactionWindow is how many events the history keeps before the
+	// oldest are compacted. Zero means DefaultCompactionWindow; negative
+	// keeps everything (until Compact).
+	CompactionWindow int
+	// BookmarkInterval is how often a watch that allows bookmarks gets one.
+	// Zero means DefaultBookmarkInterval.
+	BookmarkInterval time.Duration
+	// Token, when set, is the bearer token every request must carry;
+	// others get 401 Unauthorized.
+	Token string
+	// MaxBodyBytes limits request bodies; larger ones get 413. Zero means
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Addr is the listen address. Empty means DefaultAddr.
+	Addr string
+	// HistoryLimit bounds the records of writes and sent events. Zero means
+	// DefaultHistoryLimit; negative records nothing (for benchmarks).
+	HistoryLimit int
+	// Now is the clock for creationTimestamp. Nil means time.Now.
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.Scheme == nil {
+		o.Scheme = NewScheme()
+	}
+	if o.CompactionWindow == 0 {
+		o.CompactionWindow = DefaultCompactionWindow
+	} else if o.CompactionWindow < 0 {
+		o.CompactionWindow = 0
+	}
+	if o.BookmarkInterval <= 0 {
+		o.BookmarkInterval = DefaultBookmarkInterval
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.Addr == "" {
+		o.Addr = DefaultAddr
+	}
+	if o.HistoryLimit == 0 {
+		o.HistoryLimit = DefaultHistoryLimit
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Server is an in-process Kubernetes API server for tests, listening on a
+// real socket like httptest.Server. It is safe for concurrent use.
+type Server struct {
+	opts   Options
+	reg    *registry
+	codecs serializer.CodecFactory
+	faults *Faults
+	sent   sentRecord
+
+	mu sync.Mutex // guards store, changed, dropped and seeded
+	// store holds all objects and history.
+	store *store
+	// changed is closed (and replaced) after every write, waking watches.
+	changed chan struct{}
+	// dropped is closed (and replaced) by DropWatches, ending watches.
+	dropped chan struct{}
+	// seeded counts pods made by SeedPods, to name the next ones.
+	seeded int
+
+	listener   net.Listener
+	httpServer *http.Server
+	url        string
+	// closed is closed by Close; long requests (watches) end on it.
+	closed    chan struct{}
+	closeOnce sync.Once
+	serveDone chan struct{}
+	conns     connTracker
+}
+
+// NewServer starts a server listening on opts.Addr and serving at once.
+func NewServer(opts Options) (*Server, error) {
+	opts = opts.withDefaults()
+	resources := append(defaultResourcesIn(opts.Scheme), opts.Resources...)
+	reg, err := newRegistry(opts.Scheme, resources)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("fakeapi: listen on %s: %w", opts.Addr, err)
+	}
+	s := &Server{
+		opts:      opts,
+		reg:       reg,
+		codecs:    serializer.NewCodecFactory(opts.Scheme),
+		faults:    newFaults(),
+		sent:      sentRecord{limit: opts.HistoryLimit},
+		store:     newStore(opts.CompactionWindow, opts.HistoryLimit, opts.Now),
+		changed:   make(chan struct{}),
+		dropped:   make(chan struct{}),
+		listener:  ln,
+		url:       "http://" + ln.Addr().String(),
+		closed:    make(chan struct{}),
+		serveDone: make(chan struct{}),
+	}
+	s.httpServer = &http.Server{
+		Handler:           http.HandlerFunc(s.serveHTTP),
+		ReadHeaderTimeout: 10 * time.Second,
+		ConnState:         s.conns.track,
+	}
+	go func() {
+		defer close(s.serveDone)
+		// Serve returns ErrServerClosed after Close; nothing to report.
+		_ = s.httpServer.Serve(ln)
+	}()
+	return s, nil
+}
+
+// defaultResourcesIn keeps the default resources whose kinds the scheme
+// knows, so a custom scheme need not carry every built-in type.
+func defaultResourcesIn(scheme *runtime.Scheme) []Resource {
+	var out []Resource
+	for _, r := range DefaultResources() {
+		if scheme.Recognizes(r.Kind) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// URL returns the base URL, e.g. "http://127.0.0.1:40123".
+func (s *Server) URL() string { return s.url }
+
+// Close stops the server: it ends every watch, closes every connection and
+// returns once every request goroutine has finished. Safe to call twice.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		close(s.closed)
+		_ = s.httpServer.Close()
+		<-s.serveDone
+		s.conns.wait()
+	})
+}
+
+// CloseClientConnections forcibly closes every open client connection, as
+// a network failure would. The server keeps serving new ones.
+func (s *Server) CloseClientConnections() { s.conns.closeAll() }
+
+// Faults returns the fault-injection handle.
+func (s *Server) Faults() *Faults { return s.faults }
+
+// ResourceVersion returns the current global resourceVersion.
+func (s *Server) ResourceVersion() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.store.rv
+}
+
+// Create stores a copy of obj, choosing the resource from obj's Go type,
+// and returns the stored state (with resourceVersion, UID and
+// creationTimestamp). Errors are the same *apierrors.StatusError values the
+// HTTP API sends (AlreadyExists, Invalid), or ErrNotServed.
+func (s *Server) Create(obj runtime.Object) (runtime.Object, error) {
+	ri, err := s.reg.forObject(obj)
+	if err != nil {
+		return nil, err
+	}
+	return s.write(func(st *store) (runtime.Object, error) { return st.create(ri, obj.DeepCopyObject()) })
+}
+
+// Update replaces the stored object with a copy of obj. A non-empty
+// resourceVersion in obj must match the stored one, or the update fails
+// with a Conflict; an empty one updates unconditionally.
+func (s *Server) Update(obj runtime.Object) (runtime.Object, error) {
+	ri, err := s.reg.forObject(obj)
+	if err != nil {
+		return nil, err
+	}
+	return s.write(func(st *store) (runtime.Object, error) { return st.update(ri, obj.DeepCopyObject()) })
+}
+
+// Delete removes the object with obj's type, namespace and name.
+func (s *Server) Delete(obj runtime.Object) error {
+	ri, err := s.reg.forObject(obj)
+	if err != nil {
+		return err
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return fmt.Errorf("fakeapi: delete %T: %w", obj, err)
+	}
+	_, err = s.write(func(st *store) (runtime.Object, error) {
+		return st.delete(ri, m.GetNamespace(), m.GetName(), preconditions{})
+	})
+	return err
+}
+
+// write runs one store mutation under the lock and wakes the watches. It
+// returns a copy of the result, so callers cannot alter stored state.
+func (s *Server) write(apply func(*store) (runtime.Object, error)) (runtime.Object, error) {
+	s.mu.Lock()
+	before := s.store.rv
+	obj, err := apply(s.store)
+	if s.store.rv != before {
+		s.notifyLocked()
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return obj.DeepCopyObject(), nil
+}
+
+// notifyLocked wakes every watch waiting for news. s.mu must be held.
+func (s *Server) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// Objects returns copies of the current objects of a resource, in key order
+// (namespace, then name). Checkers compare a client's cache with it.
+func (s *Server) Objects(gvr schema.GroupVersionResource) ([]runtime.Object, error) {
+	ri, ok := s.reg.byGVR[gvr]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrNotServed, gvr)
+	}
+	s.mu.Lock()
+	page, err := s.store.list(listQuery{res: ri})
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]runtime.Object, len(page.items))
+	for i, obj := range page.items {
+		out[i] = obj.DeepCopyObject()
+	}
+	return out, nil
+}
+
+// DropWatches ends every open watch stream cleanly, as an API server
+// restart or a load balancer would. Clients must re-watch.
+func (s *Server) DropWatches() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.dropped)
+	s.dropped = make(chan struct{})
+}
+
+// Compact forgets all history up to the current resourceVersion, like an
+// etcd compaction: later watches, exact lists and continue tokens from an
+// older RV get 410 Expired.
+func (s *Server) Compact() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.store.compact()
+}
+
+// Writes returns copies of the recorded writes, in resourceVersion order.
+func (s *Server) Writes() []Write {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.store.writes.snapshot()
+}
+
+// SentEvents returns the recorded events sent on watch streams, in the
+// order they were written.
+func (s *Server) SentEvents() []SentEvent { return s.sent.snapshot() }
+
+// errServerClosed ends requests that arrive while the server closes.
+var errServerClosed = errors.New("fakeapi: server closed")

@@ -1,0 +1,238 @@
+package fakeapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// watchBatchSize is how many events a watch takes from the log per lock.
+const watchBatchSize = 256
+
+// watchPlan says where a watch starts, from its options.
+type watchPlan struct {
+	// initial: replay the current state as ADDED events first.
+	initial bool
+	// endBookmark: after the replay, send the initial-events-end bookmark.
+	endBookmark bool
+	// fromNow: no replay, start at the current RV.
+	fromNow bool
+	// fromRV: no replay, start after this RV (when !initial && !fromNow).
+	fromRV uint64
+	// notOlderThan: the replayed state must be at least this recent.
+	notOlderThan uint64
+}
+
+// planWatch applies the real server's rules:
+//
+//	sendInitialEvents=true   replay the state (not older than RV), then,
+//	                         with allowWatchBookmarks, the end bookmark
+//	sendInitialEvents=false  no replay: from RV, or from now for ""/"0"
+//	unset, RV "" or "0"      replay the state, no end bookmark (legacy)
+//	unset, RV N              events after N
+func planWatch(opts metainternalversion.ListOptions) (watchPlan, error) {
+	rv, err := parseRV(opts.ResourceVersion)
+	if err != nil {
+		return watchPlan{}, err
+	}
+	unsetOrZero := opts.ResourceVersion == "" || opts.ResourceVersion == "0"
+	switch {
+	case opts.SendInitialEvents != nil && *opts.SendInitialEvents:
+		return watchPlan{initial: true, endBookmark: opts.AllowWatchBookmarks, notOlderThan: rv}, nil
+	case opts.SendInitialEvents != nil && unsetOrZero:
+		return watchPlan{fromNow: true}, nil
+	case opts.SendInitialEvents == nil && unsetOrZero:
+		return watchPlan{initial: true}, nil
+	}
+	return watchPlan{fromRV: rv}, nil
+}
+
+// serveWatch answers GET on a collection with watch=true. Errors found
+// before streaming starts (bad options, 406) are plain HTTP errors; errors
+// about the requested resourceVersion come, as on the real server, as an
+// ERROR event inside a 200 stream.
+func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req requestInfo) {
+	opts, err := parseListOptions(r, req.res)
+	var plan watchPlan
+	if err == nil {
+		plan, err = planWatch(opts)
+	}
+	var enc encoding
+	if err == nil {
+		enc, err = s.negotiate(r, req.res.protobuf)
+	}
+	flusher, canFlush := w.(http.Flusher)
+	if err == nil && !canFlush {
+		err = apierrors.NewInternalError(errors.New("fakeapi: response writer cannot stream"))
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if enc.as == asPartialList {
+		enc.as = asPartial
+	}
+	ws := newWatchStream(s, w, flusher, enc, req, opts)
+	ctx := r.Context()
+	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(*opts.TimeoutSeconds)*time.Second)
+		defer cancel()
+	}
+	ws.writeHeader()
+	if !ws.start(plan) {
+		return
+	}
+	ws.stream(ctx)
+}
+
+// start positions the stream and sends the initial events. It reports
+// false when the stream is over (an ERROR event was sent or the client
+// went away).
+func (ws *watchStream) start(plan watchPlan) bool {
+	s := ws.s
+	s.mu.Lock()
+	var page listPage
+	var err error
+	switch {
+	case plan.initial:
+		page, err = s.store.list(listQuery{res: ws.res, namespace: ws.filter.namespace,
+			notOlderThan: plan.notOlderThan, match: ws.filter.selectorMatch()})
+		ws.cursor = page.rv
+	case plan.fromNow:
+		ws.cursor = s.store.rv
+	default:
+		ws.cursor = plan.fromRV
+		if !s.store.log.available(plan.fromRV) {
+			err = watchTooOld(plan.fromRV, s.store.log.compacted)
+		}
+	}
+	s.mu.Unlock()
+	if err != nil {
+		ws.sendError(err)
+		return false
+	}
+	for i, obj := range page.items {
+		if !ws.send(watch.Added, obj, true) {
+			return false
+		}
+		if i%watchBatchSize == watchBatchSize-1 {
+			ws.flush()
+		}
+	}
+	if plan.endBookmark && !ws.sendBookmark(true) {
+		return false
+	}
+	ws.flush()
+	return true
+}
+
+// stream sends events until the client leaves, the timeout passes, the
+// watches are dropped or the server closes.
+func (ws *watchStream) stream(ctx context.Context) {
+	s := ws.s
+	var tick <-chan time.Time
+	if ws.bookmarks {
+		t := time.NewTicker(s.opts.BookmarkInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		if !ws.waitWhileStalled(ctx) {
+			return
+		}
+		s.mu.Lock()
+		batch, err := s.store.eventsAfter(ws.res, ws.cursor, watchBatchSize)
+		changed, dropped := s.changed, s.dropped
+		compacted := s.store.log.compacted
+		s.mu.Unlock()
+		if err != nil {
+			// The watcher fell behind the compaction window; the real
+			// watch cache ends such a watch the same way.
+			ws.sendError(watchTooOld(ws.cursor, compacted))
+			return
+		}
+		for _, ev := range batch.events {
+			if typ, obj, ok := ws.translate(ev); ok && !ws.send(typ, obj, false) {
+				return
+			}
+		}
+		ws.cursor = batch.next
+		if len(batch.events) == watchBatchSize {
+			continue // more is waiting; flush once caught up
+		}
+		ws.flush()
+		select {
+		case <-changed:
+		case <-tick:
+			if !ws.sendBookmark(false) {
+				return
+			}
+			ws.flush()
+		case <-ctx.Done():
+			return
+		case <-dropped:
+			return
+		case <-s.closed:
+			return
+		}
+	}
+}
+
+// waitWhileStalled blocks while a stall fault holds this resource's
+// watches. It reports false if the watch should end meanwhile.
+func (ws *watchStream) waitWhileStalled(ctx context.Context) bool {
+	for {
+		released, left, ok := ws.s.faults.stall(ws.res.gvr.Resource)
+		if !ok {
+			return true
+		}
+		ws.s.mu.Lock()
+		dropped := ws.s.dropped
+		ws.s.mu.Unlock()
+		var deadline <-chan time.Time
+		if left > 0 {
+			t := time.NewTimer(left)
+			defer t.Stop()
+			deadline = t.C
+		}
+		select {
+		case <-released:
+		case <-deadline:
+		case <-ctx.Done():
+			return false
+		case <-dropped:
+			return false
+		case <-ws.s.closed:
+			return false
+		}
+	}
+}
+
+// translate turns a logged write into what this watch must see. With
+// selectors an object can enter or leave the watch's view in an update;
+// like the real server we then send ADDED, or DELETED carrying the last
+// state the watcher could see, stamped with the update's RV.
+func (ws *watchStream) translate(ev event) (watch.EventType, runtime.Object, bool) {
+	curOK := ev.typ != watch.Deleted && ws.filter.matches(ev.obj)
+	prevOK := ev.prev != nil && ws.filter.matches(ev.prev)
+	switch {
+	case ev.typ == watch.Deleted && prevOK:
+		return watch.Deleted, ev.obj, true
+	case curOK && (prevOK || ev.typ == watch.Added):
+		return ev.typ, ev.obj, true
+	case curOK:
+		return watch.Added, ev.obj, true
+	case prevOK:
+		gone := ev.prev.DeepCopyObject()
+		setRV(gone, ev.rv)
+		return watch.Deleted, gone, true
+	}
+	return "", nil, false
+}

@@ -1,0 +1,163 @@
+package fakeapi
+
+import (
+	"bytes"
+	"net/http"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// watchStream writes one watch response. The wire format is apimachinery's:
+// each event is a metav1.WatchEvent whose object is encoded on its own
+// (JSON, or protobuf with the "k8s\x00" envelope), then the event is
+// framed by the media type's framer (newline-delimited JSON, or a 4-byte
+// big-endian length prefix for protobuf).
+//
+// Each frame is built in a buffer before it is written, which is what lets
+// the fault injector cut it in half or replace it with garbage.
+//
+// A watchStream is used by one request goroutine only.
+type watchStream struct {
+	s       *Server
+	w       http.ResponseWriter
+	flusher http.Flusher
+	enc     encoding
+	res     *resourceInfo
+	filter  filter
+	id      uint64
+	// cursor is the RV up to which this watch has seen the log.
+	cursor    uint64
+	bookmarks bool
+
+	frames   streaming.Encoder
+	frameBuf bytes.Buffer
+	objBuf   bytes.Buffer
+	// broken is set once a write failed: the client is gone.
+	broken bool
+}
+
+func newWatchStream(s *Server, w http.ResponseWriter, flusher http.Flusher, enc encoding, req requestInfo, opts metainternalversion.ListOptions) *watchStream {
+	ws := &watchStream{
+		s: s, w: w, flusher: flusher, enc: enc, res: req.res,
+		filter:    newFilter(req, opts),
+		id:        s.sent.nextWatchID(),
+		bookmarks: opts.AllowWatchBookmarks,
+	}
+	stream := enc.info.StreamSerializer
+	ws.frames = streaming.NewEncoder(stream.Framer.NewFrameWriter(&ws.frameBuf), stream.Serializer)
+	return ws
+}
+
+// writeHeader commits the 200 response. Without a Content-Length Go's
+// server uses chunked transfer encoding, and each flush sends a chunk.
+func (ws *watchStream) writeHeader() {
+	contentType := ws.enc.mediaType
+	if contentType == mediaProtobuf {
+		contentType += ";stream=watch"
+	}
+	ws.w.Header().Set("Content-Type", contentType)
+	ws.w.Header().Set("Cache-Control", "no-cache, private")
+	ws.w.WriteHeader(http.StatusOK)
+	ws.flush()
+}
+
+// send writes one event. It reports false when the stream is broken.
+func (ws *watchStream) send(typ watch.EventType, obj runtime.Object, initial bool) bool {
+	ws.objBuf.Reset()
+	if err := ws.enc.encode(obj, &ws.objBuf); err != nil {
+		ws.broken = true
+		return false
+	}
+	m, _ := meta.Accessor(obj)
+	ws.s.sent.add(SentEvent{WatchID: ws.id, Resource: ws.res.gvr, Type: typ, InitialEvent: initial,
+		ResourceVersion: m.GetResourceVersion(), Namespace: m.GetNamespace(), Name: m.GetName()})
+	return ws.writeFrame(typ)
+}
+
+// sendBookmark writes a BOOKMARK carrying the watch's cursor. The object is
+// an empty instance of the resource's kind with only resourceVersion (and,
+// after initial events, the k8s.io/initial-events-end annotation) set.
+func (ws *watchStream) sendBookmark(initialEnd bool) bool {
+	obj, err := ws.s.opts.Scheme.New(ws.res.Kind)
+	if err != nil {
+		return false
+	}
+	obj.GetObjectKind().SetGroupVersionKind(ws.res.Kind)
+	setRV(obj, ws.cursor)
+	if initialEnd {
+		m, _ := meta.Accessor(obj)
+		m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+	}
+	return ws.send(watch.Bookmark, obj, initialEnd)
+}
+
+// sendError writes an ERROR event carrying err as a Status, then flushes.
+func (ws *watchStream) sendError(err error) {
+	status := toStatus(err)
+	ws.objBuf.Reset()
+	if ws.enc.info.Serializer.Encode(status, &ws.objBuf) != nil {
+		return
+	}
+	ws.s.sent.add(SentEvent{WatchID: ws.id, Resource: ws.res.gvr, Type: watch.Error})
+	if ws.writeFrame(watch.Error) {
+		ws.flush()
+	}
+}
+
+// writeFrame frames ws.objBuf as an event of the given type and writes it,
+// applying any frame fault.
+func (ws *watchStream) writeFrame(typ watch.EventType) bool {
+	if ws.broken {
+		return false
+	}
+	ws.frameBuf.Reset()
+	ev := metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: ws.objBuf.Bytes()}}
+	if err := ws.frames.Encode(&ev); err != nil {
+		ws.broken = true
+		return false
+	}
+	frame := ws.frameBuf.Bytes()
+	switch ws.s.faults.frameFault(ws.res.gvr.Resource) {
+	case frameCut:
+		// Half a frame, then an abrupt end of the connection: the client
+		// sees a truncated event, as when a proxy dies mid-write.
+		_, _ = ws.w.Write(frame[:len(frame)/2])
+		ws.flush()
+		panic(http.ErrAbortHandler)
+	case frameMalformed:
+		frame = malformedFrame(ws.enc.mediaType)
+	}
+	if _, err := ws.w.Write(frame); err != nil {
+		ws.broken = true
+		return false
+	}
+	return true
+}
+
+func (ws *watchStream) flush() {
+	if !ws.broken {
+		ws.flusher.Flush()
+	}
+}
+
+// malformedFrame is a frame that is well delimited but does not decode:
+// the client's decoder fails on it rather than waiting for more bytes.
+func malformedFrame(mediaType string) []byte {
+	if mediaType == mediaProtobuf {
+		garbage := []byte("\xff\xfe not a protobuf watch event")
+		return append([]byte{0, 0, 0, byte(len(garbage))}, garbage...)
+	}
+	return []byte("{\"type\":\"ADDED\",\"object\":{this is not json}}\n")
+}
+
+// setRV stamps a resourceVersion on an object the caller owns.
+func setRV(obj runtime.Object, rv uint64) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetResourceVersion(formatRV(rv))
+	}
+}
