@@ -1,0 +1,88 @@
+// Package reflector keeps a local store equal to one resource on a
+// Kubernetes API server.
+//
+// # Its place in the pipeline
+//
+// An informer is a pipeline:
+//
+//	API server --(list, watch)--> Reflector --(Store calls)--> DeltaFIFO --> indexer --> handlers
+//
+// The reflector is the only part that talks to the server. It turns the
+// server's two read verbs into calls on a Store: Replace with a complete
+// snapshot, then Add, Update and Delete for each change, Bookmark for
+// progress without a change, and, on a timer, Resync. The Store is an
+// interface declared here, so this package does not depend on the queue
+// behind it (package deltafifo in the shared informer, a map in a test).
+//
+// # The idea: list, then watch, and resume
+//
+// Every object on the server carries a resourceVersion (RV): the position,
+// in etcd's single history of writes, of its last change. A list answers
+// "everything, as of RV n". A watch answers "every change after RV n". So a
+// reflector lists once, then watches from the list's RV, and records the RV
+// of each event it applies. When the watch ends, as every watch eventually
+// does, it opens a new one from the last RV it recorded and misses nothing.
+//
+// The server keeps only a window of history. A watch from an RV that has
+// left the window is refused with 410 Gone ("Expired"); then, and only then,
+// the reflector must list again (relist) to learn what it missed. Relists
+// are expensive for the server, so much of the reflector's care goes into
+// avoiding needless ones: it asks for BOOKMARK events, which advance the RV
+// of a quiet watch, and it resumes with a watch, not a list, after network
+// failures and server restarts.
+//
+// # The state machine
+//
+// The reflector is written as an explicit state machine, so that every
+// transition can be read, and tested, in one place. Run executes the step of
+// the current state; the step does the I/O and asks a pure decision function
+// (decisions.go) what comes next:
+//
+//	state       step does                          outcome                           next state
+//	---------   --------------------------------   -------------------------------   -------------------------
+//	Listing     get the first snapshot             stored                            Watching
+//	Relisting   (WatchList, else a paged List)     410 / too large RV at RV != ""    Relisting, RV "" at once
+//	                                               any other failure                 BackingOff -> same state
+//	Watching    apply events from the last RV      normal close (server timeout)     Watching, at once
+//	                                               watchdog: silent too long         Watching, at once
+//	                                               410 / too large RV                BackingOff -> Relisting
+//	                                               429, 5xx, network, anything else  BackingOff -> Watching
+//	BackingOff  wait (jittered, >= Retry-After)    time is up                        the state it leads to
+//	any         -                                  context done                      Stopped
+//
+// Time is an input: all waiting goes through a Clock (clock.go), so tests
+// drive backoffs, resyncs and the watchdog with a fake clock. Randomness is
+// an input too (Options.Rand). Run starts no goroutine: the machine runs on
+// the caller's, and nothing outlives Run.
+//
+// # The figures, and where they come from
+//
+// The behaviour and the numbers follow client-go v0.37's reflector:
+//
+//   - the first list is at RV "0" (servable from the API server's watch
+//     cache), later lists at the last RV, and at "" (a consistent read)
+//     when the server refused the last RV with 410 or "too large resource
+//     version";
+//   - lists are paged by 500, except at a specific RV, where only an unpaged
+//     list can be served from the watch cache (Options.PageSize);
+//   - watches carry allowWatchBookmarks=true and a timeoutSeconds drawn from
+//     [5m, 10m) so that a fleet of clients does not reconnect in lockstep;
+//   - retries back off from 800ms, doubling, to 30s, and reset after two
+//     minutes without failure (Backoff);
+//   - WatchList (sendInitialEvents=true) streams the initial state and ends
+//     it with a BOOKMARK annotated k8s.io/initial-events-end: "true", after
+//     which the same watch carries on.
+//
+// Beyond client-go: a WatchList that never sends its bookmark is abandoned
+// after a bounded wait instead of hanging; a watch silent for longer than a
+// few bookmark intervals is restarted (a stuck-watch watchdog); network
+// failures and server restarts lead to a watch from the last RV, never to a
+// relist; and Stats reports what the reflector did and where its time went.
+//
+// # Errors
+//
+// Every failure is reported as an *Error with a Kind (errors.go) to
+// Options.OnError and counted in Stats; none stops the reflector. Objects of
+// the wrong type, or without metadata, are reported and skipped, never
+// stored.
+package reflector

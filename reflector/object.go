@@ -1,0 +1,80 @@
+package reflector
+
+import (
+	"fmt"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// typeCheck decides whether an object may enter the store. It is built once
+// from Options.ExpectedType and is read-only afterwards, so it is safe for
+// concurrent use.
+type typeCheck struct {
+	want reflect.Type             // nil: any Go type
+	gvk  *schema.GroupVersionKind // for unstructured prototypes with a kind
+}
+
+func newTypeCheck(prototype runtime.Object) typeCheck {
+	if prototype == nil {
+		return typeCheck{}
+	}
+	tc := typeCheck{want: reflect.TypeOf(prototype)}
+	// An Unstructured is every kind at once as far as Go types go; only its
+	// GroupVersionKind tells a Pod from a Secret.
+	if u, ok := prototype.(*unstructured.Unstructured); ok {
+		if gvk := u.GroupVersionKind(); !gvk.Empty() {
+			tc.gvk = &gvk
+		}
+	}
+	return tc
+}
+
+// admit returns obj's metadata if obj may be stored, or an error wrapping
+// ErrWrongType or ErrNoMetadata. Why check at all: a misconfigured
+// ListerWatcher (the wrong resource path), a server bug or a hostile proxy
+// must not corrupt a typed cache whose readers cast without checking.
+func (tc typeCheck) admit(obj runtime.Object) (metav1.Object, error) {
+	if obj == nil {
+		return nil, fmt.Errorf("%w: nil object", ErrNoMetadata)
+	}
+	if tc.want != nil {
+		if got := reflect.TypeOf(obj); got != tc.want {
+			return nil, fmt.Errorf("%w: got %v, want %v", ErrWrongType, got, tc.want)
+		}
+	}
+	if tc.gvk != nil {
+		if got := obj.GetObjectKind().GroupVersionKind(); got != *tc.gvk {
+			return nil, fmt.Errorf("%w: got %v, want %v", ErrWrongType, got, *tc.gvk)
+		}
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %T: %v", ErrNoMetadata, obj, err)
+	}
+	return m, nil
+}
+
+// typeName names a prototype for Options.Name: its GroupVersionKind for a
+// typed unstructured prototype, its Go type otherwise.
+func typeName(prototype runtime.Object) string {
+	if u, ok := prototype.(*unstructured.Unstructured); ok {
+		if gvk := u.GroupVersionKind(); !gvk.Empty() {
+			return gvk.String()
+		}
+	}
+	return reflect.TypeOf(prototype).String()
+}
+
+// objectKey is namespace/name, the identity used to fold MODIFIED and
+// DELETED events into a WatchList's initial state.
+func objectKey(m metav1.Object) string {
+	if ns := m.GetNamespace(); ns != "" {
+		return ns + "/" + m.GetName()
+	}
+	return m.GetName()
+}

@@ -1,0 +1,164 @@
+package reflector
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// stepWatch is the step of Watching: open a watch from the last
+// resourceVersion (or take over the one WatchList left open), apply its
+// events to the store until it ends, and decide what the end means.
+func (r *Reflector) stepWatch(ctx context.Context) (reaction, error) {
+	w, hold := r.m.watch, false
+	r.m.watch = nil
+	if w == nil {
+		rv := r.m.lastSyncRV
+		timeout := watchTimeoutSeconds(r.opts.MinWatchTimeout, r.opts.Rand.Float64())
+		var err error
+		w, err = r.openWatch(ctx, metav1.ListOptions{
+			ResourceVersion: rv,
+			TimeoutSeconds:  &timeout,
+			// Bookmarks let the server tell an idle watch how far it has
+			// got, so a restart resumes from a recent resourceVersion
+			// instead of one that may have been compacted. They also feed
+			// the watchdog: a watch with bookmarks is never silent long.
+			AllowWatchBookmarks: true,
+		})
+		if err != nil {
+			return r.watchEnded(ctx, err)
+		}
+		hold = holdsResourceVersion(rv)
+	}
+	defer w.Stop()
+	start := r.opts.Clock.Now()
+	events, err := r.consume(ctx, w, hold)
+	if err == nil && events == 0 && r.opts.Clock.Now().Sub(start) < shortWatch {
+		err = fmt.Errorf("%w: after %v", ErrShortWatch, r.opts.Clock.Now().Sub(start))
+	}
+	return r.watchEnded(ctx, err)
+}
+
+// openWatch makes one Watch call.
+func (r *Reflector) openWatch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	w, err := r.lw.Watch(ctx, opts)
+	if err == nil && w == nil {
+		err = fmt.Errorf("%w: ListerWatcher returned a nil watch", ErrDecode)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.pub.update(func(p *published) { p.watches++ })
+	return w, nil
+}
+
+// watchEnded reports why a watch ended (nil: normally) and decides what
+// follows.
+func (r *Reflector) watchEnded(ctx context.Context, err error) (reaction, error) {
+	if ctx.Err() != nil {
+		return stop, nil
+	}
+	if err == nil {
+		return afterWatchEnd(KindOther, true), nil
+	}
+	e := r.report(opWatch, classifyKind, err)
+	return afterWatchEnd(e.Kind, false), e
+}
+
+// consume applies w's events to the store until the stream ends, a
+// terminal event arrives, the watchdog fires or ctx is done. It returns
+// the number of events and why it stopped (nil for a normal close).
+//
+// hold is true for a watch started at "" or "0", whose synthetic ADDED
+// events must not advance the resourceVersion (see holdsResourceVersion).
+func (r *Reflector) consume(ctx context.Context, w watch.Interface, hold bool) (int, error) {
+	dog := newQuietTimer(r.opts.Clock, r.opts.stuckWatchLimit())
+	defer dog.stop()
+	events := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return events, ctx.Err()
+		case <-r.resyncC():
+			r.resync()
+		case <-dog.C():
+			if dog.expired() {
+				return events, fmt.Errorf("%w: nothing for %v, bookmarks expected every %v",
+					ErrStuckWatch, dog.silence(), r.opts.BookmarkInterval)
+			}
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return events, streamEnd(w)
+			}
+			dog.note(r.opts.Clock.Now())
+			events++
+			if err := r.handleEvent(ev, &hold); err != nil {
+				return events, err
+			}
+		}
+	}
+}
+
+// streamEnd asks a closed watch why it closed; nil means normally.
+func streamEnd(w watch.Interface) error {
+	if se, ok := w.(StreamError); ok {
+		return se.Err()
+	}
+	return nil
+}
+
+// handleEvent applies one event to the store. It returns an error only for
+// an ERROR event, which ends the watch: the server sends one when it can no
+// longer serve it (typically 410 Expired). A store error is reported and
+// the watch goes on: the event is lost for the store but not for the
+// resourceVersion, exactly as in client-go.
+func (r *Reflector) handleEvent(ev watch.Event, hold *bool) error {
+	if ev.Type == watch.Error {
+		r.pub.event(ev.Type, "")
+		return apierrors.FromObject(ev.Object)
+	}
+	m, err := r.check.admit(ev.Object)
+	if err != nil {
+		r.pub.event(ev.Type, "")
+		r.report(opEvent, KindWrongType, err)
+		return nil
+	}
+	rv := m.GetResourceVersion()
+	switch ev.Type {
+	case watch.Added:
+		err = r.store.Add(ev.Object)
+	case watch.Modified:
+		*hold, err = false, r.store.Update(ev.Object)
+	case watch.Deleted:
+		*hold, err = false, r.store.Delete(ev.Object)
+	case watch.Bookmark:
+		*hold = false
+		if rv != "" {
+			err = r.store.Bookmark(rv)
+		}
+	default:
+		r.pub.event(ev.Type, "")
+		r.report(opEvent, KindDecode, fmt.Errorf("%w: %q", ErrUnknownEvent, ev.Type))
+		return nil
+	}
+	if err != nil {
+		r.report(opStore, KindStore, fmt.Errorf("%s: %w", ev.Type, err))
+	}
+	r.advance(ev.Type, rv, *hold)
+	return nil
+}
+
+// advance records an event and the progress it carries. An event without a
+// resourceVersion leaves the last one in place: resuming from "" would
+// replay the whole state.
+func (r *Reflector) advance(t watch.EventType, rv string, hold bool) {
+	if hold || rv == "" {
+		r.pub.event(t, "")
+		return
+	}
+	r.m.lastSyncRV = rv
+	r.pub.event(t, rv)
+}

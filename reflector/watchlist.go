@@ -1,0 +1,220 @@
+package reflector
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// streamSnapshot gets a complete snapshot with WatchList (KEP-3157): a
+// watch with sendInitialEvents=true streams the current state as ADDED
+// events, then a BOOKMARK annotated k8s.io/initial-events-end: "true" whose
+// resourceVersion is the snapshot's. The collected objects replace the
+// store's content and the same watch, still open, is handed to Watching.
+//
+// fallback asks stepList to list at once instead.
+func (r *Reflector) streamSnapshot(ctx context.Context) (rc reaction, cause error, fallback bool) {
+	min := r.opts.MinWatchTimeout
+	timeout := watchTimeoutSeconds(min, r.opts.Rand.Float64())
+	sendInitial := true
+	opts := metav1.ListOptions{
+		ResourceVersion:      streamResourceVersion(r.m.lastSyncRV, r.m.rvUnusable),
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+		SendInitialEvents:    &sendInitial,
+		AllowWatchBookmarks:  true,
+		TimeoutSeconds:       &timeout,
+	}
+	w, err := r.openWatch(ctx, opts)
+	if err != nil {
+		return r.watchListFailed(ctx, err)
+	}
+	items, rv, err := r.collectInitial(ctx, w, time.Duration(timeout)*time.Second)
+	if err != nil {
+		w.Stop()
+		return r.watchListFailed(ctx, err)
+	}
+	rc, cause = r.replace(items, rv, true)
+	if rc.next != StateWatching {
+		w.Stop()
+		return rc, cause, false
+	}
+	r.m.watch = w
+	return rc, nil, false
+}
+
+// watchListFailed reports a WatchList failure and decides what follows.
+func (r *Reflector) watchListFailed(ctx context.Context, err error) (reaction, error, bool) {
+	if ctx.Err() != nil {
+		return stop, nil, false
+	}
+	e := r.report(opWatchList, classifyKind, err)
+	if r.opts.WatchList == WatchListAuto && refusesWatchList(err) {
+		r.m.watchListRefused = true
+	}
+	rc, fallback := afterWatchListError(e.Kind, r.m.synced)
+	return rc, e, fallback
+}
+
+// collectInitial consumes the initial events until the initial-events-end
+// bookmark, and returns the objects and the bookmark's resourceVersion.
+//
+// The wait is bounded twice, so that a server that never sends the bookmark
+// (an old server, or a fake that ignores sendInitialEvents: client-go hangs
+// on those) cannot hold the reflector: the stream may not fall silent for
+// WatchListTimeout, and the whole wait may not exceed the watch's own
+// timeout, whether or not the server enforces it.
+func (r *Reflector) collectInitial(ctx context.Context, w watch.Interface, total time.Duration) ([]runtime.Object, string, error) {
+	idle := newQuietTimer(r.opts.Clock, r.opts.WatchListTimeout)
+	defer idle.stop()
+	deadline := r.opts.Clock.NewTimer(total)
+	defer deadline.Stop()
+	var set initialSet
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, "", ctx.Err()
+		case <-idle.C():
+			if idle.expired() {
+				return nil, "", fmt.Errorf("%w: stream silent for %v", ErrWatchListTimeout, idle.silence())
+			}
+		case <-deadline.C():
+			return nil, "", fmt.Errorf("%w: none within the watch timeout %v", ErrWatchListTimeout, total)
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return nil, "", closedBeforeBookmark(w)
+			}
+			idle.note(r.opts.Clock.Now())
+			rv, done, err := r.collectEvent(&set, ev)
+			if err != nil || done {
+				return set.list(), rv, err
+			}
+		}
+	}
+}
+
+// closedBeforeBookmark explains a stream that ended before its bookmark.
+func closedBeforeBookmark(w watch.Interface) error {
+	if se, ok := w.(StreamError); ok {
+		if err := se.Err(); err != nil {
+			return err
+		}
+	}
+	return ErrWatchListClosed
+}
+
+// collectEvent folds one initial event into set. done reports the
+// initial-events-end bookmark, whose resourceVersion is rv.
+func (r *Reflector) collectEvent(set *initialSet, ev watch.Event) (rv string, done bool, err error) {
+	if ev.Type == watch.Error {
+		r.pub.event(ev.Type, "")
+		return "", false, apierrors.FromObject(ev.Object)
+	}
+	m, err := r.check.admit(ev.Object)
+	if err != nil {
+		r.pub.event(ev.Type, "")
+		r.report(opEvent, KindWrongType, err)
+		return "", false, nil
+	}
+	// No progress is published before the bookmark: the store does not
+	// hold these objects yet.
+	r.pub.event(ev.Type, "")
+	switch ev.Type {
+	case watch.Added:
+		set.add(m, ev.Object)
+	case watch.Modified:
+		set.put(m, ev.Object)
+	case watch.Deleted:
+		set.remove(m)
+	case watch.Bookmark:
+		if m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+			return m.GetResourceVersion(), true, nil
+		}
+	default:
+		r.report(opEvent, KindDecode, fmt.Errorf("%w: %q", ErrUnknownEvent, ev.Type))
+	}
+	return "", false, nil
+}
+
+// initialSet accumulates a WatchList's initial state in arrival order.
+//
+// A conforming server sends only ADDED events before the bookmark, so the
+// common path is an append, with no per-object key or map entry. The key
+// index is built on the first MODIFIED or DELETED, which must be folded in
+// correctly if a server ever sends one.
+//
+// Not safe for concurrent use.
+type initialSet struct {
+	items []runtime.Object // nil entries are deleted objects
+	index map[string]int   // key -> position in items; nil until needed
+}
+
+// add records an ADDED object.
+func (s *initialSet) add(m metav1.Object, obj runtime.Object) {
+	if s.index == nil {
+		s.items = append(s.items, obj)
+		return
+	}
+	s.put(m, obj)
+}
+
+// put records the latest state of an object, replacing an earlier one.
+func (s *initialSet) put(m metav1.Object, obj runtime.Object) {
+	s.buildIndex()
+	key := objectKey(m)
+	if i, ok := s.index[key]; ok {
+		s.items[i] = obj
+		return
+	}
+	s.index[key] = len(s.items)
+	s.items = append(s.items, obj)
+}
+
+// remove forgets an object.
+func (s *initialSet) remove(m metav1.Object) {
+	s.buildIndex()
+	key := objectKey(m)
+	if i, ok := s.index[key]; ok {
+		s.items[i] = nil
+		delete(s.index, key)
+	}
+}
+
+// buildIndex indexes the items collected so far; a key seen twice keeps
+// its last object.
+func (s *initialSet) buildIndex() {
+	if s.index != nil {
+		return
+	}
+	s.index = make(map[string]int, len(s.items))
+	for i, obj := range s.items {
+		m, err := meta.Accessor(obj) // cannot fail: admitted before
+		if err != nil {
+			continue
+		}
+		key := objectKey(m)
+		if prev, ok := s.index[key]; ok {
+			s.items[prev] = nil
+		}
+		s.index[key] = i
+	}
+}
+
+// list returns the collected objects, deleted ones removed.
+func (s *initialSet) list() []runtime.Object {
+	if s.index == nil {
+		return s.items
+	}
+	out := s.items[:0]
+	for _, obj := range s.items {
+		if obj != nil {
+			out = append(out, obj)
+		}
+	}
+	return out
+}
