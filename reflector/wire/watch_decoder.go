@@ -73,6 +73,11 @@ func newJSONEventDecoder(r io.Reader, maxFrame int64, t *target) *jsonEventDecod
 func (d *jsonEventDecoder) Offset() int64 { return d.dec.InputOffset() }
 
 func (d *jsonEventDecoder) Next() (watch.Event, error) {
+	// More skips the whitespace separating frames, so that InputOffset is
+	// then the exact first byte of the frame: the size limit and the
+	// offsets in errors count the frame itself, not the newline before it.
+	d.limit.startFrame(d.dec.InputOffset())
+	d.dec.More()
 	start := d.dec.InputOffset()
 	d.limit.startFrame(start)
 	tok, err := d.dec.Token()
@@ -159,7 +164,7 @@ func (d *jsonEventDecoder) fail(start int64, err error) error {
 		return &FrameError{Kind: ErrFrameTooLarge, Offset: start, Size: d.limit.max}
 	case errors.As(err, &readErr):
 		return fmt.Errorf("wire: reading watch stream: %w", readErr.err)
-	case errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF: // EOF after the frame began
 		return &FrameError{Kind: ErrTruncatedFrame, Offset: start, Size: d.dec.InputOffset() - start}
 	}
 	return &FrameError{Kind: ErrMalformedFrame, Offset: start, Cause: err}

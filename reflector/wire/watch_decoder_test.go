@@ -1,0 +1,276 @@
+package wire
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// watchStream serves stream once and returns the ended watch's events and
+// its Err.
+func watchStream(t *testing.T, contentType string, stream []byte, mutate func(*Config)) ([]watch.Event, error) {
+	t.Helper()
+	ts := newTestServer(t, serveStream(contentType, stream, 5))
+	w, err := newTestLW(t, ts, Options{}, mutate).Watch(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	defer w.Stop()
+	evs := collect(t, w)
+	return evs, w.(*Watcher).Err()
+}
+
+// requireFrameErrorEvent checks the final event a refused frame produces:
+// a watch.Error whose Status a reflector classifies as a server error.
+func requireFrameErrorEvent(t *testing.T, ev watch.Event, cause string) {
+	t.Helper()
+	require.Equal(t, watch.Error, ev.Type)
+	st, ok := ev.Object.(*metav1.Status)
+	require.True(t, ok, "got %T", ev.Object)
+	err := apierrors.FromObject(st)
+	assert.True(t, apierrors.IsInternalError(err), "reason %q", st.Reason)
+	require.NotNil(t, st.Details)
+	require.Len(t, st.Details.Causes, 1)
+	assert.EqualValues(t, cause, st.Details.Causes[0].Type)
+}
+
+// A stream cut inside a frame (a server restarting) delivers the complete
+// frames, then ends without an error event; Err says what happened.
+func TestWatchFrameCutInHalf(t *testing.T) {
+	for _, mt := range mediaTypes {
+		t.Run(mt, func(t *testing.T) {
+			enc := newWireEncoder(mt)
+			third := enc.frame(t, watch.Added, testPod("ns1", "c", "3"))
+			// len-2: a JSON frame without only its newline is still complete.
+			for _, cut := range []int{1, 3, len(third) / 2, len(third) - 2} {
+				stream := concat(enc.frame(t, watch.Added, testPod("ns1", "a", "1")), enc.frame(t, watch.Added, testPod("ns1", "b", "2")), third[:cut])
+				evs, err := watchStream(t, enc.contentType, stream, nil)
+				require.Len(t, evs, 2, "cut=%d", cut)
+				assert.Equal(t, "b", podName(t, evs[1].Object))
+				assert.ErrorIs(t, err, ErrTruncatedFrame, "cut=%d", cut)
+				var fe *FrameError
+				require.ErrorAs(t, err, &fe)
+				assert.Equal(t, int64(len(stream)-cut), fe.Offset, "offset of the cut frame")
+			}
+		})
+	}
+}
+
+func TestWatchMalformedFrame(t *testing.T) {
+	jsonEnc, pbEnc := newWireEncoder(ContentTypeJSON), newWireEncoder(ContentTypeProtobuf)
+	goodJSON := jsonEnc.frame(t, watch.Added, testPod("ns1", "a", "1"))
+	goodPB := pbEnc.frame(t, watch.Added, testPod("ns1", "a", "1"))
+	pbFrame := func(payload []byte) []byte {
+		return binary.BigEndian.AppendUint32(nil, uint32(len(payload)))
+	}
+	badEnvelope := append(pbFrame([]byte{0xff, 0xff}), 0xff, 0xff)
+	cases := []struct {
+		name, contentType string
+		bad               []byte
+	}{
+		{"json syntax", ContentTypeJSON, []byte(`{"type":"ADDED","object":{"metadata":{"name":"x"}]}` + "\n")},
+		{"json not an object", ContentTypeJSON, []byte("[1,2]\n")},
+		{"json unknown event type", ContentTypeJSON, jsonEnc.rawFrame(t, "EXPLODED", jsonEnc.object(t, testPod("ns1", "b", "2")))},
+		{"json wrong field type", ContentTypeJSON, []byte(`{"type":"ADDED","object":{"metadata":"oops"}}` + "\n")},
+		{"json missing object", ContentTypeJSON, []byte(`{"type":"ADDED"}` + "\n")},
+		{"json duplicate type", ContentTypeJSON, []byte(`{"type":"ADDED","type":"DELETED","object":{}}` + "\n")},
+		{"protobuf broken envelope", ContentTypeProtobuf, badEnvelope},
+		{"protobuf unknown event type", ContentTypeProtobuf, pbEnc.rawFrame(t, "EXPLODED", pbEnc.object(t, testPod("ns1", "b", "2")))},
+		{"protobuf object without magic", ContentTypeProtobuf, pbEnc.rawFrame(t, "ADDED", []byte("not-k8s"))},
+		{"protobuf garbage object", ContentTypeProtobuf, pbEnc.rawFrame(t, "ADDED", append([]byte("k8s\x00"), 0x0a, 0x7f, 0x01))},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			good, ct := goodJSON, ContentTypeJSON
+			if tc.contentType == ContentTypeProtobuf {
+				good, ct = goodPB, pbEnc.contentType
+			}
+			// A good frame, the bad one, and a good one the watch must
+			// never reach: after a bad frame nothing can be trusted.
+			evs, err := watchStream(t, ct, concat(good, tc.bad, good), nil)
+			require.Len(t, evs, 2)
+			assert.Equal(t, "a", podName(t, evs[0].Object))
+			requireFrameErrorEvent(t, evs[1], "MalformedFrame")
+			assert.ErrorIs(t, err, ErrMalformedFrame)
+			var fe *FrameError
+			require.ErrorAs(t, err, &fe)
+			assert.Equal(t, int64(len(good)), fe.Offset)
+		})
+	}
+}
+
+func TestWatchOversizedFrame(t *testing.T) {
+	for _, mt := range mediaTypes {
+		t.Run(mt, func(t *testing.T) {
+			enc := newWireEncoder(mt)
+			small := enc.frame(t, watch.Added, testPod("ns1", "small", "1"))
+			bigPod := testPod("ns1", "big", "2")
+			bigPod.Annotations = map[string]string{"blob": strings.Repeat("x", 8<<10)}
+			big := enc.frame(t, watch.Added, bigPod)
+			// The limit counts the frame's payload: the JSON object without
+			// its trailing newline, the protobuf message without its 4-byte
+			// length prefix.
+			payload := func(frame []byte) int64 {
+				if mt == ContentTypeJSON {
+					return int64(len(bytes.TrimRight(frame, "\n")))
+				}
+				return int64(len(frame) - 4)
+			}
+
+			limit := payload(big) - 1
+			evs, err := watchStream(t, enc.contentType, concat(small, big, small), func(c *Config) { c.MaxFrameBytes = limit })
+			require.Len(t, evs, 2)
+			assert.Equal(t, "small", podName(t, evs[0].Object))
+			requireFrameErrorEvent(t, evs[1], "FrameTooLarge")
+			assert.ErrorIs(t, err, ErrFrameTooLarge)
+			var fe *FrameError
+			require.ErrorAs(t, err, &fe)
+			assert.Equal(t, int64(len(small)), fe.Offset)
+
+			// Exactly at the limit, the same stream decodes in full.
+			evs, err = watchStream(t, enc.contentType, concat(small, big, small), func(c *Config) { c.MaxFrameBytes = payload(big) })
+			require.NoError(t, err)
+			require.Len(t, evs, 3)
+			assert.Len(t, evs[1].Object.(*corev1.Pod).Annotations["blob"], 8<<10)
+		})
+	}
+}
+
+// A protobuf length prefix is checked before any byte of the frame is
+// read or allocated: a corrupt 4 GiB prefix costs nothing.
+func TestWatchProtobufHugeLengthPrefix(t *testing.T) {
+	stream := binary.BigEndian.AppendUint32(nil, 0xffffffff)
+	evs, err := watchStream(t, newWireEncoder(ContentTypeProtobuf).contentType, stream, nil)
+	require.Len(t, evs, 1)
+	requireFrameErrorEvent(t, evs[0], "FrameTooLarge")
+	var fe *FrameError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, int64(0xffffffff), fe.Size)
+}
+
+func TestFrameLimiterCountsFromFrameStart(t *testing.T) {
+	l := &frameLimiter{r: strings.NewReader(strings.Repeat("a", 100)), max: 10}
+	buf := make([]byte, 64)
+	n, err := l.Read(buf)
+	require.NoError(t, err)
+	assert.Equal(t, 10, n, "never more than max past the frame start")
+	_, err = l.Read(buf)
+	assert.True(t, errors.Is(err, ErrFrameTooLarge))
+	l.startFrame(8) // the decoder consumed 8 bytes: 2 are buffered, 8 more allowed
+	n, err = l.Read(buf)
+	require.NoError(t, err)
+	assert.Equal(t, 8, n)
+}
+
+func TestReadVarint(t *testing.T) {
+	cases := []struct {
+		in    []byte
+		v     uint64
+		n     int
+		label string
+	}{
+		{[]byte{0x00}, 0, 1, "zero"},
+		{[]byte{0x96, 0x01}, 150, 2, "two bytes"},
+		{[]byte{0x96}, 0, 0, "truncated"},
+		{bytes.Repeat([]byte{0x80}, 11), 0, -1, "too long"},
+	}
+	for _, tc := range cases {
+		v, n := readVarint(tc.in)
+		assert.Equal(t, tc.v, v, tc.label)
+		assert.Equal(t, tc.n, n, tc.label)
+	}
+}
+
+// Bad frames must never panic the decoder, whatever the bytes.
+func FuzzProtobufEventDecoder(f *testing.F) {
+	enc := newWireEncoder(ContentTypeProtobuf)
+	f.Add(enc.frame(f, watch.Added, testPod("ns", "a", "1")))
+	f.Add([]byte{0, 0, 0, 2, 0x0a, 0xff})
+	tgt, err := newTarget(NewScheme(), podsGVR, "", false)
+	require.NoError(f, err)
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		d := newProtobufEventDecoder(bytes.NewReader(stream), 1<<20, tgt)
+		for range 100 {
+			if _, err := d.Next(); err != nil {
+				return
+			}
+		}
+	})
+}
+
+func FuzzJSONEventDecoder(f *testing.F) {
+	enc := newWireEncoder(ContentTypeJSON)
+	f.Add(enc.frame(f, watch.Added, testPod("ns", "a", "1")))
+	f.Add([]byte(`{"object":{},"type":"ERROR"}`))
+	tgt, err := newTarget(NewScheme(), podsGVR, "", false)
+	require.NoError(f, err)
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		d := newJSONEventDecoder(bytes.NewReader(stream), 1<<20, tgt)
+		for range 100 {
+			if _, err := d.Next(); err != nil {
+				return
+			}
+		}
+	})
+}
+
+// Status bodies, with or without a Status, with or without Retry-After.
+func TestErrorResponses(t *testing.T) {
+	jsonEnc, pbEnc := newWireEncoder(ContentTypeJSON), newWireEncoder(ContentTypeProtobuf)
+	expired := &metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"}
+	forbidden := &metav1.Status{Status: metav1.StatusFailure, Code: 403, Reason: metav1.StatusReasonForbidden, Message: "pods is forbidden"}
+	throttled := &metav1.Status{Status: metav1.StatusFailure, Code: 429, Reason: metav1.StatusReasonTooManyRequests, Message: "slow down"}
+	cases := []struct {
+		name        string
+		code        int
+		contentType string
+		body        []byte
+		retryAfter  string
+		check       func(error) bool
+		delay       int
+	}{
+		{"410 Status JSON", 410, ContentTypeJSON, jsonEnc.object(t, expired), "", apierrors.IsResourceExpired, 0},
+		{"403 Status protobuf", 403, ContentTypeProtobuf, pbEnc.object(t, forbidden), "", apierrors.IsForbidden, 0},
+		{"429 Status with Retry-After", 429, ContentTypeJSON, jsonEnc.object(t, throttled), "7", apierrors.IsTooManyRequests, 7},
+		{"429 without body", 429, "", nil, "3", apierrors.IsTooManyRequests, 3},
+		{"410 without body", 410, "", nil, "", apierrors.IsGone, 0},
+		{"500 HTML page", 500, "text/html", []byte("<html>oops</html>"), "", apierrors.IsInternalError, 0},
+		{"503 JSON that is not a Status", 503, ContentTypeJSON, []byte(`{"kind":"Pod"}`), "1", apierrors.IsServiceUnavailable, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+				if tc.retryAfter != "" {
+					w.Header().Set("Retry-After", tc.retryAfter)
+				}
+				serveBody(tc.contentType, tc.code, tc.body)(w, r)
+			})
+			lw := newTestLW(t, ts, Options{}, nil)
+			for _, verb := range []string{"list", "watch"} {
+				var err error
+				if verb == "list" {
+					_, err = lw.List(context.Background(), metav1.ListOptions{})
+				} else {
+					_, err = lw.Watch(context.Background(), metav1.ListOptions{})
+				}
+				require.Error(t, err)
+				assert.True(t, tc.check(err), "%s: %v", verb, err)
+				var se *apierrors.StatusError
+				require.ErrorAs(t, err, &se)
+				assert.EqualValues(t, tc.code, se.Status().Code)
+				delay, ok := apierrors.SuggestsClientDelay(err)
+				assert.Equal(t, tc.delay > 0, ok, verb)
+				assert.Equal(t, tc.delay, delay, verb)
+			}
+		})
+	}
+}
