@@ -1,0 +1,150 @@
+package fakeapi
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const podJSON = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`
+
+func TestHTTPCreateGetUpdateDelete(t *testing.T) {
+	srv := startServer(t, Options{})
+	base := srv.URL() + "/api/v1/namespaces/default/pods"
+
+	code, body, _ := do(t, http.MethodPost, base, mediaJSON, podJSON)
+	require.Equal(t, http.StatusCreated, code, "%s", body)
+	created := decodeJSON(t, body).(*corev1.Pod)
+	require.Equal(t, "default", created.Namespace, "namespace comes from the URL")
+	require.Equal(t, "1", created.ResourceVersion)
+	require.NotEmpty(t, created.UID)
+
+	code, body, _ = do(t, http.MethodPost, base, mediaJSON, podJSON)
+	require.Equal(t, http.StatusConflict, code)
+	require.Equal(t, metav1.StatusReasonAlreadyExists, decodeStatus(t, body).Reason)
+
+	code, body, _ = do(t, http.MethodGet, base+"/web", "", "")
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, "web", decodeJSON(t, body).(*corev1.Pod).Name)
+
+	stale := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","resourceVersion":"42"}}`
+	code, body, _ = do(t, http.MethodPut, base+"/web", mediaJSON, stale)
+	require.Equal(t, http.StatusConflict, code)
+	st := decodeStatus(t, body)
+	require.Equal(t, metav1.StatusReasonConflict, st.Reason)
+	require.Contains(t, st.Message, "the object has been modified")
+
+	update := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","resourceVersion":"1","labels":{"app":"v2"}},"status":{"phase":"Running"}}`
+	code, body, _ = do(t, http.MethodPut, base+"/web", mediaJSON, update)
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	updated := decodeJSON(t, body).(*corev1.Pod)
+	require.Equal(t, "v2", updated.Labels["app"])
+	require.Equal(t, "2", updated.ResourceVersion)
+	require.Empty(t, updated.Status.Phase, "a PUT on the object keeps the stored status")
+
+	status := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web"},"status":{"phase":"Running"}}`
+	code, body, _ = do(t, http.MethodPut, base+"/web/status", mediaJSON, status)
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	require.Equal(t, corev1.PodRunning, decodeJSON(t, body).(*corev1.Pod).Status.Phase)
+	require.Equal(t, "v2", decodeJSON(t, body).(*corev1.Pod).Labels["app"], "a /status write keeps the rest")
+
+	code, body, _ = do(t, http.MethodDelete, base+"/web", mediaJSON, `{"preconditions":{"resourceVersion":"1"}}`)
+	require.Equal(t, http.StatusConflict, code, "%s", body)
+	code, _, _ = do(t, http.MethodDelete, base+"/web", "", "")
+	require.Equal(t, http.StatusOK, code)
+	code, body, _ = do(t, http.MethodGet, base+"/web", "", "")
+	require.Equal(t, http.StatusNotFound, code)
+	st = decodeStatus(t, body)
+	require.Equal(t, metav1.StatusReasonNotFound, st.Reason)
+	require.Equal(t, `pods "web" not found`, st.Message)
+}
+
+func TestHTTPMergePatch(t *testing.T) {
+	srv := startServer(t, Options{})
+	_, err := srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p",
+		Labels: map[string]string{"keep": "1", "drop": "1"}}})
+	require.NoError(t, err)
+	url := srv.URL() + "/api/v1/namespaces/ns/pods/p"
+
+	code, body, _ := do(t, http.MethodPatch, url, mediaMerge, `{"metadata":{"labels":{"drop":null,"new":"2"}}}`)
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	p := decodeJSON(t, body).(*corev1.Pod)
+	require.Equal(t, map[string]string{"keep": "1", "new": "2"}, p.Labels)
+	require.Equal(t, "2", p.ResourceVersion)
+
+	code, body, _ = do(t, http.MethodPatch, url, mediaMerge, `{"metadata":{"resourceVersion":"1","labels":{"x":"y"}}}`)
+	require.Equal(t, http.StatusConflict, code, "a resourceVersion in the patch is a precondition: %s", body)
+
+	code, _, _ = do(t, http.MethodPatch, url, "application/strategic-merge-patch+json", `{}`)
+	require.Equal(t, http.StatusUnsupportedMediaType, code)
+	code, _, _ = do(t, http.MethodPatch, url, mediaMerge, `[1,2]`)
+	require.Equal(t, http.StatusBadRequest, code)
+	code, _, _ = do(t, http.MethodPatch, url+"x", mediaMerge, `{}`)
+	require.Equal(t, http.StatusNotFound, code)
+}
+
+func TestHTTPErrorsAreStatuses(t *testing.T) {
+	srv := startServer(t, Options{})
+	base := srv.URL()
+	cases := []struct {
+		name, method, path, contentType, body string
+		code                                  int
+		reason                                metav1.StatusReason
+	}{
+		{"invalid name", "POST", "/api/v1/namespaces/ns/pods", mediaJSON, `{"metadata":{"name":"Bad_Name"}}`, 422, metav1.StatusReasonInvalid},
+		{"bad json", "POST", "/api/v1/namespaces/ns/pods", mediaJSON, `{"metadata":`, 400, metav1.StatusReasonBadRequest},
+		{"wrong kind", "POST", "/api/v1/namespaces/ns/pods", mediaJSON, `{"apiVersion":"v1","kind":"Service","metadata":{"name":"a"}}`, 400, metav1.StatusReasonBadRequest},
+		{"namespace mismatch", "POST", "/api/v1/namespaces/ns/pods", mediaJSON, `{"metadata":{"name":"a","namespace":"other"}}`, 400, metav1.StatusReasonBadRequest},
+		{"name mismatch", "PUT", "/api/v1/namespaces/ns/pods/a", mediaJSON, `{"metadata":{"name":"b"}}`, 400, metav1.StatusReasonBadRequest},
+		{"unknown content type", "POST", "/api/v1/namespaces/ns/pods", "text/plain", `x`, 415, metav1.StatusReasonUnsupportedMediaType},
+		{"unknown resource", "GET", "/api/v1/widgets", "", "", 404, metav1.StatusReasonNotFound},
+		{"unknown group", "GET", "/apis/nope/v1/things", "", "", 404, metav1.StatusReasonNotFound},
+		{"namespaced object without namespace", "GET", "/api/v1/pods/a", "", "", 404, metav1.StatusReasonNotFound},
+		{"cluster object under namespace", "GET", "/api/v1/namespaces/ns/nodes", "", "", 404, metav1.StatusReasonNotFound},
+		{"create on all namespaces", "POST", "/api/v1/pods", mediaJSON, `{}`, 405, metav1.StatusReasonMethodNotAllowed},
+		{"bad label selector", "GET", "/api/v1/pods?labelSelector=a%3D%3D%3Db", "", "", 400, metav1.StatusReasonBadRequest},
+		{"unsupported field", "GET", "/api/v1/services?fieldSelector=spec.nodeName%3Dx", "", "", 400, metav1.StatusReasonBadRequest},
+		{"bad resourceVersion", "GET", "/api/v1/pods?resourceVersion=abc", "", "", 400, metav1.StatusReasonBadRequest},
+		{"match without rv", "GET", "/api/v1/pods?resourceVersionMatch=Exact", "", "", 422, metav1.StatusReasonInvalid},
+		{"initial events on list", "GET", "/api/v1/pods?sendInitialEvents=true", "", "", 422, metav1.StatusReasonInvalid},
+		{"bad continue", "GET", "/api/v1/pods?continue=not-a-token!", "", "", 400, metav1.StatusReasonBadRequest},
+		{"continue with rv", "GET", "/api/v1/pods?continue=abc&resourceVersion=1", "", "", 400, metav1.StatusReasonBadRequest},
+		{"unknown subresource", "GET", "/api/v1/namespaces/ns/pods/a/exec", "", "", 404, metav1.StatusReasonNotFound},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, body, _ := do(t, tc.method, base+tc.path, tc.contentType, tc.body)
+			require.Equal(t, tc.code, code, "%s", body)
+			st := decodeStatus(t, body)
+			require.Equal(t, tc.reason, st.Reason, "%s", body)
+			require.Equal(t, int32(tc.code), st.Code)
+			require.Equal(t, metav1.StatusFailure, st.Status)
+		})
+	}
+}
+
+func TestGoAPIReturnsCopies(t *testing.T) {
+	srv := startServer(t, Options{})
+	in := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}}
+	out, err := srv.Create(in)
+	require.NoError(t, err)
+	require.Empty(t, in.ResourceVersion, "the caller's object is not modified")
+	out.(*corev1.Pod).Labels = map[string]string{"mutated": "yes"}
+	objs, err := srv.Objects(corev1.SchemeGroupVersion.WithResource("pods"))
+	require.NoError(t, err)
+	require.Len(t, objs, 1)
+	require.Empty(t, objs[0].(*corev1.Pod).Labels, "mutating a returned object does not touch the store")
+
+	_, err = srv.Create(&metav1.Status{})
+	require.ErrorIs(t, err, ErrNotServed)
+	require.NoError(t, srv.Delete(in))
+	require.Equal(t, uint64(2), srv.ResourceVersion())
+	writes := srv.Writes()
+	require.Len(t, writes, 2)
+	require.Equal(t, "ADDED", string(writes[0].Type))
+	require.Equal(t, "DELETED", string(writes[1].Type))
+	require.Equal(t, "a", writes[1].Name)
+}

@@ -1,0 +1,57 @@
+package fakeapi
+
+import (
+	"bufio"
+	"encoding/binary"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// These tests look at raw bytes, to pin the framing clients rely on.
+
+func TestWatchJSONWireFormat(t *testing.T) {
+	srv := startServer(t, Options{})
+	seedNamed(t, srv, "ns", "a")
+	resp, err := http.Get(podsURL(srv) + "?watch=true&resourceVersion=0&timeoutSeconds=1")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	require.Equal(t, []string{"chunked"}, resp.TransferEncoding)
+
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(line, `{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"ns"`), line)
+}
+
+func TestWatchProtobufWireFormat(t *testing.T) {
+	srv := startServer(t, Options{})
+	seedNamed(t, srv, "ns", "a")
+	req, err := http.NewRequest(http.MethodGet, podsURL(srv)+"?watch=true&resourceVersion=0&timeoutSeconds=1", nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", mediaProtobuf)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, "application/vnd.kubernetes.protobuf;stream=watch", resp.Header.Get("Content-Type"))
+
+	// A frame is a 4-byte big-endian length, then a raw (unenveloped)
+	// protobuf WatchEvent whose object is an enveloped ("k8s\x00") Pod.
+	var size uint32
+	require.NoError(t, binary.Read(resp.Body, binary.BigEndian, &size))
+	frame := make([]byte, size)
+	_, err = io.ReadFull(resp.Body, frame)
+	require.NoError(t, err)
+	var ev metav1.WatchEvent
+	require.NoError(t, ev.Unmarshal(frame))
+	require.Equal(t, "ADDED", ev.Type)
+	require.True(t, strings.HasPrefix(string(ev.Object.Raw), "k8s\x00"), "embedded object has the protobuf envelope")
+	obj := decodeJSON(t, ev.Object.Raw) // the universal deserializer also reads protobuf
+	require.Equal(t, "a", obj.(*corev1.Pod).Name)
+}
