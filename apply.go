@@ -1,0 +1,145 @@
+package informer
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/seed31a95821/informer/deltafifo"
+	"github.com/seed31a95821/informer/processor"
+)
+
+// apply is the heart of the informer: it makes the cache agree with a batch of
+// deltas and tells the handlers what changed, in that order, so that a handler
+// reading the lister always sees at least the state it is being told about.
+func (s *SharedInformer[T]) apply(b deltafifo.Batch) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b.Relist {
+		s.applyRelist(b)
+	} else {
+		for _, it := range b.Items {
+			s.applyItem(it)
+		}
+	}
+	if b.ResourceVersion != "" {
+		s.idx.SetResourceVersion(b.ResourceVersion)
+	}
+	return nil
+}
+
+// applyItem applies one key's deltas, oldest first.
+func (s *SharedInformer[T]) applyItem(it deltafifo.Item) {
+	for _, d := range it.Deltas {
+		if !s.typeOK(it.Key, d.Object) {
+			continue
+		}
+		if d.Type == deltafifo.Deleted {
+			s.applyDelete(it.Key, d)
+			continue
+		}
+		s.applyUpsert(it.Key, d, it.InInitialList)
+	}
+}
+
+// applyUpsert handles Added, Updated, Replaced and Sync: whichever the delta
+// says, what the handlers hear depends only on whether the cache already had
+// the object.
+func (s *SharedInformer[T]) applyUpsert(key string, d deltafifo.Delta, initial bool) {
+	old, exists := s.idx.Get(key)
+	if !exists {
+		if err := s.idx.Add(key, d.Object); err != nil {
+			s.report(fmt.Errorf("informer %s: cache %q: %w", s.opts.Name, key, err))
+			return
+		}
+		s.proc.Distribute(processor.Notification{Type: processor.Add, Key: key, Object: d.Object, InInitialList: initial}, false)
+		return
+	}
+	if err := s.idx.Update(key, d.Object); err != nil {
+		s.report(fmt.Errorf("informer %s: cache %q: %w", s.opts.Name, key, err))
+		return
+	}
+	s.proc.Distribute(processor.Notification{Type: processor.Update, Key: key, Object: d.Object, Old: old}, isResync(d, old))
+}
+
+// isResync tells a change from a re-delivery. A Sync delta is a periodic
+// resync; a Replaced delta whose object has the resourceVersion the cache
+// already holds is a relist that found nothing new. Both go only to the
+// handlers whose resync period is due, which spares every other handler a
+// storm of no-op updates after each relist.
+func isResync(d deltafifo.Delta, old runtime.Object) bool {
+	switch d.Type {
+	case deltafifo.Sync:
+		return true
+	case deltafifo.Replaced:
+		return sameResourceVersion(old, d.Object)
+	default:
+		return false
+	}
+}
+
+func sameResourceVersion(a, b runtime.Object) bool {
+	am, errA := meta.Accessor(a)
+	bm, errB := meta.Accessor(b)
+	if errA != nil || errB != nil {
+		return false
+	}
+	rv := am.GetResourceVersion()
+	return rv != "" && rv == bm.GetResourceVersion()
+}
+
+func (s *SharedInformer[T]) applyDelete(key string, d deltafifo.Delta) {
+	if err := s.idx.Delete(key); err != nil {
+		s.report(fmt.Errorf("informer %s: uncache %q: %w", s.opts.Name, key, err))
+		return
+	}
+	s.proc.Distribute(processor.Notification{Type: processor.Delete, Key: key, Object: d.Object, FinalStateUnknown: d.FinalStateUnknown}, false)
+}
+
+// applyRelist swaps a whole relist into the cache at once. The queue puts the
+// inferred deletions first; the new state is every listed object. After the
+// swap, handlers hear the deletions, then the adds and updates.
+func (s *SharedInformer[T]) applyRelist(b deltafifo.Batch) {
+	next := make(map[string]runtime.Object, len(b.Items))
+	var notes []processor.Notification
+	var syncs []bool
+	for _, it := range b.Items {
+		d := it.Deltas[len(it.Deltas)-1] // a relist carries one delta a key
+		if !s.typeOK(it.Key, d.Object) {
+			continue
+		}
+		old, existed := s.idx.Get(it.Key)
+		switch {
+		case d.Type == deltafifo.Deleted:
+			notes = append(notes, processor.Notification{Type: processor.Delete, Key: it.Key, Object: d.Object, FinalStateUnknown: d.FinalStateUnknown})
+			syncs = append(syncs, false)
+		case existed:
+			next[it.Key] = d.Object
+			notes = append(notes, processor.Notification{Type: processor.Update, Key: it.Key, Object: d.Object, Old: old})
+			syncs = append(syncs, isResync(d, old))
+		default:
+			next[it.Key] = d.Object
+			notes = append(notes, processor.Notification{Type: processor.Add, Key: it.Key, Object: d.Object, InInitialList: it.InInitialList})
+			syncs = append(syncs, false)
+		}
+	}
+	if err := s.idx.Replace(next, b.ResourceVersion); err != nil {
+		s.report(fmt.Errorf("informer %s: relist: %w", s.opts.Name, err))
+		return
+	}
+	for i, n := range notes {
+		s.proc.Distribute(n, syncs[i])
+	}
+}
+
+// typeOK guards the cache against objects of the wrong type, which a
+// misbehaving server or a transform could produce: they are reported, never
+// stored, so every reader can rely on the cache holding only T.
+func (s *SharedInformer[T]) typeOK(key string, obj runtime.Object) bool {
+	if _, ok := obj.(T); ok {
+		return true
+	}
+	s.report(fmt.Errorf("informer %s: %q is a %T: %w", s.opts.Name, key, obj, ErrWrongType))
+	return false
+}

@@ -1,0 +1,46 @@
+// Package informer keeps an in-memory copy of Kubernetes objects current
+// with one watch per resource, and tells your code about every change.
+//
+// # Why an informer
+//
+// A controller that calls List in a loop costs the API server a full read
+// and serialisation on every call. A watch costs one request: the server
+// streams a small event each time an object changes. But a raw watch breaks,
+// needs a resume point, and says what changed without saying what exists. An
+// informer wraps it: it lists once, watches from the list's resourceVersion,
+// resumes after every break, and keeps a cache that answers reads with no
+// network at all.
+//
+// # The pipeline
+//
+// One SharedInformer wires five parts, each its own package:
+//
+//	API server --HTTP--> reflector --> deltafifo --> indexer   (the cache; lister reads it)
+//	                                        \------> processor --> your handlers
+//
+//   - reflector lists, then watches, and resumes from the last resourceVersion
+//     after any break; reflector/wire is its HTTP client.
+//   - deltafifo queues what changed, per object, in order.
+//   - indexer is the cache, with secondary indexes; lister is its typed,
+//     read-only face.
+//   - processor fans each change out to every handler, each on its own
+//     goroutine, so a slow one delays only itself.
+//
+// A Factory hands out one informer per resource type, so ten parts of a
+// program watching pods still make one watch.
+//
+// # Rules of the road
+//
+//   - Wait for the cache to sync before reading: an unsynced lister answers
+//     "not found" for objects that exist (Factory.WaitForCacheSync).
+//   - Never modify an object you got from a handler, a lister or the
+//     indexer: it is shared by every reader. DeepCopy, then write through the
+//     API server.
+//   - A resync re-delivers the cache to handlers; it does not re-read the
+//     server.
+//   - A factory's namespace and selectors filter on the server: its listers
+//     see only what matches.
+//
+// docs/ in the repository walks one event from the server to a handler and
+// lists the gotchas, each with a runnable example.
+package informer

@@ -1,0 +1,220 @@
+package informer_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"slices"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/seed31a95821/informer"
+	"github.com/seed31a95821/informer/fakeapi"
+	"github.com/seed31a95821/informer/reflector/wire"
+)
+
+func pod(ns, name string, labels map[string]string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels}}
+}
+
+// mustServe starts the in-process API server with the given objects. Examples
+// use it where a program would use a real cluster.
+func mustServe(objs ...runtime.Object) *fakeapi.Server {
+	srv, err := fakeapi.NewServer(fakeapi.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, o := range objs {
+		if _, err := srv.Create(o); err != nil {
+			log.Fatal(err)
+		}
+	}
+	return srv
+}
+
+// The classic first program: a factory, a pod informer, a wait for the cache,
+// then reads that never leave the process.
+func Example() {
+	srv := mustServe(pod("shop", "web-2", nil), pod("shop", "web-1", nil))
+	defer srv.Close()
+
+	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{})
+	pods, err := informer.For[*corev1.Pod](factory) // every caller shares this one watch
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	factory.Start(ctx)
+	defer factory.Shutdown() // stops every informer and waits for its goroutines
+
+	// Until the cache has synced, reads answer as if the cluster were empty.
+	if synced := factory.WaitForCacheSync(ctx); !synced["pods"] {
+		log.Fatal("pods did not sync")
+	}
+	keys := pods.Indexer().ListKeys() // the in-memory cache: no request is made
+	slices.Sort(keys)                 // the cache has no order
+	fmt.Println(keys)
+	// Output: [shop/web-1 shop/web-2]
+}
+
+// Handlers should only record which object changed: a worker then reads the
+// latest state from the lister. Here the "queue" is a channel. On delete the
+// object is always a *corev1.Pod, even when the informer missed the deletion
+// and learned of it from a relist: no tombstone to unwrap.
+func ExampleSharedInformer_AddEventHandler() {
+	srv := mustServe(pod("shop", "web-1", nil))
+	defer srv.Close()
+
+	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{})
+	pods, err := informer.For[*corev1.Pod](factory)
+	if err != nil {
+		log.Fatal(err)
+	}
+	queue := make(chan string, 16)
+	enqueue := func(p *corev1.Pod) { queue <- p.Namespace + "/" + p.Name }
+	reg, err := pods.AddEventHandler(informer.Handler[*corev1.Pod]{
+		OnAdd:    func(p *corev1.Pod, _ bool) { enqueue(p) },
+		OnUpdate: func(_, p *corev1.Pod) { enqueue(p) },
+		OnDelete: func(p *corev1.Pod, finalStateUnknown bool) { enqueue(p) },
+	}, informer.HandlerOptions{Name: "enqueue"})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	factory.Start(ctx)
+	defer factory.Shutdown()
+	// A registration syncs once its handler has seen the initial state.
+	if !informer.WaitForCacheSync(ctx, reg) {
+		log.Fatal("handler did not sync")
+	}
+	fmt.Println("initial:", <-queue)
+
+	if err := srv.Delete(pod("shop", "web-1", nil)); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("deleted:", <-queue)
+	// Output:
+	// initial: shop/web-1
+	// deleted: shop/web-1
+}
+
+// A factory scoped to one namespace and one label: the API server filters,
+// so the cache, and every lister of this factory, holds only what matches.
+func ExampleFactoryOptions_scoped() {
+	srv := mustServe(
+		pod("shop", "web-1", map[string]string{"app": "web"}),
+		pod("shop", "db-1", map[string]string{"app": "db"}),
+		pod("blog", "web-1", map[string]string{"app": "web"}),
+	)
+	defer srv.Close()
+
+	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{
+		Namespace:     "shop",
+		LabelSelector: "app=web",
+	})
+	pods, err := informer.For[*corev1.Pod](factory)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	factory.Start(ctx)
+	defer factory.Shutdown()
+	factory.WaitForCacheSync(ctx)
+
+	all, err := pods.Lister().List(labels.Everything())
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range all {
+		fmt.Println(p.Namespace + "/" + p.Name)
+	}
+	// Output: shop/web-1
+}
+
+// Reads come from the lister, which returns the cache's own object, shared
+// with every other reader. To change it: DeepCopy, modify the copy, and write
+// it through the API server. The cache catches up from the watch.
+func ExampleSharedInformer_Lister() {
+	srv := mustServe(pod("shop", "web-1", nil))
+	defer srv.Close()
+
+	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{})
+	pods, err := informer.For[*corev1.Pod](factory)
+	if err != nil {
+		log.Fatal(err)
+	}
+	updated := make(chan *corev1.Pod, 1)
+	if _, err := pods.AddEventHandler(informer.Handler[*corev1.Pod]{
+		OnUpdate: func(_, p *corev1.Pod) { updated <- p },
+	}, informer.HandlerOptions{}); err != nil {
+		log.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	factory.Start(ctx)
+	defer factory.Shutdown()
+	factory.WaitForCacheSync(ctx)
+
+	cached, err := pods.Lister().Namespace("shop").Get("web-1")
+	if err != nil {
+		log.Fatal(err)
+	}
+	p := cached.DeepCopy() // never write through the cached pointer
+	p.Labels = map[string]string{"tier": "front"}
+	if _, err := srv.Update(p); err != nil { // a program would PUT it to its cluster
+		log.Fatal(err)
+	}
+	fmt.Println("cache now says:", (<-updated).Labels["tier"])
+	fmt.Println("the object we read is unchanged:", cached.Labels["tier"] == "")
+	// Output:
+	// cache now says: front
+	// the object we read is unchanged: true
+}
+
+// One factory serves any number of types, each with its own single watch.
+func ExampleFor() {
+	srv := mustServe(
+		pod("shop", "web-1", nil),
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}},
+		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}},
+	)
+	defer srv.Close()
+
+	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{})
+	deployments, err := informer.For[*appsv1.Deployment](factory)
+	if err != nil {
+		log.Fatal(err)
+	}
+	services, err := informer.For[*corev1.Service](factory)
+	if err != nil {
+		log.Fatal(err)
+	}
+	pods, err := informer.For[*corev1.Pod](factory)
+	if err != nil {
+		log.Fatal(err)
+	}
+	again, _ := informer.For[*corev1.Pod](factory)
+	fmt.Println("same pod informer:", again == pods)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	factory.Start(ctx)
+	defer factory.Shutdown()
+	synced := factory.WaitForCacheSync(ctx)
+	fmt.Println("synced:", synced["deployments.apps"], synced["services"], synced["pods"])
+	fmt.Println(deployments.Indexer().ListKeys(), services.Indexer().ListKeys(), pods.Indexer().ListKeys())
+	// Output:
+	// same pod informer: true
+	// synced: true true true
+	// [shop/web] [shop/web] [shop/web-1]
+}

@@ -1,0 +1,204 @@
+package informer
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/seed31a95821/informer/reflector"
+	"github.com/seed31a95821/informer/reflector/wire"
+)
+
+// FactoryOptions scope and tune every informer a Factory makes. The zero
+// value watches every namespace with no selector.
+type FactoryOptions struct {
+	// Namespace limits namespaced resources to one namespace; "" means all.
+	// Cluster-scoped resources ignore it.
+	Namespace string
+	// LabelSelector and FieldSelector are passed to the API server, which
+	// filters before sending: the cache holds only matching objects, and so
+	// does every lister of this factory.
+	LabelSelector string
+	FieldSelector string
+	// Scheme maps Go types to kinds and decodes the wire. Nil means
+	// NewScheme().
+	Scheme *runtime.Scheme
+	// Resources override how a kind maps to its resource; see Resource.
+	Resources []Resource
+	// Informer is the template for every informer's Options. Name and
+	// Resource are filled in per informer.
+	Informer Options
+	// ListerWatcher builds the client for one resource. Nil means the HTTP
+	// client of reflector/wire, configured by the factory's wire.Config.
+	// Tests and benchmarks use it to feed informers from memory.
+	ListerWatcher func(r Resource, metadataOnly bool) (reflector.ListerWatcher, error)
+}
+
+// Factory hands out one SharedInformer, and so one watch, per resource type:
+// every caller asking for pods gets the same informer. It is safe for
+// concurrent use.
+//
+// Unlike client-go's factory, an informer requested after Start is started
+// at once, so the order of calls cannot leave one silently idle.
+type Factory struct {
+	cfg  wire.Config
+	opts FactoryOptions
+
+	mu        sync.Mutex         // guards informers, ctx, cancel and shutdown
+	informers map[string]runner  // by resource name, see informerKey
+	ctx       context.Context    // set by Start: the context informers run under
+	cancel    context.CancelFunc // stops every informer; set by Start
+	shutdown  bool
+	wg        sync.WaitGroup // one count per running informer
+}
+
+// runner is what the factory needs of a SharedInformer[T] of any T.
+type runner interface {
+	Run(ctx context.Context) error
+	Synced() <-chan struct{}
+}
+
+// NewFactory returns a factory whose informers talk to the API server that
+// cfg describes.
+func NewFactory(cfg wire.Config, opts FactoryOptions) *Factory {
+	if opts.Scheme == nil {
+		opts.Scheme = NewScheme()
+	}
+	return &Factory{cfg: cfg, opts: opts, informers: map[string]runner{}}
+}
+
+// For returns the factory's informer for objects of type T, such as
+// *corev1.Pod, creating it on first use.
+func For[T runtime.Object](f *Factory) (*SharedInformer[T], error) {
+	obj, err := newObject[T]()
+	if err != nil {
+		return nil, err
+	}
+	r, err := resourceFor(f.opts.Scheme, obj, f.opts.Resources)
+	if err != nil {
+		return nil, err
+	}
+	return informerFor[T](f, r, false)
+}
+
+// ForMetadata returns the factory's metadata-only informer for a resource: it
+// caches *metav1.PartialObjectMetadata (names, labels, annotations, owners)
+// instead of whole objects, for programs that need no more. The server does
+// the trimming, so the memory saved is also bandwidth saved.
+func ForMetadata(f *Factory, gvr schema.GroupVersionResource, clusterScoped bool) (*SharedInformer[*metav1.PartialObjectMetadata], error) {
+	r := Resource{Kind: gvr.GroupVersion().WithKind("PartialObjectMetadata"), Plural: gvr.Resource, ClusterScoped: clusterScoped}
+	return informerFor[*metav1.PartialObjectMetadata](f, r, true)
+}
+
+func informerFor[T runtime.Object](f *Factory, r Resource, metadataOnly bool) (*SharedInformer[T], error) {
+	key := informerKey(r, metadataOnly)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.shutdown {
+		return nil, ErrFactoryShutDown
+	}
+	if existing, ok := f.informers[key]; ok {
+		inf, ok := existing.(*SharedInformer[T])
+		if !ok {
+			return nil, fmt.Errorf("informer: %s is already served as %T: %w", key, existing, ErrWrongType)
+		}
+		return inf, nil
+	}
+	lw, err := f.listerWatcher(r, metadataOnly)
+	if err != nil {
+		return nil, fmt.Errorf("informer: %s: %w", key, err)
+	}
+	opts := f.opts.Informer
+	opts.Name = key
+	opts.Resource = r.GVR().GroupResource()
+	inf := New[T](lw, opts)
+	f.informers[key] = inf
+	if f.ctx != nil {
+		f.startLocked(inf)
+	}
+	return inf, nil
+}
+
+func informerKey(r Resource, metadataOnly bool) string {
+	key := r.GVR().GroupResource().String()
+	if metadataOnly {
+		key += " (metadata)"
+	}
+	return key
+}
+
+func (f *Factory) listerWatcher(r Resource, metadataOnly bool) (reflector.ListerWatcher, error) {
+	if f.opts.ListerWatcher != nil {
+		return f.opts.ListerWatcher(r, metadataOnly)
+	}
+	ns := f.opts.Namespace
+	if r.ClusterScoped {
+		ns = ""
+	}
+	return wire.New(f.cfg, r.GVR(), wire.Options{
+		Namespace:     ns,
+		LabelSelector: f.opts.LabelSelector,
+		FieldSelector: f.opts.FieldSelector,
+		Scheme:        f.opts.Scheme,
+		MetadataOnly:  metadataOnly,
+	})
+}
+
+// Start runs every informer requested so far, and every one requested later,
+// until ctx is done or Shutdown is called. It returns at once. Calling it
+// again has no effect.
+func (f *Factory) Start(ctx context.Context) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ctx != nil || f.shutdown {
+		return
+	}
+	f.ctx, f.cancel = context.WithCancel(ctx)
+	for _, inf := range f.informers {
+		f.startLocked(inf)
+	}
+}
+
+func (f *Factory) startLocked(inf runner) {
+	ctx := f.ctx
+	f.wg.Go(func() { _ = inf.Run(ctx) })
+}
+
+// WaitForCacheSync blocks until every informer requested so far has synced,
+// or ctx is done. It reports, by resource name, which ones synced. It waits on
+// channels, never polling.
+func (f *Factory) WaitForCacheSync(ctx context.Context) map[string]bool {
+	f.mu.Lock()
+	waiting := make(map[string]runner, len(f.informers))
+	for k, inf := range f.informers {
+		waiting[k] = inf
+	}
+	f.mu.Unlock()
+
+	result := make(map[string]bool, len(waiting))
+	for k, inf := range waiting {
+		select {
+		case <-inf.Synced():
+			result[k] = true
+		case <-ctx.Done():
+			result[k] = false
+		}
+	}
+	return result
+}
+
+// Shutdown stops every informer the factory started and waits until all
+// their goroutines have returned. The factory hands out no informer after it.
+func (f *Factory) Shutdown() {
+	f.mu.Lock()
+	f.shutdown = true
+	if f.cancel != nil {
+		f.cancel()
+	}
+	f.mu.Unlock()
+	f.wg.Wait()
+}

@@ -1,0 +1,259 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/seed31a95821/informer/deltafifo"
+	"github.com/seed31a95821/informer/indexer"
+	"github.com/seed31a95821/informer/lister"
+	"github.com/seed31a95821/informer/processor"
+	"github.com/seed31a95821/informer/reflector"
+)
+
+// Options configure a SharedInformer. The zero value is ready to use.
+type Options struct {
+	// Name labels the informer in errors and statistics, for example "pods".
+	Name string
+	// Resource names the resource in the lister's NotFound errors.
+	Resource schema.GroupResource
+	// Indexers are extra secondary indexes, on top of the namespace and label
+	// indexes every informer has. More can be added later with AddIndexers.
+	Indexers indexer.Indexers
+	// Transform rewrites each object once, as it enters the queue and before
+	// it is cached: a place to drop fields the program never reads (see
+	// StripManagedFields). It must return an object of the same type.
+	Transform func(runtime.Object) (runtime.Object, error)
+	// AtomicRelist makes a relist land in the cache as one swap: readers see
+	// either the old state or the new one, never a mixture, and handlers hear
+	// about the deletions first. The default applies a relist key by key, as
+	// client-go does.
+	AtomicRelist bool
+	// CopyOnRead makes the lister deep-copy every object it returns: safer,
+	// and slower. Off by default, as in client-go.
+	CopyOnRead bool
+	// OnError receives every error the informer recovers from: watch
+	// failures, objects it could not cache, handler panics. The informer keeps
+	// running after each. Nil discards them.
+	OnError func(error)
+	// Reflector tunes the list-and-watch machinery: page size, backoff,
+	// WatchList, the watchdog, the clock. Its ExpectedType, ResyncPeriod,
+	// ShouldResync and OnError are set by the informer.
+	Reflector reflector.Options
+}
+
+// resyncTick is how often the informer asks its handlers whether any of them
+// is due for a resync. It is also the finest resync period a handler can ask
+// for, which is why the processor raises shorter periods to one second.
+const resyncTick = time.Second
+
+// SharedInformer keeps an in-memory copy of one resource, kept current by a
+// single list-and-watch, and tells any number of handlers about every change.
+//
+// It wires the pipeline: reflector -> deltafifo.Queue -> indexer.Indexer and
+// processor.Processor. It is safe for concurrent use. Objects it hands out,
+// through handlers, the lister or the indexer, are shared with every other
+// reader: never modify them.
+type SharedInformer[T runtime.Object] struct {
+	opts  Options
+	idx   *indexer.Indexer
+	queue *deltafifo.Queue
+	proc  *processor.Processor
+	refl  *reflector.Reflector
+
+	// mu is held while a batch of deltas is applied to the cache and
+	// distributed, and while a handler is added. That is what makes the
+	// snapshot a late handler replays agree exactly with the stream it
+	// receives afterwards: no change can fall between the two.
+	mu sync.Mutex
+
+	synced     chan struct{} // closed once the first full state is cached
+	syncedOnce sync.Once
+
+	runMu   sync.Mutex // guards running
+	running bool       // Run may be called only once
+}
+
+// New builds a SharedInformer that lists and watches through lw. Nothing
+// happens until Run.
+func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInformer[T] {
+	s := &SharedInformer[T]{opts: opts, synced: make(chan struct{})}
+	s.idx = indexer.New(opts.Indexers)
+	s.queue = deltafifo.New(deltafifo.Options{
+		KnownObjects:  s.idx,
+		Transform:     opts.Transform,
+		AtomicReplace: opts.AtomicRelist,
+	})
+	s.proc = processor.New(processor.Options{OnError: s.report, Now: nowOf(opts.Reflector.Clock)})
+
+	ro := opts.Reflector
+	if ro.Name == "" {
+		ro.Name = opts.Name
+	}
+	if proto, err := newObject[T](); err == nil {
+		ro.ExpectedType = proto
+	}
+	if ro.Clock == nil {
+		ro.Clock = reflector.RealClock{}
+	}
+	clock := ro.Clock
+	ro.ResyncPeriod = resyncTick
+	ro.ShouldResync = func() bool { return s.proc.ShouldResync(clock.Now()) }
+	ro.OnError = s.report
+	s.refl = reflector.New(lw, syncWatchingStore{Queue: s.queue, informer: s.markSyncedIfReady}, ro)
+	return s
+}
+
+// Run starts the pipeline and blocks until ctx is done and every goroutine
+// the informer started has stopped. It may be called once; a second call
+// returns ErrAlreadyRunning.
+func (s *SharedInformer[T]) Run(ctx context.Context) error {
+	s.runMu.Lock()
+	if s.running {
+		s.runMu.Unlock()
+		return ErrAlreadyRunning
+	}
+	s.running = true
+	s.runMu.Unlock()
+
+	var wg sync.WaitGroup
+	wg.Go(func() { s.proc.Run(ctx) })
+	wg.Go(func() { s.consume(ctx) })
+	wg.Go(func() {
+		if err := s.refl.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			s.report(fmt.Errorf("informer %s: reflector stopped: %w", s.opts.Name, err))
+		}
+	})
+	<-ctx.Done()
+	// Closing the queue releases the consumer if it is waiting in Pop.
+	s.queue.Close()
+	wg.Wait()
+	return nil
+}
+
+// consume is the informer's one consumer goroutine: it pops batches of deltas
+// and applies them, until the queue is closed.
+func (s *SharedInformer[T]) consume(ctx context.Context) {
+	for {
+		err := s.queue.Pop(ctx, s.apply)
+		if errors.Is(err, deltafifo.ErrClosed) || ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			s.report(fmt.Errorf("informer %s: %w", s.opts.Name, err))
+		}
+		s.markSyncedIfReady()
+	}
+}
+
+// markSyncedIfReady records the moment the cache first holds a full state.
+// The queue decides that (every item of the first Replace processed); this
+// informer only reacts once, by telling the processor, which then lets each
+// handler's HasSynced turn true after it has handled its initial adds.
+func (s *SharedInformer[T]) markSyncedIfReady() {
+	if !s.queue.HasSynced() {
+		return
+	}
+	s.syncedOnce.Do(func() {
+		s.proc.MarkSynced()
+		close(s.synced)
+	})
+}
+
+// AddEventHandler registers h. Handlers may be added at any time: one added
+// while the informer runs first receives the current contents of the cache as
+// OnAdd(obj, true), then every later change, without pausing the pipeline
+// while it catches up.
+func (s *SharedInformer[T]) AddEventHandler(h Handler[T], opts HandlerOptions) (*Registration, error) {
+	d := dispatch[T]{h: h, report: s.report}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	reg, err := s.proc.AddHandler(d, processor.HandlerOptions{Name: opts.Name, ResyncPeriod: opts.ResyncPeriod}, s.idx.List())
+	if err != nil {
+		return nil, fmt.Errorf("informer %s: add handler: %w", s.opts.Name, err)
+	}
+	return reg, nil
+}
+
+// Registration is the handle AddEventHandler returns: the handler's own
+// HasSynced, its statistics, and Remove.
+type Registration = processor.Registration
+
+// HasSynced reports whether the cache holds the full state of the first list.
+// Until then a lister may answer "not found" for objects that exist.
+func (s *SharedInformer[T]) HasSynced() bool {
+	select {
+	case <-s.synced:
+		return true
+	default:
+		return false
+	}
+}
+
+// Synced returns a channel closed once HasSynced is true: wait on it instead
+// of polling.
+func (s *SharedInformer[T]) Synced() <-chan struct{} { return s.synced }
+
+// Lister returns a typed, read-only view of the cache.
+func (s *SharedInformer[T]) Lister() *lister.Lister[T] {
+	return lister.New[T](s.idx, lister.Options{Resource: s.opts.Resource, CopyOnRead: s.opts.CopyOnRead})
+}
+
+// Indexer returns the cache itself, for index queries the lister does not
+// offer. Objects it returns are shared: never modify them.
+func (s *SharedInformer[T]) Indexer() *indexer.Indexer { return s.idx }
+
+// AddIndexers adds secondary indexes; existing objects are indexed at once.
+func (s *SharedInformer[T]) AddIndexers(indexers indexer.Indexers) error {
+	return s.idx.AddIndexers(indexers)
+}
+
+// LastSyncResourceVersion is the resourceVersion of the last list or watch
+// event the reflector handed to the queue.
+func (s *SharedInformer[T]) LastSyncResourceVersion() string {
+	return s.refl.LastSyncResourceVersion()
+}
+
+// Stats returns the reflector's counters: lists, watches, events, errors.
+func (s *SharedInformer[T]) Stats() reflector.Stats { return s.refl.Stats() }
+
+// QueueStats returns the queue's depth and the age of its oldest item: how far
+// the cache is behind the watch.
+func (s *SharedInformer[T]) QueueStats() deltafifo.Stats { return s.queue.Stats() }
+
+func (s *SharedInformer[T]) report(err error) {
+	if s.opts.OnError != nil {
+		s.opts.OnError(err)
+	}
+}
+
+// syncWatchingStore is the queue as the reflector sees it. Its one addition:
+// after a Replace it checks whether the informer has synced, because the
+// first list may be empty, and then no item is ever popped that would let the
+// consumer notice.
+type syncWatchingStore struct {
+	*deltafifo.Queue
+	informer func()
+}
+
+// Replace implements reflector.Store.
+func (w syncWatchingStore) Replace(list []runtime.Object, resourceVersion string) error {
+	err := w.Queue.Replace(list, resourceVersion)
+	w.informer()
+	return err
+}
+
+// nowOf lets the processor's statistics and resync schedule follow the same
+// clock as the reflector, so one fake clock drives a whole informer in tests.
+func nowOf(c reflector.Clock) func() time.Time {
+	if c == nil {
+		return time.Now
+	}
+	return c.Now
+}
