@@ -69,17 +69,18 @@ const (
 //   - Two deletes in a row say the same thing: the object is gone. Keep the
 //     one with more information. A real delete carries the object's true
 //     final state; a tombstone carries a guess. So a real delete is kept
-//     over a tombstone, and between two of the same kind the older one is
-//     kept (two tombstones: the newer, as client-go does, since it was
-//     inferred later). The watch can repeat a delete after a relist, and a
-//     relist can infer a delete the watch later reports; either way the
-//     consumer must see one deletion, not two.
+//     over a tombstone, and between two real deletes the older is kept;
+//     between two tombstones the newer (as client-go does: it was inferred
+//     later). The watch can repeat a delete after a relist, and a relist
+//     can infer a delete the watch then reports; either way the consumer
+//     must see one deletion, not two.
 //
-//   - With compaction on, an update followed by an update keeps only the
-//     newer: the consumer skips a state it would have overwritten at once.
-//     Only Updated merges with Updated: Added, Deleted, Replaced and Sync
-//     carry meaning a merge would lose (an object's birth or death, a
-//     relist boundary, a resync marker).
+//   - With compaction on, a change of state (Updated or Replaced) that
+//     follows another one (Updated, Replaced or Sync) replaces it: the
+//     consumer skips a state it would have overwritten at once. Added and
+//     Deleted are never merged away: they are an object's birth and death,
+//     which handlers must see. What is lost is only an intermediate state,
+//     and a Sync that the newer state makes moot.
 func coalesceRule(last, next Delta, compact bool) coalesce {
 	if last.Type == Deleted && next.Type == Deleted {
 		if last.FinalStateUnknown {
@@ -87,11 +88,14 @@ func coalesceRule(last, next Delta, compact bool) coalesce {
 		}
 		return dropNext // a real delete is never replaced
 	}
-	if compact && last.Type == Updated && next.Type == Updated {
+	if compact && isChange(next.Type) && (isChange(last.Type) || last.Type == Sync) {
 		return replaceLast
 	}
 	return appendNext
 }
+
+// isChange reports whether t moves an existing object to a new state.
+func isChange(t DeltaType) bool { return t == Updated || t == Replaced }
 
 // appendDelta adds next to the history ds by coalesceRule, and reports
 // whether next was absorbed (the history did not grow).

@@ -269,8 +269,8 @@ func (m *model) applyItem(it Item) {
 		if i > 0 && d.Type == Deleted && it.Deltas[i-1].Type == Deleted {
 			m.fail("%s: two deletes in a row", it.Key)
 		}
-		if i > 0 && m.compact && d.Type == Updated && it.Deltas[i-1].Type == Updated {
-			m.fail("%s: two updates in a row with compaction on", it.Key)
+		if i > 0 && m.compact && isChange(d.Type) && (isChange(it.Deltas[i-1].Type) || it.Deltas[i-1].Type == Sync) {
+			m.fail("%s: %s after %s with compaction on", it.Key, d.Type, it.Deltas[i-1].Type)
 		}
 		m.applyDelta(it.Key, d)
 	}

@@ -51,6 +51,7 @@ func TestReplaceSequences(t *testing.T) {
 	}, {
 		name:  "a second relist tombstones what the first one listed",
 		known: three,
+		opts:  Options{KeepAllUpdates: true}, // client-go's output, every Replaced kept
 		ops: func(q *Queue) {
 			ok(q.Replace(objs(pod("bar", "100"), foo5), ""))
 			ok(q.Replace(objs(foo5), ""))
@@ -58,6 +59,18 @@ func TestReplaceSequences(t *testing.T) {
 		want: []Item{
 			item("ns/bar", repl(pod("bar", "100")), tomb(pod("bar", "100"))),
 			item("ns/foo", repl(foo5), repl(foo5)),
+			item("ns/baz", tomb(baz7)),
+		},
+	}, {
+		name:  "with compaction a second relist's Replaced replaces the first",
+		known: three,
+		ops: func(q *Queue) {
+			ok(q.Replace(objs(pod("bar", "100"), foo5), ""))
+			ok(q.Replace(objs(pod("bar", "101"), foo5), ""))
+		},
+		want: []Item{
+			item("ns/bar", repl(pod("bar", "101"))),
+			item("ns/foo", repl(foo5)),
 			item("ns/baz", tomb(baz7)),
 		},
 	}, {
@@ -124,7 +137,7 @@ func TestReplaceOnlyQueued(t *testing.T) {
 			ok(q.Replace(objs(obj), ""))
 			ok(q.Replace(objs(obj), ""))
 			ok(q.Replace(nil, ""))
-		}, Deltas{add(obj), repl(obj), repl(obj), tomb(obj)}},
+		}, Deltas{add(obj), repl(obj), tomb(obj)}}, // compacted: client-go keeps both Replaced
 		{"one tombstone across two relists", func(q *Queue) {
 			ok(q.Add(obj))
 			ok(q.Replace(nil, ""))
@@ -207,7 +220,7 @@ func TestReplaceMarker(t *testing.T) {
 	got := popAll(t, q, nil)
 	require.Len(t, got, 4)
 	require.Equal(t, "ns/a", got[0].Items[0].Key)
-	require.Equal(t, Deltas{add(pod("a", "1")), repl(pod("a", "2")), upd(pod("a", "3"))}, got[0].Items[0].Deltas)
+	require.Equal(t, Deltas{add(pod("a", "1")), upd(pod("a", "3"))}, got[0].Items[0].Deltas) // Replaced a@2 compacted
 	require.Equal(t, "ns/b", got[1].Items[0].Key)
 	require.Equal(t, Deltas{tomb(pod("gone", "1"))}, got[2].Items[0].Deltas)
 	require.Equal(t, Batch{ResourceVersion: "20"}, got[3])
