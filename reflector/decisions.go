@@ -75,9 +75,10 @@ func pageLimit(pageSize int64, rv string, paginatedBefore bool) int64 {
 
 // watchTimeoutSeconds draws a watch's server-side timeout from
 // [min, 2 x min); u is uniform in [0, 1). Spreading the timeouts keeps a
-// fleet of reflectors from reconnecting in lockstep.
+// fleet of reflectors from reconnecting in lockstep. Never below one
+// second: timeoutSeconds=0 would mean "no timeout" to the server.
 func watchTimeoutSeconds(min time.Duration, u float64) int64 {
-	return int64(min.Seconds() * (1 + u))
+	return max(1, int64(min.Seconds()*(1+u)))
 }
 
 // listState is the state that (re)does the listing: the first snapshot is

@@ -60,8 +60,8 @@ const (
 	// KindStore is an error returned by the Store.
 	KindStore
 	// KindWatchListTimeout means a WatchList stream did not deliver its
-	// initial-events-end bookmark in time. The reflector falls back to
-	// list+watch.
+	// initial-events-end bookmark: it stayed silent too long, ran out of
+	// time, or closed without it. The reflector falls back to list+watch.
 	KindWatchListTimeout
 	// KindStuckWatch means a watch stayed silent longer than the watchdog
 	// allows. The reflector restarts it from the last resourceVersion.
@@ -171,7 +171,7 @@ func classify(err error) Kind {
 	switch {
 	case err == nil:
 		return KindOther
-	case errors.Is(err, ErrWatchListTimeout):
+	case errors.Is(err, ErrWatchListTimeout), errors.Is(err, ErrWatchListClosed):
 		return KindWatchListTimeout
 	case errors.Is(err, ErrStuckWatch):
 		return KindStuckWatch

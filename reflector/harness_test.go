@@ -273,6 +273,14 @@ func (h *harness) waitState(s State) {
 		"state stayed %v, want %v", h.r.State(), s)
 }
 
+// waitRV waits until the reflector has published rv as its progress (the
+// store sees an event just before the reflector records its RV).
+func (h *harness) waitRV(rv string) {
+	h.t.Helper()
+	require.Eventually(h.t, func() bool { return h.r.LastSyncResourceVersion() == rv }, waitFor, time.Millisecond,
+		"last RV stayed %q, want %q", h.r.LastSyncResourceVersion(), rv)
+}
+
 // waitErr waits until an error of kind k has been reported and returns it.
 func (h *harness) waitErr(k Kind) *Error {
 	h.t.Helper()

@@ -46,8 +46,7 @@ func TestFirstListAtZeroThenWatchFromListRV(t *testing.T) {
 
 	ops := h.store.waitOps(t, 4)
 	assert.Equal(t, []string{"replace [ns/a ns/b]@10", "add ns/c@11", "update ns/a@12", "delete ns/b@13"}, ops)
-	assert.Equal(t, "13", h.r.LastSyncResourceVersion())
-	h.waitState(StateWatching)
+	h.waitRV("13")
 
 	s := h.r.Stats()
 	assert.Equal(t, int64(1), s.Lists)
@@ -71,7 +70,7 @@ func TestNormalCloseRewatchesFromLastRVWithoutRelist(t *testing.T) {
 	// not "short". Again a watch, at once, from the same RV.
 	fw := watch.NewRaceFreeFake()
 	w2.watch(fw, nil)
-	h.waitState(StateWatching)
+	h.clk.waitPending(t, 1) // the watchdog: the reflector is consuming
 	h.clk.Advance(2 * time.Second)
 	fw.Stop()
 	w3 := h.lw.next(t, "watch")
@@ -318,7 +317,7 @@ func TestWrongTypeAndNoMetadataSkippedAndReported(t *testing.T) {
 		assert.ErrorIs(t, e, ErrWrongType)
 	}
 	assert.Equal(t, int64(3), h.r.Stats().Errors[KindWrongType])
-	assert.Equal(t, "11", h.r.LastSyncResourceVersion())
+	h.waitRV("11")
 }
 
 func TestNoMetadataSkippedWithoutExpectedType(t *testing.T) {
@@ -487,6 +486,5 @@ func TestWatchFromZeroHoldsRVDuringSyntheticAdds(t *testing.T) {
 	h.store.waitOps(t, 3)
 	assert.Equal(t, "", h.r.LastSyncResourceVersion(), "replayed ADDED events are not progress")
 	fw.Modify(pod("a", "12"))
-	h.store.waitOps(t, 4)
-	assert.Equal(t, "12", h.r.LastSyncResourceVersion(), "a MODIFIED shows the replay is over")
+	h.waitRV("12") // a MODIFIED shows the replay is over
 }
