@@ -185,7 +185,7 @@ func (f *Factory) WaitForCacheSync(ctx context.Context) map[string]bool {
 		case <-inf.Synced():
 			result[k] = true
 		case <-ctx.Done():
-			result[k] = false
+			result[k] = isClosed(inf.Synced()) // ctx may end while others are done
 		}
 	}
 	return result

@@ -187,14 +187,7 @@ type Registration = processor.Registration
 
 // HasSynced reports whether the cache holds the full state of the first list.
 // Until then a lister may answer "not found" for objects that exist.
-func (s *SharedInformer[T]) HasSynced() bool {
-	select {
-	case <-s.synced:
-		return true
-	default:
-		return false
-	}
-}
+func (s *SharedInformer[T]) HasSynced() bool { return isClosed(s.synced) }
 
 // Synced returns a channel closed once HasSynced is true: wait on it instead
 // of polling.

@@ -17,8 +17,19 @@ func WaitForCacheSync(ctx context.Context, syncers ...Syncer) bool {
 		select {
 		case <-s.Synced():
 		case <-ctx.Done():
-			return false
+			if !isClosed(s.Synced()) {
+				return false
+			}
 		}
 	}
 	return true
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
