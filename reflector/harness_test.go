@@ -115,6 +115,8 @@ type recStore struct {
 	objs    map[string]runtime.Object
 	changed chan struct{}
 	fail    map[string]error // method -> error to return once
+
+	onReplace func() // called by Replace after recording (set before Run)
 }
 
 func newRecStore() *recStore {
@@ -166,12 +168,16 @@ func (s *recStore) Replace(list []runtime.Object, rv string) error {
 	for i, o := range list {
 		keys[i] = key(o)
 	}
-	return s.record("replace", fmt.Sprintf("replace [%s]@%s", strings.Join(keys, " "), rv), func() {
+	err := s.record("replace", fmt.Sprintf("replace [%s]@%s", strings.Join(keys, " "), rv), func() {
 		s.objs = map[string]runtime.Object{}
 		for _, o := range list {
 			s.objs[key(o)] = o
 		}
 	})
+	if s.onReplace != nil {
+		s.onReplace()
+	}
+	return err
 }
 
 func (s *recStore) Resync() error { return s.record("resync", "resync", func() {}) }

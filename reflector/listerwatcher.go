@@ -13,7 +13,14 @@ import (
 // whoever built it.
 //
 // The HTTP implementation lives in the reflector/wire package; tests drive the
-// reflector with in-memory implementations.
+// reflector with in-memory implementations (ListWatch turns two functions
+// into one). An implementation may also implement the optional interfaces
+// of capabilities.go: WatchListSupport, BytesCounter, and StreamError on the
+// watches it returns.
+//
+// Both methods must return promptly once ctx is done, and a returned watch
+// must close its result channel when ctx is done or Stop is called: that is
+// what lets Reflector.Run return with nothing left running.
 type ListerWatcher interface {
 	// List returns one page of the resource as a list object (for example
 	// *corev1.PodList). The reflector pages with opts.Limit and opts.Continue

@@ -488,3 +488,12 @@ func TestWatchFromZeroHoldsRVDuringSyntheticAdds(t *testing.T) {
 	fw.Modify(pod("a", "12"))
 	h.waitRV("12") // a MODIFIED shows the replay is over
 }
+
+func TestUnknownEventTypeSkipped(t *testing.T) {
+	h := start(t, newScriptLW(), listOnly())
+	h.sync("10").watch(fakeWatch(false, watch.Event{Type: "WEIRD", Object: pod("x", "11")}, added(pod("a", "12"))), nil)
+	assert.Equal(t, []string{"replace []@10", "add ns/a@12"}, h.store.waitOps(t, 2))
+	e := h.waitErr(KindDecode)
+	assert.ErrorIs(t, e, ErrUnknownEvent)
+	h.waitRV("12")
+}

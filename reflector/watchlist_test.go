@@ -1,11 +1,14 @@
 package reflector
 
 import (
+	"context"
+	"io"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -173,4 +176,41 @@ func TestListerWatcherWithoutWatchListIsListed(t *testing.T) {
 	lw.noWatchList = true
 	h := start(t, lw, Options{})
 	assert.Equal(t, "0", h.lw.next(t, "list").opts.ResourceVersion)
+}
+
+func TestWatchListSkipsWrongTypeAndUnknownEvents(t *testing.T) {
+	h := start(t, newScriptLW(), Options{ExpectedType: &corev1.Pod{}})
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", ResourceVersion: "3"}}
+	h.lw.next(t, "watch").watch(fakeWatch(false,
+		added(cm), watch.Event{Type: "WEIRD", Object: pod("x", "4")}, added(pod("a", "5")),
+		marked(bookmark("6", true))), nil)
+	assert.Equal(t, []string{"replace [ns/a]@6"}, h.store.waitOps(t, 1))
+	assert.ErrorIs(t, h.waitErr(KindWrongType), ErrWrongType)
+	assert.ErrorIs(t, h.waitErr(KindDecode), ErrUnknownEvent)
+}
+
+func TestWatchListBrokenStreamBacksOff(t *testing.T) {
+	h := start(t, newScriptLW(), Options{})
+	fw := watch.NewRaceFreeFake()
+	h.lw.next(t, "watch").watch(brokenWatch{fw, io.ErrUnexpectedEOF}, nil)
+	fw.Add(pod("a", "5"))
+	fw.Stop()
+	assert.ErrorIs(t, h.waitErr(KindNetwork), io.ErrUnexpectedEOF)
+	h.waitState(StateBackingOff)
+	h.clk.fireNext(t)
+	c := h.lw.next(t, "watch")
+	assert.NotNil(t, c.opts.SendInitialEvents, "a passing failure: WatchList is tried again")
+}
+
+func TestCancelRightAfterWatchListSyncStopsTheWatch(t *testing.T) {
+	lw, store := newScriptLW(), newRecStore()
+	ctx, cancel := context.WithCancel(context.Background())
+	store.onReplace = cancel
+	r := New(lw, store, Options{Clock: newFakeClock()})
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	fw := fakeWatch(false, marked(bookmark("6", true)))
+	lw.next(t, "watch").watch(fw, nil)
+	require.NoError(t, <-done)
+	assert.True(t, fw.IsStopped(), "the watch handed over by WatchList is not leaked")
 }
