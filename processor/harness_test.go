@@ -1,0 +1,193 @@
+package processor
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// waitFor is the longest any test waits for something that should happen
+// promptly; reaching it means the behaviour is broken, not slow.
+const waitFor = 10 * time.Second
+
+// millisecond is the polling step of require.Eventually.
+const millisecond = time.Millisecond
+
+func pod(ns, name string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+}
+
+func addOf(ns, name string) Notification {
+	return Notification{Type: Add, Key: ns + "/" + name, Object: pod(ns, name)}
+}
+
+// fakeClock is a manually advanced clock, safe for concurrent use.
+type fakeClock struct {
+	mu  sync.Mutex // guards now
+	now time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// recorder is a handler that sends every notification it receives to a
+// channel, so a test can wait for each one.
+type recorder struct{ got chan Notification }
+
+func newRecorder() *recorder { return &recorder{got: make(chan Notification, 1<<16)} }
+
+func (r *recorder) Handle(n Notification) { r.got <- n }
+
+// next returns the next notification the recorder received, failing the test
+// if none arrives in time.
+func (r *recorder) next(t *testing.T) Notification {
+	t.Helper()
+	select {
+	case n := <-r.got:
+		return n
+	case <-time.After(waitFor):
+		t.Fatal("timed out waiting for a notification")
+		return Notification{}
+	}
+}
+
+// nextKeys returns the keys of the next k notifications.
+func (r *recorder) nextKeys(t *testing.T, k int) []string {
+	t.Helper()
+	keys := make([]string, 0, k)
+	for range k {
+		keys = append(keys, r.next(t).Key)
+	}
+	return keys
+}
+
+// none asserts that no notification is waiting right now.
+func (r *recorder) none(t *testing.T) {
+	t.Helper()
+	select {
+	case n := <-r.got:
+		t.Fatalf("unexpected notification %s %q", n.Type, n.Key)
+	default:
+	}
+}
+
+// gate is a handler that blocks in Handle until the test lets it through,
+// one notification per release. entered reports each notification as Handle
+// starts, so a test knows the handler is busy.
+type gate struct {
+	entered chan Notification
+	release chan struct{}
+}
+
+func newGate() *gate {
+	return &gate{entered: make(chan Notification, 1<<16), release: make(chan struct{})}
+}
+
+func (g *gate) Handle(n Notification) {
+	g.entered <- n
+	<-g.release
+}
+
+// open lets k notifications through.
+func (g *gate) open(t *testing.T, k int) {
+	t.Helper()
+	for range k {
+		select {
+		case g.release <- struct{}{}:
+		case <-time.After(waitFor):
+			t.Fatal("timed out releasing the gate")
+		}
+	}
+}
+
+func (g *gate) waitEntered(t *testing.T) Notification {
+	t.Helper()
+	select {
+	case n := <-g.entered:
+		return n
+	case <-time.After(waitFor):
+		t.Fatal("timed out waiting for the handler to start")
+		return Notification{}
+	}
+}
+
+func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(waitFor):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// startProcessor runs p until the test ends, and checks Run returns.
+func startProcessor(t *testing.T, p *Processor) (cancel func(), runDone <-chan struct{}) {
+	t.Helper()
+	ctx, cancelCtx := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancelCtx()
+		waitClosed(t, done, "Run to return")
+	})
+	return cancelCtx, done
+}
+
+// errSink collects the errors reported through Options.OnError.
+type errSink struct {
+	mu   sync.Mutex // guards errs
+	errs []error
+	ch   chan error
+}
+
+func newErrSink() *errSink { return &errSink{ch: make(chan error, 1024)} }
+
+func (s *errSink) OnError(err error) {
+	s.mu.Lock()
+	s.errs = append(s.errs, err)
+	s.mu.Unlock()
+	s.ch <- err
+}
+
+func (s *errSink) next(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-s.ch:
+		return err
+	case <-time.After(waitFor):
+		t.Fatal("timed out waiting for an error report")
+		return nil
+	}
+}
