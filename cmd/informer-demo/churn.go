@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/seed31a95821/informer/fakeapi"
+)
+
+// churn writes to the fake server at a steady rate: mostly updates of
+// existing pods, some creates and deletes, so the informers have something to
+// do. It uses the server's Go API; a real controller would write over HTTP.
+type churn struct {
+	srv        *fakeapi.Server
+	namespaces []string
+	perSecond  int
+	rng        *rand.Rand
+	done       sync.WaitGroup // counts the writing goroutine
+	// created and next belong to the writing goroutine.
+	created []string // keys of pods churn created: the ones it updates and deletes
+	next    int
+}
+
+func newChurn(srv *fakeapi.Server, namespaces []string, perSecond int, seed int64) *churn {
+	return &churn{srv: srv, namespaces: namespaces, perSecond: perSecond, rng: rand.New(rand.NewPCG(uint64(seed), 0))}
+}
+
+// start writes on its own goroutine until ctx is done; wait waits for it.
+func (c *churn) start(ctx context.Context) { c.done.Go(func() { c.run(ctx) }) }
+
+// run writes until ctx is done, in ticks of 10ms.
+func (c *churn) run(ctx context.Context) {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	perTick := max(1, c.perSecond/100)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			for range perTick {
+				c.step()
+			}
+		}
+	}
+}
+
+func (c *churn) wait() { c.done.Wait() }
+
+// step makes one write: 70% update, 20% create, 10% delete.
+func (c *churn) step() {
+	ns := c.namespaces[c.rng.IntN(len(c.namespaces))]
+	switch r := c.rng.IntN(10); {
+	case r < 2 || len(c.created) == 0:
+		name := fmt.Sprintf("churn-%06d", c.next)
+		c.next++
+		if _, err := c.srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err == nil {
+			c.created = append(c.created, ns+"/"+name)
+		}
+	case r < 3:
+		i := c.rng.IntN(len(c.created))
+		key := c.created[i]
+		c.created = append(c.created[:i], c.created[i+1:]...)
+		ns, name := splitKey(key)
+		_ = c.srv.Delete(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+	default:
+		key := c.created[c.rng.IntN(len(c.created))]
+		ns, name := splitKey(key)
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+			Labels: map[string]string{"generation": fmt.Sprint(c.rng.IntN(1000))}}}
+		_, _ = c.srv.Update(p) // unconditional: no resourceVersion, so no conflict
+	}
+}
+
+func splitKey(key string) (ns, name string) {
+	for i := range len(key) {
+		if key[i] == '/' {
+			return key[:i], key[i+1:]
+		}
+	}
+	return "", key
+}

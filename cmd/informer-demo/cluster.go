@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/seed31a95821/informer/fakeapi"
+	"github.com/seed31a95821/informer/reflector/wire"
+)
+
+// cluster is what the dashboard watches: a real one from a kubeconfig, or the
+// embedded fake server with its churn generator.
+type cluster struct {
+	config wire.Config
+	srv    *fakeapi.Server // nil for a real cluster
+	churn  *churn          // nil for a real cluster
+}
+
+func connect(ctx context.Context, c config, out io.Writer) (*cluster, error) {
+	if c.kubeconfig != "" {
+		cfg, err := wire.LoadKubeconfig(c.kubeconfig)
+		if err != nil {
+			return nil, err
+		}
+		cfg.UserAgent = "informer-demo"
+		fmt.Fprintf(out, "watching %s (read-only)\n", cfg.Host)
+		return &cluster{config: cfg}, nil
+	}
+	srv, err := fakeapi.NewServer(fakeapi.Options{})
+	if err != nil {
+		return nil, err
+	}
+	namespaces := []string{"shop", "blog", "payments", "search"}
+	if err := srv.SeedPods(namespaces, c.pods); err != nil {
+		srv.Close()
+		return nil, err
+	}
+	for i := range c.services {
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{
+			Namespace: namespaces[i%len(namespaces)], Name: fmt.Sprintf("svc-%03d", i),
+		}}
+		if _, err := srv.Create(svc); err != nil {
+			srv.Close()
+			return nil, err
+		}
+	}
+	fmt.Fprintf(out, "fake API server at %s with %d pods and %d services; churn %d writes/s (seed %d)\n",
+		srv.URL(), c.pods, c.services, c.churn, c.seed)
+	cl := &cluster{config: wire.Config{Host: srv.URL(), UserAgent: "informer-demo"}, srv: srv}
+	if c.churn > 0 {
+		cl.churn = newChurn(srv, namespaces, c.churn, c.seed)
+	}
+	return cl, nil
+}
+
+func (c *cluster) close() {
+	if c.srv != nil {
+		c.srv.Close()
+	}
+}
