@@ -233,7 +233,11 @@ func (r *Reflector) resyncC() <-chan time.Time {
 }
 
 // resync handles a resync tick: asks ShouldResync, calls Store.Resync, and
-// re-arms the timer for the next period.
+// re-arms the timer for the next period. Ticks are served while watching
+// and while backing off; one that comes due during a list waits for the
+// list to end (the store is being replaced anyway). Running it on the
+// machine's own goroutine, not a second one as client-go does, keeps every
+// Store call on one goroutine.
 func (r *Reflector) resync() {
 	if r.opts.ShouldResync == nil || r.opts.ShouldResync() {
 		if err := r.store.Resync(); err != nil {
