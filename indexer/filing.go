@@ -25,6 +25,7 @@ type move struct {
 // concurrent use: it belongs to whoever holds Indexer.writeMu.
 type plan struct {
 	moves []move
+	rv    string // the resourceVersion of the object put, "" if none
 }
 
 func (p *plan) reset() {
@@ -48,6 +49,7 @@ func (p *plan) put(defs *indexSet, key string, old *entry, obj runtime.Object) (
 		// Both built-in indexes need metadata; report it as the first one.
 		return entry{}, &IndexFuncError{Index: NamespaceIndex, Key: key, Err: err}
 	}
+	p.rv = cur.GetResourceVersion()
 	var prev metav1.Object
 	if old != nil {
 		// Stored objects always have metadata: they passed this check.

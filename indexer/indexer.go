@@ -9,7 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -95,23 +94,29 @@ func (x *Indexer) put(key string, obj runtime.Object) error {
 	// state without mu is safe even while it is open.
 	s := x.latest.Load()
 	kh := s.hash(key)
+	l, owned := s.objects.find(s.gen, kh, key)
 	var prev *entry
-	if old, ok := s.objects.get(kh, key); ok {
-		prev = &old
+	if l != nil {
+		prev = &l.val
 	}
 	e, err := x.plan.put(s.defs, key, prev, obj)
 	if err != nil {
 		return err
 	}
-	rv := resourceVersionOf(obj)
 
-	s = x.beginEdit()
-	s.objects = s.objects.set(s.gen, kh, key, e)
-	s.apply(x.plan.moves, kh, key)
-	if rv != "" {
-		s.rv = rv
+	edit := x.beginEdit()
+	if edit == s && owned && l != nil {
+		// No reader has seen s since we looked, and every node down to the
+		// leaf is ours: replace the value where it is, like a map would.
+		l.val = e
+	} else {
+		edit.objects = edit.objects.set(edit.gen, kh, key, e)
 	}
-	x.endEdit(s)
+	edit.apply(x.plan.moves, kh, key)
+	if x.plan.rv != "" {
+		edit.rv = x.plan.rv
+	}
+	x.endEdit(edit)
 	return nil
 }
 
@@ -240,7 +245,9 @@ func (x *Indexer) beginEdit() *state {
 
 // endEdit publishes the edited state and unlocks mu.
 func (x *Indexer) endEdit(s *state) {
-	x.latest.Store(s)
+	if x.latest.Load() != s { // an in-place edit needs no new pointer
+		x.latest.Store(s)
+	}
 	x.mu.Unlock()
 }
 
@@ -283,12 +290,4 @@ func checkItem(key string, obj runtime.Object) error {
 		return fmt.Errorf("%w: key %q holds a nil %T", ErrNilObject, key, obj)
 	}
 	return nil
-}
-
-func resourceVersionOf(obj runtime.Object) string {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return ""
-	}
-	return m.GetResourceVersion()
 }

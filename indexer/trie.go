@@ -82,12 +82,25 @@ func position(bitmap, bit uint32) int {
 
 // get returns the value stored under key, whose hash is h.
 func (t trie[V]) get(h uint64, key string) (V, bool) {
+	if l, _ := t.find(sharedGen, h, key); l != nil {
+		return l.val, true
+	}
+	var zero V
+	return zero, false
+}
+
+// find returns the leaf of key (nil if absent), and whether generation gen
+// owns every node on the way to it. A writer that owns the path may change
+// the leaf's value through the pointer, saving the second descent of set.
+func (t trie[V]) find(gen, h uint64, key string) (*leaf[V], bool) {
+	owned := true
 	n := t.root
 	for depth := 0; n != nil; depth++ {
+		owned = owned && n.gen == gen
 		if depth == collisionDepth {
 			for i := range n.leaves {
 				if n.leaves[i].key == key {
-					return n.leaves[i].val, true
+					return &n.leaves[i], owned
 				}
 			}
 			break
@@ -96,7 +109,7 @@ func (t trie[V]) get(h uint64, key string) (V, bool) {
 		if n.leafMap&bit != 0 {
 			l := &n.leaves[position(n.leafMap, bit)]
 			if l.hash == h && l.key == key {
-				return l.val, true
+				return l, owned
 			}
 			break
 		}
@@ -105,8 +118,7 @@ func (t trie[V]) get(h uint64, key string) (V, bool) {
 		}
 		n = n.children[position(n.childMap, bit)]
 	}
-	var zero V
-	return zero, false
+	return nil, false
 }
 
 // set returns the trie with key bound to val. Nodes of generation gen are
