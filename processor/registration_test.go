@@ -1,0 +1,185 @@
+package processor
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestRemoveWaitsForHandlerAndIsIdempotent(t *testing.T) {
+	p := New(Options{})
+	g, other := newGate(), newRecorder()
+	reg, err := p.AddHandler(g, HandlerOptions{}, nil)
+	require.NoError(t, err)
+	_, err = p.AddHandler(other, HandlerOptions{}, nil)
+	require.NoError(t, err)
+	startProcessor(t, p)
+
+	p.Distribute(addOf("ns", "a"), false)
+	p.Distribute(addOf("ns", "b"), false)
+	g.waitEntered(t)
+
+	done := reg.Remove()
+	require.False(t, isClosed(done), "the handler is still inside Handle")
+	require.Equal(t, done, reg.Remove(), "a second Remove returns the same channel")
+	p.Distribute(addOf("ns", "c"), false)
+
+	g.open(t, 1)
+	waitClosed(t, done, "the removed handler's goroutine to finish")
+	waitClosed(t, reg.Remove(), "Remove after the goroutine finished")
+	require.Equal(t, []string{"ns/a", "ns/b", "ns/c"}, other.nextKeys(t, 3), "others are unaffected")
+	st := reg.Stats()
+	assert.EqualValues(t, 1, st.Delivered, "b was dropped and c never reached it")
+	assert.Zero(t, st.Pending)
+	select {
+	case n := <-g.entered:
+		t.Fatalf("removed handler got %q", n.Key)
+	default:
+	}
+}
+
+func TestRemoveBeforeRun(t *testing.T) {
+	p := New(Options{})
+	removed, kept := newRecorder(), newRecorder()
+	reg, err := p.AddHandler(removed, HandlerOptions{}, nil)
+	require.NoError(t, err)
+	_, err = p.AddHandler(kept, HandlerOptions{}, nil)
+	require.NoError(t, err)
+	p.Distribute(addOf("ns", "a"), false)
+	require.Equal(t, 1, reg.Stats().Pending)
+
+	waitClosed(t, reg.Remove(), "Remove of a never-started handler")
+	assert.Zero(t, reg.Stats().Pending, "its buffer was dropped")
+	startProcessor(t, p)
+	p.Distribute(addOf("ns", "b"), false)
+	require.Equal(t, []string{"ns/a", "ns/b"}, kept.nextKeys(t, 2))
+	removed.none(t)
+}
+
+func TestHandlerCanRemoveItself(t *testing.T) {
+	p := New(Options{})
+	var reg *Registration
+	var mu sync.Mutex // guards reg, which is set after AddHandler returns
+	calls := make(chan string, 10)
+	removed := make(chan (<-chan struct{}), 10)
+	h := HandlerFunc(func(n Notification) {
+		calls <- n.Key
+		mu.Lock()
+		defer mu.Unlock()
+		removed <- reg.Remove() // must not block; waiting on the channel here would
+	})
+	mu.Lock()
+	r, err := p.AddHandler(h, HandlerOptions{}, nil)
+	require.NoError(t, err)
+	reg = r
+	mu.Unlock()
+	startProcessor(t, p)
+	p.Distribute(addOf("ns", "a"), false)
+	p.Distribute(addOf("ns", "b"), false)
+	select {
+	case done := <-removed:
+		waitClosed(t, done, "self-removal")
+	case <-time.After(waitFor):
+		t.Fatal("the handler did not remove itself")
+	}
+	require.Equal(t, "ns/a", <-calls)
+	require.Empty(t, calls, "nothing after the self-removal")
+}
+
+func TestStatsWithFakeClock(t *testing.T) {
+	clock := newFakeClock()
+	p := New(Options{Now: clock.Now})
+	cost := map[string]time.Duration{"ns/a": 5 * time.Millisecond, "ns/b": 20 * time.Millisecond, "ns/c": 10 * time.Millisecond}
+	h := HandlerFunc(func(n Notification) { clock.Advance(cost[n.Key]) })
+	reg, err := p.AddHandler(h, HandlerOptions{Name: "timed"}, nil)
+	require.NoError(t, err)
+	for _, k := range []string{"a", "b", "c"} {
+		p.Distribute(addOf("ns", k), false)
+	}
+	p.MarkSynced()
+	before := reg.Stats()
+	assert.Equal(t, HandlerStats{Name: "timed", Pending: 3, MaxPending: 3, BufferCapacity: chunkLen}, before)
+
+	startProcessor(t, p)
+	waitClosed(t, reg.Synced(), "sync")
+	assert.Equal(t, HandlerStats{
+		Name:               "timed",
+		Pending:            0,
+		MaxPending:         3,
+		Delivered:          3,
+		LastHandleDuration: 10 * time.Millisecond,
+		MaxHandleDuration:  20 * time.Millisecond,
+		BufferCapacity:     chunkLen,
+	}, reg.Stats())
+}
+
+// TestConcurrentUse distributes a numbered stream while other goroutines add,
+// remove and inspect handlers. Every handler must see a strictly increasing
+// subsequence, and the permanent handler the whole stream. Run with -race.
+func TestConcurrentUse(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed=%d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 1))
+	p := New(Options{})
+	const total = 3000
+	var failed sync.Once
+	fail := make(chan string, 1)
+	orderChecker := func(name string) Handler {
+		last := -1
+		return HandlerFunc(func(n Notification) {
+			var seq int
+			fmt.Sscanf(n.Key, "ns/%d", &seq)
+			if seq <= last {
+				failed.Do(func() { fail <- fmt.Sprintf("%s got %d after %d", name, seq, last) })
+			}
+			last = seq
+		})
+	}
+	permanent, err := p.AddHandler(orderChecker("permanent"), HandlerOptions{}, nil)
+	require.NoError(t, err)
+	startProcessor(t, p)
+
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := range total {
+			p.Distribute(addOf("ns", fmt.Sprint(i)), false)
+			if i == total/2 {
+				p.MarkSynced()
+			}
+		}
+	})
+	churnSeeds := []uint64{rng.Uint64(), rng.Uint64()}
+	for w, s := range churnSeeds {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(s, 2))
+			var regs []*Registration
+			for i := range 50 {
+				reg, err := p.AddHandler(orderChecker(fmt.Sprintf("w%d-%d", w, i)), HandlerOptions{ResyncPeriod: time.Second}, nil)
+				if err != nil {
+					failed.Do(func() { fail <- err.Error() })
+					return
+				}
+				regs = append(regs, reg)
+				_ = reg.Stats()
+				p.ShouldResync(time.Now())
+				if r.IntN(2) == 0 {
+					victim := regs[r.IntN(len(regs))]
+					<-victim.Remove()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.Eventually(t, func() bool { return permanent.Stats().Delivered == total }, waitFor, millisecond)
+	require.True(t, permanent.HasSynced())
+	select {
+	case msg := <-fail:
+		t.Fatal(msg)
+	default:
+	}
+}

@@ -1,0 +1,156 @@
+package processor
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestResyncStep(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name     string
+		now      time.Time
+		next     time.Time
+		period   time.Duration
+		wantDue  bool
+		wantNext time.Time
+	}{
+		{"no period is never due", t0.Add(time.Hour), t0, 0, false, t0},
+		{"before the deadline", t0.Add(999 * time.Millisecond), t0.Add(time.Second), time.Second, false, t0.Add(time.Second)},
+		{"at the deadline", t0.Add(time.Second), t0.Add(time.Second), time.Second, true, t0.Add(2 * time.Second)},
+		{"late: next counts from now", t0.Add(1500 * time.Millisecond), t0.Add(time.Second), time.Second, true, t0.Add(2500 * time.Millisecond)},
+		{"stalled: no catch-up burst", t0.Add(10 * time.Second), t0.Add(time.Second), time.Second, true, t0.Add(11 * time.Second)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			due, next := resyncStep(tt.now, tt.next, tt.period)
+			assert.Equal(t, tt.wantDue, due)
+			assert.Equal(t, tt.wantNext, next)
+		})
+	}
+}
+
+func TestNormalizedResync(t *testing.T) {
+	tests := []struct {
+		in      time.Duration
+		want    time.Duration
+		wantErr bool
+	}{
+		{0, 0, false},
+		{time.Nanosecond, MinResyncPeriod, false},
+		{999 * time.Millisecond, MinResyncPeriod, false},
+		{time.Second, time.Second, false},
+		{time.Minute, time.Minute, false},
+		{-time.Second, 0, true},
+	}
+	for _, tt := range tests {
+		got, err := normalizedResync(tt.in)
+		if tt.wantErr {
+			assert.ErrorIs(t, err, ErrNegativeResyncPeriod, "in=%v", tt.in)
+			continue
+		}
+		assert.NoError(t, err)
+		assert.Equal(t, tt.want, got, "in=%v", tt.in)
+	}
+}
+
+// TestResyncReachesOnlyDueHandlers drives resync rounds with a fake clock and
+// checks, round by round, which handlers a sync notification reaches.
+func TestResyncReachesOnlyDueHandlers(t *testing.T) {
+	clock := newFakeClock()
+	p := New(Options{Now: clock.Now})
+	periods := map[string]time.Duration{
+		"every-1s": time.Second,
+		"every-3s": 3 * time.Second,
+		"never":    0,
+		"raised":   200 * time.Millisecond, // behaves as 1s
+	}
+	names := []string{"every-1s", "every-3s", "never", "raised"}
+	recs := map[string]*recorder{}
+	for _, name := range names {
+		recs[name] = newRecorder()
+		_, err := p.AddHandler(recs[name], HandlerOptions{Name: name, ResyncPeriod: periods[name]}, nil)
+		require.NoError(t, err)
+	}
+	require.Equal(t, time.Second, p.ResyncInterval())
+	startProcessor(t, p)
+
+	rounds := []struct {
+		advance time.Duration
+		want    []string // handlers that must get the sync notification
+	}{
+		{500 * time.Millisecond, nil}, // "raised" would be due here with 200ms
+		{500 * time.Millisecond, []string{"every-1s", "raised"}},
+		{time.Second, []string{"every-1s", "raised"}},
+		{time.Second, []string{"every-1s", "every-3s", "raised"}},
+		{500 * time.Millisecond, nil},
+		{2500 * time.Millisecond, []string{"every-1s", "every-3s", "raised"}},
+		{5 * time.Second, []string{"every-1s", "every-3s", "raised"}}, // stalled: each due once
+	}
+	for i, round := range rounds {
+		clock.Advance(round.advance)
+		anyDue := p.ShouldResync(clock.Now())
+		assert.Equal(t, len(round.want) > 0, anyDue, "round %d", i)
+
+		obj := pod("ns", "a")
+		p.Distribute(Notification{Type: Update, Key: "ns/a", Object: obj, Old: obj}, true)
+		p.Distribute(addOf("ns", fmt.Sprintf("barrier-%d", i)), false) // reaches everyone
+		var got []string
+		for _, name := range names {
+			if recs[name].next(t).Key == "ns/a" {
+				got = append(got, name)
+				require.Equal(t, fmt.Sprintf("ns/barrier-%d", i), recs[name].next(t).Key)
+			}
+		}
+		assert.Equal(t, round.want, got, "round %d", i)
+	}
+}
+
+// TestResyncMarksLastUntilNextRound checks that all sync notifications of a
+// round (a whole resync or relist) reach the due handlers, that a handler
+// added mid-round is not due, and that the next round clears the marks.
+func TestResyncMarksLastUntilNextRound(t *testing.T) {
+	clock := newFakeClock()
+	p := New(Options{Now: clock.Now})
+	a := newRecorder()
+	_, err := p.AddHandler(a, HandlerOptions{ResyncPeriod: time.Second}, nil)
+	require.NoError(t, err)
+	startProcessor(t, p)
+
+	clock.Advance(time.Second)
+	require.True(t, p.ShouldResync(clock.Now()))
+	b := newRecorder()
+	_, err = p.AddHandler(b, HandlerOptions{ResyncPeriod: time.Second}, nil)
+	require.NoError(t, err)
+	for _, name := range []string{"x", "y", "z"} {
+		p.Distribute(addOf("ns", name), true)
+	}
+	require.Equal(t, []string{"ns/x", "ns/y", "ns/z"}, a.nextKeys(t, 3))
+
+	require.False(t, p.ShouldResync(clock.Now()), "a's next resync is a second away, b's too")
+	p.Distribute(addOf("ns", "after"), true)
+	p.Distribute(addOf("ns", "barrier"), false)
+	for _, r := range []*recorder{a, b} {
+		require.Equal(t, "ns/barrier", r.next(t).Key, "no handler is due any more")
+	}
+}
+
+func TestResyncIntervalFollowsHandlers(t *testing.T) {
+	p := New(Options{})
+	require.Zero(t, p.ResyncInterval())
+	slow, err := p.AddHandler(newRecorder(), HandlerOptions{ResyncPeriod: time.Minute}, nil)
+	require.NoError(t, err)
+	fast, err := p.AddHandler(newRecorder(), HandlerOptions{ResyncPeriod: 10 * time.Second}, nil)
+	require.NoError(t, err)
+	require.Equal(t, 10*time.Second, p.ResyncInterval())
+	waitClosed(t, fast.Remove(), "removal")
+	require.Equal(t, time.Minute, p.ResyncInterval())
+	waitClosed(t, slow.Remove(), "removal")
+	require.Zero(t, p.ResyncInterval())
+	require.False(t, slices.Contains(*p.regs.Load(), slow))
+}
