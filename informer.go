@@ -35,6 +35,11 @@ type Options struct {
 	// about the deletions first. The default applies a relist key by key, as
 	// client-go does.
 	AtomicRelist bool
+	// KeepAllUpdates makes the queue keep every update of an object that
+	// waits to be processed, instead of only the newest. Handlers then see
+	// every version the watch reported, and a stalled consumer costs memory
+	// in proportion to events instead of objects. See deltafifo's doc.
+	KeepAllUpdates bool
 	// CopyOnRead makes the lister deep-copy every object it returns: safer,
 	// and slower. Off by default, as in client-go.
 	CopyOnRead bool
@@ -88,7 +93,8 @@ func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInfo
 	s.queue = deltafifo.New(deltafifo.Options{
 		KnownObjects:  s.idx,
 		Transform:     opts.Transform,
-		AtomicReplace: opts.AtomicRelist,
+		AtomicReplace:  opts.AtomicRelist,
+		KeepAllUpdates: opts.KeepAllUpdates,
 	})
 	s.proc = processor.New(processor.Options{OnError: s.report, Now: nowOf(opts.Reflector.Clock)})
 
