@@ -18,6 +18,8 @@
 //	API server --HTTP--> reflector --> deltafifo --> indexer   (the cache; lister reads it)
 //	                                        \------> processor --> your handlers
 //
+// Each part has one job:
+//
 //   - reflector lists, then watches, and resumes from the last resourceVersion
 //     after any break; reflector/wire is its HTTP client.
 //   - deltafifo queues what changed, per object, in order.

@@ -91,8 +91,8 @@ func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInfo
 	s := &SharedInformer[T]{opts: opts, synced: make(chan struct{})}
 	s.idx = indexer.New(opts.Indexers)
 	s.queue = deltafifo.New(deltafifo.Options{
-		KnownObjects:  s.idx,
-		Transform:     opts.Transform,
+		KnownObjects:   s.idx,
+		Transform:      opts.Transform,
 		AtomicReplace:  opts.AtomicRelist,
 		KeepAllUpdates: opts.KeepAllUpdates,
 	})
