@@ -1,0 +1,230 @@
+package indexer
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// This file checks the Indexer against a model: a plain map of objects plus
+// the list of index functions, from which every index is recomputed by brute
+// force after each step. Random sequences of Add, Update, Delete, Replace,
+// AddIndexers and SetResourceVersion, including writes that must be refused,
+// must leave both in the same state; snapshots taken along the way must still
+// show the state of their moment at the end.
+
+// model is the brute-force twin of an Indexer.
+type model struct {
+	objects map[string]*corev1.Pod
+	indexes map[string]IndexFunc // every index, the built-ins included
+	rv      string
+}
+
+func newModel() *model {
+	return &model{
+		objects: map[string]*corev1.Pod{},
+		indexes: map[string]IndexFunc{NamespaceIndex: NamespaceIndexFunc, LabelIndex: LabelIndexFunc, "node": byNode},
+	}
+}
+
+func (m *model) clone() *model {
+	return &model{objects: maps.Clone(m.objects), indexes: maps.Clone(m.indexes), rv: m.rv}
+}
+
+// accepts reports whether every index function files obj without failing.
+func accepts(indexes map[string]IndexFunc, obj *corev1.Pod) bool {
+	for name, fn := range indexes {
+		if _, err := callIndexFunc(indexDef{name: name, fn: fn}, "k", obj); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// expected computes every index from scratch.
+func (m *model) expected() contents {
+	out := contents{}
+	for name, fn := range m.indexes {
+		out[name] = map[string][]string{}
+		for key, obj := range m.objects {
+			vals, err := fn(obj)
+			if err != nil {
+				panic(err) // the model only holds accepted objects
+			}
+			for _, v := range distinct(vals) {
+				out[name][v] = append(out[name][v], key)
+			}
+		}
+		for _, keys := range out[name] {
+			slices.Sort(keys)
+		}
+	}
+	return out
+}
+
+// randomPod draws from small pools so that keys, values and labels collide
+// often; one pod in twelve makes the node index fail or panic.
+func randomPod(rng *rand.Rand) *corev1.Pod {
+	var labels []string
+	for _, k := range []string{"app", "tier", "zone"} {
+		if rng.IntN(3) > 0 {
+			labels = append(labels, fmt.Sprintf("%s=v%d", k, rng.IntN(3)))
+		}
+	}
+	node := []string{"", "n1", "n2", "n3", "n4", "n5"}[rng.IntN(6)]
+	if rng.IntN(12) == 0 {
+		node = []string{"!", "panic"}[rng.IntN(2)]
+	}
+	p := pod(fmt.Sprintf("ns%d", rng.IntN(3)), fmt.Sprintf("p%d", rng.IntN(12)), strings.Join(labels, ","), node)
+	p.ResourceVersion = fmt.Sprint(rng.IntN(1000))
+	for range rng.IntN(4) {
+		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: []string{"a", "b", "c"}[rng.IntN(3)]})
+	}
+	return p
+}
+
+// strictIndex files pods by tier, and fails for tier=v2: an index that
+// AddIndexers must refuse whenever such a pod is stored.
+func strictIndex(obj runtime.Object) ([]string, error) {
+	p := obj.(*corev1.Pod)
+	if p.Labels["tier"] == "v2" {
+		return nil, errBadNode
+	}
+	return []string{p.Labels["tier"]}, nil
+}
+
+// step applies one random operation to both x and m, checking that x
+// refuses exactly what the model says it must.
+func (m *model) step(t *testing.T, rng *rand.Rand, x *Indexer, n int) string {
+	switch r := rng.IntN(20); {
+	case r < 9: // Add or Update
+		p := randomPod(rng)
+		err := x.Update(keyOf(p), p)
+		if !accepts(m.indexes, p) {
+			require.Error(t, err)
+			return "refused update " + keyOf(p)
+		}
+		require.NoError(t, err)
+		m.objects[keyOf(p)] = p
+		if p.ResourceVersion != "" {
+			m.rv = p.ResourceVersion
+		}
+		return "update " + keyOf(p)
+	case r < 14:
+		p := randomPod(rng)
+		require.NoError(t, x.Delete(keyOf(p)))
+		delete(m.objects, keyOf(p))
+		return "delete " + keyOf(p)
+	case r < 16:
+		items, next := map[string]runtime.Object{}, map[string]*corev1.Pod{}
+		ok := true
+		for range rng.IntN(15) {
+			p := randomPod(rng)
+			items[keyOf(p)], next[keyOf(p)] = p, p
+		}
+		for _, p := range next {
+			ok = ok && accepts(m.indexes, p)
+		}
+		rv := fmt.Sprint(rng.IntN(1000))
+		err := x.Replace(items, rv)
+		if !ok {
+			require.Error(t, err)
+			return "refused replace"
+		}
+		require.NoError(t, err)
+		m.objects, m.rv = next, rv
+		return fmt.Sprintf("replace with %d", len(next))
+	case r < 18:
+		name := fmt.Sprintf("idx%d", rng.IntN(4))
+		fn := []IndexFunc{byContainer, strictIndex}[rng.IntN(2)]
+		err := x.AddIndexers(Indexers{name: fn})
+		_, taken := m.indexes[name]
+		ok := !taken
+		for _, p := range m.objects {
+			ok = ok && accepts(map[string]IndexFunc{name: fn}, p)
+		}
+		if !ok {
+			require.Error(t, err)
+			return "refused index " + name
+		}
+		require.NoError(t, err)
+		m.indexes[name] = fn
+		return "add index " + name
+	default:
+		rv := fmt.Sprint(n)
+		x.SetResourceVersion(rv)
+		m.rv = rv
+		return "set rv " + rv
+	}
+}
+
+// check compares x with m through the public read API.
+func (m *model) check(t *testing.T, x *Indexer, what string) {
+	t.Helper()
+	require.ElementsMatch(t, slices.Collect(maps.Keys(m.objects)), x.ListKeys(), what)
+	require.Equal(t, len(m.objects), x.Len(), what)
+	require.Equal(t, m.rv, x.ResourceVersion(), what)
+	for k, p := range m.objects {
+		got, ok := x.Get(k)
+		require.True(t, ok, what)
+		require.Same(t, p, got, what)
+	}
+	require.Equal(t, m.expected(), indexContents(t, x, slices.Collect(maps.Keys(m.indexes))...), what)
+}
+
+// checkSnapshot compares a snapshot with the model of its moment.
+func (m *model) checkSnapshot(t *testing.T, s Snapshot, what string) {
+	t.Helper()
+	require.Equal(t, len(m.objects), s.Len(), what)
+	require.Equal(t, m.rv, s.ResourceVersion(), what)
+	got := map[string]*corev1.Pod{}
+	for k, o := range s.All() {
+		got[k] = o.(*corev1.Pod)
+	}
+	require.Equal(t, m.objects, got, what)
+	for name, values := range m.expected() {
+		have, err := s.IndexValues(name)
+		require.NoError(t, err, what)
+		require.ElementsMatch(t, slices.Collect(maps.Keys(values)), have, "%s: values of %s", what, name)
+		for v, keys := range values {
+			seq, err := s.Indexed(name, v)
+			require.NoError(t, err, what)
+			var gotKeys []string
+			for k := range seq {
+				gotKeys = append(gotKeys, k)
+			}
+			slices.Sort(gotKeys)
+			require.Equal(t, keys, gotKeys, "%s: %s=%s", what, name, v)
+		}
+	}
+}
+
+func TestIndexerMatchesModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(uint64(testSeed(t)), 2))
+	for run := range 20 {
+		x, m := New(Indexers{"node": byNode}), newModel()
+		type kept struct {
+			snap  Snapshot
+			model *model
+			at    string
+		}
+		var snaps []kept
+		for n := range 120 {
+			what := fmt.Sprintf("run %d step %d: %s", run, n, m.step(t, rng, x, n))
+			m.check(t, x, what)
+			if rng.IntN(10) == 0 {
+				snaps = append(snaps, kept{x.Snapshot(), m.clone(), what})
+			}
+		}
+		for _, k := range snaps {
+			k.model.checkSnapshot(t, k.snap, "snapshot after "+k.at)
+		}
+	}
+}
