@@ -103,13 +103,16 @@ func (d *wireDecoder) Close() { _ = d.stream.Close() }
 
 // openWatch starts a watch request and returns apimachinery's
 // StreamWatcher over the response.
-func openWatch(t testing.TB, url, accept string) watch.Interface {
+func openWatch(t testing.TB, url, accept string, header ...string) watch.Interface {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	require.NoError(t, err)
 	if accept != "" {
 		req.Header.Set("Accept", accept)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)

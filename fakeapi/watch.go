@@ -149,7 +149,7 @@ func (ws *watchStream) stream(ctx context.Context) {
 		}
 		s.mu.Lock()
 		batch, err := s.store.eventsAfter(ws.res, ws.cursor, watchBatchSize)
-		changed, dropped := s.changed, s.dropped
+		changed := s.changed
 		compacted := s.store.log.compacted
 		s.mu.Unlock()
 		if err != nil {
@@ -177,7 +177,7 @@ func (ws *watchStream) stream(ctx context.Context) {
 			ws.flush()
 		case <-ctx.Done():
 			return
-		case <-dropped:
+		case <-ws.dropped:
 			return
 		case <-s.closed:
 			return
@@ -193,9 +193,6 @@ func (ws *watchStream) waitWhileStalled(ctx context.Context) bool {
 		if !ok {
 			return true
 		}
-		ws.s.mu.Lock()
-		dropped := ws.s.dropped
-		ws.s.mu.Unlock()
 		var deadline <-chan time.Time
 		if left > 0 {
 			t := time.NewTimer(left)
@@ -207,7 +204,7 @@ func (ws *watchStream) waitWhileStalled(ctx context.Context) bool {
 		case <-deadline:
 		case <-ctx.Done():
 			return false
-		case <-dropped:
+		case <-ws.dropped:
 			return false
 		case <-ws.s.closed:
 			return false

@@ -39,6 +39,10 @@ type watchStream struct {
 	objBuf   bytes.Buffer
 	// broken is set once a write failed: the client is gone.
 	broken bool
+	// dropped is the DropWatches generation this watch belongs to, taken
+	// before the response starts, so that a drop issued once the client
+	// has seen the 200 always ends this watch.
+	dropped <-chan struct{}
 }
 
 func newWatchStream(s *Server, w http.ResponseWriter, flusher http.Flusher, enc encoding, req requestInfo, opts metainternalversion.ListOptions) *watchStream {
@@ -48,6 +52,9 @@ func newWatchStream(s *Server, w http.ResponseWriter, flusher http.Flusher, enc 
 		id:        s.sent.nextWatchID(),
 		bookmarks: opts.AllowWatchBookmarks,
 	}
+	s.mu.Lock()
+	ws.dropped = s.dropped
+	s.mu.Unlock()
 	stream := enc.info.StreamSerializer
 	ws.frames = streaming.NewEncoder(stream.Framer.NewFrameWriter(&ws.frameBuf), stream.Serializer)
 	return ws

@@ -1,0 +1,83 @@
+package fakeapi
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestContentNegotiation(t *testing.T) {
+	srv := startServer(t, Options{})
+	seedNamed(t, srv, "ns", "a", "b")
+	list := srv.URL() + "/api/v1/namespaces/ns/pods"
+	cases := []struct {
+		name, url, accept, contentType string
+		check                          func(t *testing.T, body []byte)
+	}{
+		{"default json", list, "", mediaJSON, func(t *testing.T, body []byte) {
+			require.Len(t, decodeJSON(t, body).(*corev1.PodList).Items, 2)
+		}},
+		{"protobuf list", list, mediaProtobuf, mediaProtobuf, func(t *testing.T, body []byte) {
+			require.Equal(t, "k8s\x00", string(body[:4]))
+			require.Len(t, decodeJSON(t, body).(*corev1.PodList).Items, 2)
+		}},
+		{"protobuf get", list + "/a", mediaProtobuf + ", application/json", mediaProtobuf, func(t *testing.T, body []byte) {
+			require.Equal(t, "a", decodeJSON(t, body).(*corev1.Pod).Name)
+		}},
+		{"q values", list + "/a", "application/json;q=0.5, application/vnd.kubernetes.protobuf", mediaProtobuf, nil},
+		{"partial list json", list, "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", mediaJSON, func(t *testing.T, body []byte) {
+			pl := decodeJSON(t, body).(*metav1.PartialObjectMetadataList)
+			require.Len(t, pl.Items, 2)
+			require.Equal(t, "PartialObjectMetadata", pl.Items[0].Kind)
+			require.Equal(t, "2", pl.ResourceVersion)
+		}},
+		{"partial list protobuf", list, "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", mediaProtobuf, func(t *testing.T, body []byte) {
+			require.Len(t, decodeJSON(t, body).(*metav1.PartialObjectMetadataList).Items, 2)
+		}},
+		{"partial get", list + "/a", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", mediaJSON, func(t *testing.T, body []byte) {
+			p := decodeJSON(t, body).(*metav1.PartialObjectMetadata)
+			require.Equal(t, "a", p.Name)
+			require.Equal(t, map[string]string{"name": "a"}, p.Labels)
+		}},
+		{"table falls back", list, "application/json;as=Table;v=v1;g=meta.k8s.io,application/json", mediaJSON, func(t *testing.T, body []byte) {
+			require.IsType(t, &corev1.PodList{}, decodeJSON(t, body))
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, body, header := do(t, http.MethodGet, tc.url, "", "", "Accept", tc.accept)
+			require.Equal(t, http.StatusOK, code, "%s", body)
+			require.Equal(t, tc.contentType, header.Get("Content-Type"))
+			if tc.check != nil {
+				tc.check(t, body)
+			}
+		})
+	}
+
+	code, body, _ := do(t, http.MethodGet, list, "", "", "Accept", "text/html")
+	require.Equal(t, http.StatusNotAcceptable, code)
+	require.Equal(t, metav1.StatusReasonNotAcceptable, decodeStatus(t, body).Reason)
+}
+
+func TestProtobufRequestBodies(t *testing.T) {
+	srv := startServer(t, Options{})
+	p := pod("ns", "a", nil)
+	p.APIVersion, p.Kind = "v1", "Pod"
+	info := srv.encodingFor(mediaProtobuf, asFull)
+	var buf []byte
+	{
+		w := &bytesWriter{}
+		require.NoError(t, info.info.Serializer.Encode(p, w))
+		buf = w.b
+	}
+	code, body, _ := do(t, http.MethodPost, podsURL(srv), mediaProtobuf, string(buf), "Accept", mediaProtobuf)
+	require.Equal(t, http.StatusCreated, code, "%s", body)
+	require.Equal(t, "1", decodeJSON(t, body).(*corev1.Pod).ResourceVersion)
+}
+
+type bytesWriter struct{ b []byte }
+
+func (w *bytesWriter) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }

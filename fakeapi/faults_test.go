@@ -1,0 +1,157 @@
+package fakeapi
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+func TestFailNext(t *testing.T) {
+	srv := startServer(t, Options{})
+	srv.Faults().FailNext(Failure{Verb: "list", Resource: "pods", Count: 2, Code: 429, RetryAfterSeconds: 3})
+	for i := 0; i < 2; i++ {
+		code, body, header := do(t, http.MethodGet, srv.URL()+"/api/v1/pods", "", "")
+		require.Equal(t, http.StatusTooManyRequests, code)
+		require.Equal(t, "3", header.Get("Retry-After"))
+		st := decodeStatus(t, body)
+		require.Equal(t, metav1.StatusReasonTooManyRequests, st.Reason)
+		require.Equal(t, int32(3), st.Details.RetryAfterSeconds)
+	}
+	code, _, _ := do(t, http.MethodGet, srv.URL()+"/api/v1/pods", "", "")
+	require.Equal(t, http.StatusOK, code, "only the next two fail")
+
+	srv.Faults().FailNext(Failure{Verb: "get"}) // default 500
+	code, _, _ = do(t, http.MethodGet, srv.URL()+"/api/v1/services", "", "")
+	require.Equal(t, http.StatusOK, code, "a list is not a get")
+	code, body, _ := do(t, http.MethodGet, srv.URL()+"/api/v1/namespaces/ns/services/x", "", "")
+	require.Equal(t, http.StatusInternalServerError, code)
+	require.Equal(t, metav1.StatusReasonInternalError, decodeStatus(t, body).Reason)
+}
+
+func TestLatency(t *testing.T) {
+	srv := startServer(t, Options{})
+	srv.Faults().SetLatency("list", "pods", 50*time.Millisecond)
+	start := time.Now()
+	code, _, _ := do(t, http.MethodGet, srv.URL()+"/api/v1/pods", "", "")
+	require.Equal(t, http.StatusOK, code)
+	require.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond)
+	srv.Faults().SetLatency("list", "pods", 0)
+	require.Empty(t, srv.Faults().latencies)
+}
+
+func TestStallHoldsEventsUntilResumed(t *testing.T) {
+	srv := startServer(t, Options{})
+	w := openWatch(t, podsURL(srv)+"?watch=true&resourceVersion=0", "")
+	// Receiving one event proves the stream is parked waiting for news,
+	// so the stall below applies before the next event is fetched.
+	seedNamed(t, srv, "ns", "barrier")
+	require.Equal(t, "ADDED barrier 1", eventSummary(nextEvent(t, w)))
+	srv.Faults().StallWatches("pods", 0)
+	seedNamed(t, srv, "ns", "a")
+	select {
+	case ev := <-w.ResultChan():
+		t.Fatalf("a stalled watch sent %s", eventSummary(ev))
+	case <-time.After(100 * time.Millisecond):
+	}
+	srv.Faults().ResumeWatches("pods")
+	require.Equal(t, "ADDED a 2", eventSummary(nextEvent(t, w)), "nothing is lost by a stall")
+
+	srv.Faults().StallWatches("pods", 30*time.Millisecond)
+	seedNamed(t, srv, "ns", "b")
+	require.Equal(t, "ADDED b 3", eventSummary(nextEvent(t, w)), "a timed stall ends by itself")
+}
+
+func TestCutFrameAbortsTheStream(t *testing.T) {
+	srv := startServer(t, Options{})
+	seedNamed(t, srv, "ns", "a")
+	srv.Faults().CutNextWatchFrame("pods")
+	w := openWatch(t, podsURL(srv)+"?watch=true&resourceVersion=0", "")
+	// The stream decoder sees a truncated frame and the connection end.
+	for ev := range w.ResultChan() {
+		require.Equal(t, watch.Error, ev.Type, "no complete event arrives, got %s", eventSummary(ev))
+	}
+}
+
+func TestMalformedFrameFailsDecoding(t *testing.T) {
+	srv := startServer(t, Options{})
+	seedNamed(t, srv, "ns", "a", "b")
+	srv.Faults().MalformNextWatchFrame("pods")
+	resp, err := http.Get(podsURL(srv) + "?watch=true&resourceVersion=0&timeoutSeconds=1")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	buf := make([]byte, 4096)
+	n, _ := resp.Body.Read(buf)
+	require.True(t, strings.HasPrefix(string(buf[:n]), `{"type":"ADDED","object":{this is not json}}`), "%q", buf[:n])
+
+	srv.Faults().MalformNextWatchFrame("")
+	w := openWatch(t, podsURL(srv)+"?watch=true&resourceVersion=0", "")
+	ev := nextEvent(t, w)
+	require.Equal(t, watch.Error, ev.Type, "apimachinery's decoder rejects the frame")
+}
+
+func TestAdminEndpoints(t *testing.T) {
+	srv := startServer(t, Options{Token: "s3cret"})
+	auth := []string{"Authorization", "Bearer s3cret"}
+	post := func(path, body string) (int, []byte) {
+		code, data, _ := do(t, http.MethodPost, srv.URL()+"/fakeapi/v1/"+path, mediaJSON, body, auth...)
+		return code, data
+	}
+	seedNamed(t, srv, "ns", "a", "b")
+
+	w := openWatchWithToken(t, srv, "s3cret")
+	code, body := post("drop-watches", "")
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	require.Equal(t, metav1.StatusSuccess, decodeStatus(t, body).Status)
+	requireClosed(t, w)
+
+	code, _ = post("compact", "")
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, uint64(2), srv.store.log.compacted)
+
+	code, _ = post("faults/fail", `{"verb":"list","resource":"pods","count":1,"code":503,"retryAfterSeconds":2}`)
+	require.Equal(t, http.StatusOK, code)
+	code, _, header := do(t, http.MethodGet, srv.URL()+"/api/v1/pods", "", "", auth...)
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	require.Equal(t, "2", header.Get("Retry-After"))
+
+	steps := []struct {
+		path, body string
+		check      func() bool
+	}{
+		{"faults/latency", `{"verb":"list","resource":"pods","milliseconds":100000}`, func() bool { return len(srv.Faults().latencies) == 1 }},
+		{"faults/stall", `{"resource":"pods"}`, func() bool { _, _, ok := srv.Faults().stall("pods"); return ok }},
+		{"faults/cut-frame", `{"resource":"pods"}`, func() bool { return len(srv.Faults().frames) == 1 }},
+		{"faults/malformed-frame", `{"resource":"pods"}`, func() bool { return len(srv.Faults().frames) == 2 }},
+	}
+	for _, step := range steps {
+		code, body := post(step.path, step.body)
+		require.Equal(t, http.StatusOK, code, "%s: %s", step.path, body)
+		require.True(t, step.check(), step.path)
+	}
+	code, _ = post("faults/reset", "")
+	require.Equal(t, http.StatusOK, code)
+	require.Empty(t, srv.Faults().frames)
+	_, _, stalled := srv.Faults().stall("pods")
+	require.False(t, stalled)
+
+	code, body = post("faults/fail", `{"verb":"list","colour":"red"}`)
+	require.Equal(t, http.StatusBadRequest, code, "unknown fields are rejected: %s", body)
+	code, _ = post("faults/fail", `{"code":200}`)
+	require.Equal(t, http.StatusBadRequest, code)
+	code, _ = post("nope", "")
+	require.Equal(t, http.StatusNotFound, code)
+	code, _, _ = do(t, http.MethodGet, srv.URL()+"/fakeapi/v1/compact", "", "", auth...)
+	require.Equal(t, http.StatusMethodNotAllowed, code)
+	code, _, _ = do(t, http.MethodPost, srv.URL()+"/fakeapi/v1/compact", "", "")
+	require.Equal(t, http.StatusUnauthorized, code, "admin endpoints need the token too")
+}
+
+func openWatchWithToken(t *testing.T, srv *Server, token string) watch.Interface {
+	t.Helper()
+	return openWatch(t, srv.URL()+"/api/v1/pods?watch=true&resourceVersion=0", "", "Authorization", "Bearer "+token)
+}
