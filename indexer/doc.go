@@ -1,0 +1,124 @@
+// Package indexer is the informer's cache: a thread-safe store of Kubernetes
+// objects by key, with named secondary indexes, that any number of goroutines
+// can read while one writer keeps it up to date.
+//
+// # Where it sits
+//
+//	API server -> reflector -> deltafifo -> [indexer] -> listers (your reads)
+//	                                             \-> processor -> your handlers
+//
+// The informer pops changes from the delta queue and applies them here
+// (Add, Update, Delete, or Replace after a relist) before telling handlers.
+// Controllers then read the cache, usually through a typed lister
+// (package lister), instead of asking the API server.
+//
+// # What it stores
+//
+// Objects live under keys chosen by the caller: "namespace/name", or "name"
+// for cluster-scoped objects. An index is a named function (IndexFunc) that
+// says under which values an object is filed: its node, its owner, anything.
+// ByIndex("node", "n1") then answers "which pods run on n1?" without looking
+// at every pod. Two indexes are built in: NamespaceIndex (what
+// Namespace(ns).List reads) and LabelIndex, one "key=value" per label (what
+// an equality label selector such as app=web reads). More can be added at any
+// time with AddIndexers; the objects already stored are filed at once.
+//
+// OBJECTS ARE SHARED, NOT COPIED. Every read hands out the very object that
+// was written, and every other reader sees the same one. NEVER MODIFY AN
+// OBJECT YOU READ FROM THE CACHE: you would change what every other reader
+// sees, silently, and break the promise that the cache mirrors the server.
+// Call DeepCopyObject (or use the lister's CopyOnRead option) first.
+//
+// # The problem: readers that stall the writer
+//
+// client-go's ThreadSafeStore guards one map and its indexes with one
+// sync.RWMutex. Listing a namespace takes the read lock and copies the whole
+// namespace out while holding it. A writer must wait until no reader holds
+// the lock, and while it waits Go's RWMutex makes new readers queue behind
+// it. With ten goroutines listing a namespace of 10,000 pods, the lock is
+// almost never free: the writer manages on the order of a hundred writes per
+// second, and the informer falls behind the API server.
+//
+// # The design: readers take immutable versions
+//
+// Here a reader never holds a lock while it reads. Everything the indexer
+// holds (objects, indexes, resourceVersion, index definitions) is one
+// version, a value called a state. A reader takes the newest state (see
+// Snapshot) and walks it at leisure; nothing ever changes a state a reader
+// has seen. A writer makes the next state and publishes it with one atomic
+// pointer store; readers that come later take that one.
+//
+// Copying 10,000 objects per write would be absurd, so the states are
+// persistent hash tries (trie.go): a tree of 32-way nodes in which an edit
+// copies only the path from the root to the changed entry (three nodes for
+// 10,000 keys, four for a million) and shares the rest with the previous
+// version. An index is a trie from value to a bucket, and a bucket is a trie
+// of keys; so moving a pod to another node copies a few small paths too.
+//
+// One refinement makes writes as cheap as a map's when nobody is reading.
+// A state is open until a reader takes it, and frozen from then on:
+//
+//	open --(a reader takes it: Snapshot, Get, List, ...)--> frozen
+//	  ^                                                        |
+//	  +---(next write: thaw into a new generation)------------+
+//
+// Every trie node records the generation that created it. While a state is
+// open no reader can see it, so its writer edits the nodes of its own
+// generation in place: an update of an existing key is a lookup and a store,
+// with no allocation. The first write after a reader froze the state starts a
+// new generation, and from then on every node it touches is copied before it
+// is changed, so the frozen state stays exactly as its readers saw it.
+// (Clojure calls this "transients".)
+//
+// Two locks make the hand-over safe, and neither is ever held for long:
+//
+//   - writeMu serialises writers. A writer plans its change under it,
+//     running the index functions (caller code) and, for Replace or
+//     AddIndexers, building a whole new state. Readers never take writeMu.
+//   - mu guards the hand-over of an open state. The writer holds it while it
+//     applies one already-planned write (O(log n)); a reader holds it only to
+//     set the frozen flag, and only if the newest state is still open. When
+//     it is already frozen, taking it is one atomic load and no lock at all.
+//
+// So a writer never waits for a reader to finish reading, and a reader never
+// waits for a writer's index functions or rebuilds: at most for one planned
+// edit to be applied.
+//
+// # What it costs
+//
+//   - Lookups walk a trie (a few pointer hops) instead of probing a hash map,
+//     and ByIndex looks each key of a bucket up in the object trie.
+//   - The first write after a read copies a path per trie it touches: a few
+//     hundred bytes to a few kilobytes of allocation. Heavy reading between
+//     writes therefore turns writes into small allocations for the garbage
+//     collector.
+//   - A reader that keeps a Snapshot keeps that version's objects alive.
+//     Long-held snapshots of a fast-changing cache cost memory.
+//   - List order is hash order: stable for one snapshot, otherwise
+//     meaningless (as with client-go's maps).
+//   - Replace and AddIndexers build a complete new state, O(n), while the
+//     old one keeps serving readers: for a moment both are in memory.
+//
+// # Keeping the indexes right
+//
+// A write is planned before it is applied (filing.go): every index function
+// runs first, and if one fails (returns an error or panics) the write is
+// refused with an *IndexFuncError and nothing changes. Only then is the
+// state edited, by code that cannot fail: a write happens completely or not
+// at all. Replace and AddIndexers are all-or-nothing too.
+//
+// An update compares where the object was filed with where it goes and moves
+// the key only between the values that differ; a value whose last key leaves
+// is removed, so an index of short-lived values does not grow forever. For
+// custom indexes the Indexer remembers the values each object was filed
+// under, and removes the key from those; it never re-runs an index function
+// on the old object, which a caller may (wrongly) have modified. The
+// built-in indexes read only metadata, and compare old and new namespace and
+// labels directly, with no allocation when they are unchanged.
+//
+// The Indexer also records the last resourceVersion it reflects: Replace sets
+// it, an Add or Update of an object with one sets it, and SetResourceVersion
+// sets it for progress without an object (a bookmark, a delete).
+//
+// Errors are listed in errors.go.
+package indexer
