@@ -1,12 +1,12 @@
 package fakeapi
 
 import (
-	"fmt"
-	"runtime"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
