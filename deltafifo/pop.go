@@ -118,7 +118,7 @@ func (q *Queue) take(max int) Batch {
 	}
 	b := Batch{Items: items}
 	if next := q.waiting.front(); next != nil && next.kind == markerUnit {
-		b.ResourceVersion = q.dequeue().rv
+		b.ResourceVersion = q.dequeue().body.rv
 	}
 	return b
 }
@@ -147,9 +147,9 @@ func (u *unit) batch() Batch {
 		u.items[0].InInitialList = u.initial
 		return Batch{Items: u.items[:]} // points into u: no allocation
 	case relistUnit:
-		return Batch{Items: u.relist.items, Relist: true, ResourceVersion: u.rv}
+		return Batch{Items: u.body.items, Relist: true, ResourceVersion: u.body.rv}
 	}
-	return Batch{ResourceVersion: u.rv}
+	return Batch{ResourceVersion: u.body.rv}
 }
 
 // outcome is what became of an in-flight batch.

@@ -34,22 +34,23 @@ func (q *Queue) Replace(list []runtime.Object, rv string) error {
 	}
 	first := !q.populated
 	tombstones := q.tombstones(index)
+	clk := &opClock{now: q.now}
 	if q.atomic {
-		q.queueRelist(objs, index, tombstones, rv, first)
+		q.queueRelist(objs, index, tombstones, rv, first, clk)
 		return nil
 	}
 	initial := 0
 	for _, o := range objs {
-		initial += markInitial(q.enqueue(o.key, Delta{Type: Replaced, Object: o.obj}), first)
+		initial += markInitial(q.enqueue(o.key, Delta{Type: Replaced, Object: o.obj}, clk), first)
 	}
 	for _, t := range tombstones {
-		initial += markInitial(q.enqueue(t.key, t.Delta), first)
+		initial += markInitial(q.enqueue(t.key, t.Delta, clk), first)
 	}
 	if first {
 		q.populate(initial)
 	}
 	if rv != "" {
-		q.pushMarker(rv)
+		q.pushMarker(rv, clk)
 	}
 	return nil
 }
@@ -125,7 +126,7 @@ func (q *Queue) forEachCandidate(fn func(key string)) {
 	var base []string
 	switch {
 	case q.relist != nil:
-		for key := range q.relist.relist.index {
+		for key := range q.relist.body.index {
 			base = append(base, key)
 		}
 	case q.known != nil:
@@ -153,7 +154,7 @@ func (q *Queue) stateOf(key string) (runtime.Object, bool) {
 		return u.newest()
 	}
 	if q.relist != nil {
-		return q.relist.relist.lookup(key)
+		return q.relist.body.lookup(key)
 	}
 	if q.known != nil {
 		return q.known.Get(key)
@@ -165,7 +166,7 @@ func (q *Queue) stateOf(key string) (runtime.Object, bool) {
 // the listed objects. It then raises the barrier generation, so that later
 // deltas queue behind it even for keys that are already in line before it.
 // Callers hold mu.
-func (q *Queue) queueRelist(objs []keyed, index map[string]int, dead []tombstone, rv string, first bool) {
+func (q *Queue) queueRelist(objs []keyed, index map[string]int, dead []tombstone, rv string, first bool, clk *opClock) {
 	items := make([]Item, 0, len(dead)+len(objs))
 	deltas := make([]Delta, 0, len(dead)+len(objs)) // one array for all items
 	for _, t := range dead {
@@ -176,13 +177,12 @@ func (q *Queue) queueRelist(objs []keyed, index map[string]int, dead []tombstone
 		deltas = append(deltas, Delta{Type: Replaced, Object: o.obj})
 		items = append(items, Item{Key: o.key, Deltas: deltas[len(deltas)-1 : len(deltas) : len(deltas)]})
 	}
-	body := &relistBody{items: items, index: index, listedFrom: len(dead)}
-	u := &unit{kind: relistUnit, rv: rv, initial: first, relist: body}
+	u := &unit{kind: relistUnit, initial: first, body: &body{rv: rv, items: items, index: index, listedFrom: len(dead)}}
 	for i := range items {
 		items[i].InInitialList = first
 	}
 	q.counters.Enqueued += uint64(len(items))
-	q.push(u)
+	q.push(u, clk)
 	q.seg++
 	q.relist = u
 	if first {
@@ -205,12 +205,13 @@ func (q *Queue) Resync() error {
 	if q.known == nil || q.relist != nil {
 		return nil
 	}
+	clk := &opClock{now: q.now}
 	for _, key := range q.known.ListKeys() {
 		if q.entries[key] != nil {
 			continue
 		}
 		if obj, ok := q.known.Get(key); ok {
-			q.enqueue(key, Delta{Type: Sync, Object: obj})
+			q.enqueue(key, Delta{Type: Sync, Object: obj}, clk)
 		}
 	}
 	return nil

@@ -13,16 +13,16 @@ import (
 type unit struct {
 	kind  unitKind
 	state unitState
-	// seq numbers units in creation order; stateOf compares it with the
-	// pending relist's to tell "queued after the relist" from "before".
-	seq uint64
+	// initial marks units of the first Replace; HasSynced waits for them.
+	initial bool
 	// seg is the barrier generation the unit was created in. Deltas join an
 	// existing unit only within the same generation: a relist is a wall
 	// that later deltas must not jump over (see Queue.seg).
-	seg      uint64
+	seg uint32
+	// seq numbers units in creation order; stateOf compares it with the
+	// pending relist's to tell "queued after the relist" from "before".
+	seq      uint64
 	queuedAt time.Time
-	// initial marks units of the first Replace; HasSynced waits for them.
-	initial bool
 
 	// keyUnit: the key's history. items has length 1 so that a Batch can
 	// point at it without allocating; first backs the first delta for the
@@ -30,10 +30,9 @@ type unit struct {
 	items [1]Item
 	first [1]Delta
 
-	// relistUnit and markerUnit: the version reached after this unit.
-	rv string
-	// relistUnit only.
-	relist *relistBody
+	// relistUnit and markerUnit only. Kept behind a pointer so that key
+	// units, by far the most numerous, stay small (136 bytes).
+	body *body
 }
 
 type unitKind uint8
@@ -51,8 +50,10 @@ const (
 	inFlight                  // handed to process; frozen
 )
 
-// relistBody is what an atomic relist carries.
-type relistBody struct {
+// body is what a relist or marker unit carries.
+type body struct {
+	rv string // the version reached once the unit is applied
+	// The rest is for relist units only.
 	items []Item // tombstones first, then the listed objects
 	// index maps each listed key to its position among the listed items,
 	// which start at items[listedFrom]. Once this relist is applied, the
@@ -62,7 +63,7 @@ type relistBody struct {
 }
 
 // lookup returns the listed object of key, or false if key is not listed.
-func (b *relistBody) lookup(key string) (runtime.Object, bool) {
+func (b *body) lookup(key string) (runtime.Object, bool) {
 	i, ok := b.index[key]
 	if !ok {
 		return nil, false
@@ -84,7 +85,7 @@ func (u *unit) size() int {
 	case keyUnit:
 		return 1
 	case relistUnit:
-		return len(u.relist.items)
+		return len(u.body.items)
 	}
 	return 0
 }
@@ -95,7 +96,7 @@ func (u *unit) deltaCount() int {
 	case keyUnit:
 		return len(u.items[0].Deltas)
 	case relistUnit:
-		return len(u.relist.items)
+		return len(u.body.items)
 	}
 	return 0
 }
