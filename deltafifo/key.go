@@ -23,11 +23,11 @@ func MetaNamespaceKey(obj runtime.Object) (string, error) {
 	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
-		return "", fmt.Errorf("deltafifo: key of %T: %w", obj, err)
+		return "", fmt.Errorf("key of %T: %w", obj, err)
 	}
 	name := m.GetName()
 	if name == "" {
-		return "", fmt.Errorf("deltafifo: key of %T: %w", obj, ErrNoName)
+		return "", fmt.Errorf("key of %T: %w", obj, ErrNoName)
 	}
 	if ns := m.GetNamespace(); ns != "" {
 		return ns + "/" + name, nil

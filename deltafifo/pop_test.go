@@ -3,6 +3,7 @@ package deltafifo
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -324,12 +325,14 @@ func TestHasSynced(t *testing.T) {
 		{"a first relist not processed", func(q *Queue) { ok(q.Replace(objs(pod("a", "1"), pod("b", "1")), "")) }, false},
 		{"a bookmark or resync does not count", func(q *Queue) { ok(q.Bookmark("3")); ok(q.Resync()) }, false},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			q := New(Options{})
-			tc.ops(q)
-			require.Equal(t, tc.want, q.HasSynced())
-		})
+	for _, atomicMode := range []bool{false, true} {
+		for _, tc := range cases {
+			t.Run(fmt.Sprintf("%s/atomic=%v", tc.name, atomicMode), func(t *testing.T) {
+				q := New(Options{AtomicReplace: atomicMode})
+				tc.ops(q)
+				require.Equal(t, tc.want, q.HasSynced())
+			})
+		}
 	}
 }
 

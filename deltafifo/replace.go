@@ -177,16 +177,23 @@ func (q *Queue) queueRelist(objs []keyed, index map[string]int, dead []tombstone
 		deltas = append(deltas, Delta{Type: Replaced, Object: o.obj})
 		items = append(items, Item{Key: o.key, Deltas: deltas[len(deltas)-1 : len(deltas) : len(deltas)]})
 	}
-	u := &unit{kind: relistUnit, initial: first, body: &body{rv: rv, items: items, index: index, listedFrom: len(dead)}}
+	// An empty first relist has no item to wait for: synced at once, as in
+	// per-key mode.
+	initial := first && len(items) > 0
+	u := &unit{kind: relistUnit, initial: initial, body: &body{rv: rv, items: items, index: index, listedFrom: len(dead)}}
 	for i := range items {
-		items[i].InInitialList = first
+		items[i].InInitialList = initial
 	}
 	q.counters.Enqueued += uint64(len(items))
 	q.push(u, clk)
 	q.seg++
 	q.relist = u
 	if first {
-		q.populate(1)
+		waitFor := 0 // units HasSynced waits for: this one, unless empty
+		if initial {
+			waitFor = 1
+		}
+		q.populate(waitFor)
 	}
 }
 
