@@ -85,28 +85,29 @@ func (d *jsonEventDecoder) Next() (watch.Event, error) {
 		return watch.Event{}, io.EOF
 	}
 	if err != nil {
-		return watch.Event{}, d.fail(start, err)
+		// Only whitespace (if anything) of a next frame arrived.
+		return watch.Event{}, d.fail(start, err, false)
 	}
 	if tok != json.Delim('{') {
-		return watch.Event{}, d.fail(start, fmt.Errorf("frame starts with %v, want a JSON object", tok))
+		return watch.Event{}, d.fail(start, fmt.Errorf("frame starts with %v, want a JSON object", tok), true)
 	}
 	ev, deferred, err := d.readEventFields()
 	if err != nil {
-		return watch.Event{}, d.fail(start, err)
+		return watch.Event{}, d.fail(start, err, true)
 	}
 	if _, err := d.dec.Token(); err != nil { // the closing '}'
-		return watch.Event{}, d.fail(start, err)
+		return watch.Event{}, d.fail(start, err, true)
 	}
 	if deferred != nil {
 		// "object" came before "type": a legal but unusual order (the API
 		// server writes "type" first). Only then do we pay a second pass.
 		ev.Object = d.t.newForEvent(ev.Type)
 		if err := json.Unmarshal(deferred, ev.Object); err != nil {
-			return watch.Event{}, d.fail(start, err)
+			return watch.Event{}, d.fail(start, err, true)
 		}
 	}
 	if ev.Type == "" || ev.Object == nil {
-		return watch.Event{}, d.fail(start, errors.New(`event lacks "type" or "object"`))
+		return watch.Event{}, d.fail(start, errors.New(`event lacks "type" or "object"`), true)
 	}
 	apiVersion, kind := typeMetaOf(ev.Object)
 	ev.Object = d.t.finishEventObject(ev.Type, ev.Object, apiVersion, kind, nil, ContentTypeJSON)
@@ -155,17 +156,24 @@ func (d *jsonEventDecoder) readEventFields() (ev watch.Event, deferred json.RawM
 	return ev, deferred, nil
 }
 
-// fail classifies a decoding error: reader errors pass through, size and
-// truncation become their FrameError kinds, everything else is malformed.
-func (d *jsonEventDecoder) fail(start int64, err error) error {
+// fail classifies a decoding error: size and truncation become their
+// FrameError kinds, reader errors cut the frame when it had begun (its
+// opening brace was read) and pass through otherwise, and everything else
+// is malformed.
+func (d *jsonEventDecoder) fail(start int64, err error, begun bool) error {
 	var readErr *limiterReadError
 	switch {
 	case errors.Is(err, ErrFrameTooLarge):
 		return &FrameError{Kind: ErrFrameTooLarge, Offset: start, Size: d.limit.max}
 	case errors.As(err, &readErr):
+		// The connection failed. If part of a frame had arrived, the frame
+		// is cut; either way the cause is kept for errors.Is/As.
+		if begun {
+			return &FrameError{Kind: ErrTruncatedFrame, Offset: start, Size: d.limit.delivered - start, Cause: readErr.err}
+		}
 		return fmt.Errorf("wire: reading watch stream: %w", readErr.err)
 	case errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF: // EOF after the frame began
-		return &FrameError{Kind: ErrTruncatedFrame, Offset: start, Size: d.dec.InputOffset() - start}
+		return &FrameError{Kind: ErrTruncatedFrame, Offset: start, Size: d.limit.delivered - start}
 	}
 	return &FrameError{Kind: ErrMalformedFrame, Offset: start, Cause: err}
 }
@@ -248,9 +256,6 @@ func (d *protobufEventDecoder) Next() (watch.Event, error) {
 	n, err = io.ReadFull(d.r, frame)
 	d.offset += int64(n)
 	if err != nil {
-		if err == io.EOF { // header read, body missing: still a cut frame
-			err = io.ErrUnexpectedEOF
-		}
 		return watch.Event{}, d.readFailure(start, size, err)
 	}
 	ev, err := d.decodeFrame(frame)
@@ -260,12 +265,17 @@ func (d *protobufEventDecoder) Next() (watch.Event, error) {
 	return ev, nil
 }
 
+// readFailure classifies a read error the way the JSON decoder does: a clean
+// EOF between frames ends the stream, any failure once a frame has begun
+// cuts that frame, and a connection error between frames passes through.
 func (d *protobufEventDecoder) readFailure(start, size int64, err error) error {
-	switch err {
-	case io.EOF:
+	switch {
+	case err == io.EOF && d.offset == start:
 		return io.EOF
-	case io.ErrUnexpectedEOF:
+	case err == io.ErrUnexpectedEOF || err == io.EOF:
 		return &FrameError{Kind: ErrTruncatedFrame, Offset: start, Size: size}
+	case d.offset > start:
+		return &FrameError{Kind: ErrTruncatedFrame, Offset: start, Size: size, Cause: err}
 	}
 	return fmt.Errorf("wire: reading watch stream: %w", err)
 }

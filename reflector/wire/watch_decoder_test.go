@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -272,5 +274,52 @@ func TestErrorResponses(t *testing.T) {
 				assert.Equal(t, tc.delay, delay, verb)
 			}
 		})
+	}
+}
+
+// failingReader returns its error once the data is consumed, like a body
+// whose connection was reset.
+type failingReader struct {
+	data []byte
+	err  error
+}
+
+func (r *failingReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, r.err
+	}
+	n := copy(p, r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// A connection error inside a frame cuts that frame (and keeps the cause);
+// between frames it passes through as the transport error it is.
+func TestDecoderConnectionErrors(t *testing.T) {
+	tgt, err := newTarget(NewScheme(), podsGVR, "", false)
+	require.NoError(t, err)
+	for _, mt := range mediaTypes {
+		enc := newWireEncoder(mt)
+		frame := enc.frame(t, watch.Added, testPod("ns1", "a", "1"))
+		newDec := func(r io.Reader) eventDecoder {
+			if mt == ContentTypeJSON {
+				return newJSONEventDecoder(r, DefaultMaxFrameBytes, tgt)
+			}
+			return newProtobufEventDecoder(r, DefaultMaxFrameBytes, tgt)
+		}
+
+		dec := newDec(&failingReader{data: concat(frame, frame[:10]), err: syscall.ECONNRESET})
+		_, err := dec.Next()
+		require.NoError(t, err, mt)
+		_, err = dec.Next()
+		assert.ErrorIs(t, err, ErrTruncatedFrame, mt)
+		assert.ErrorIs(t, err, syscall.ECONNRESET, mt)
+
+		dec = newDec(&failingReader{data: frame, err: syscall.ECONNRESET})
+		_, err = dec.Next()
+		require.NoError(t, err, mt)
+		_, err = dec.Next()
+		assert.ErrorIs(t, err, syscall.ECONNRESET, mt)
+		assert.NotErrorIs(t, err, ErrTruncatedFrame, "%s: nothing of the next frame had arrived", mt)
 	}
 }
