@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func keyed(i int) entry { return entry{n: Notification{Type: Add, Key: itoaKey(i)}} }
+func keyed(i int) *Notification { return &Notification{Type: Add, Key: itoaKey(i)} }
 
 func itoaKey(i int) string { return "k" + strconv.Itoa(i) }
 
@@ -22,13 +22,13 @@ func TestBufferFIFOAcrossChunks(t *testing.T) {
 		b.push(keyed(i))
 	}
 	require.Equal(t, n, b.len())
-	dst := make([]entry, 13)
+	dst := make([]*Notification, 13)
 	next := 0
 	for b.len() > 0 {
 		k := b.popInto(dst)
 		require.Positive(t, k)
 		for _, e := range dst[:k] {
-			require.Equal(t, itoaKey(next), e.n.Key)
+			require.Equal(t, itoaKey(next), e.Key)
 			next++
 		}
 	}
@@ -45,7 +45,7 @@ func TestBufferShrinksAfterBurst(t *testing.T) {
 		b.push(keyed(i))
 	}
 	require.GreaterOrEqual(t, b.capacity(), burst)
-	dst := make([]entry, batchLen)
+	dst := make([]*Notification, batchLen)
 	for b.len() > 0 {
 		b.popInto(dst)
 	}
@@ -57,7 +57,7 @@ func TestBufferShrinksAfterBurst(t *testing.T) {
 // small lag keeps reusing its chunks instead of allocating.
 func TestBufferSteadyStateDoesNotGrow(t *testing.T) {
 	var b buffer
-	dst := make([]entry, 1)
+	dst := make([]*Notification, 1)
 	for i := range 100 * chunkLen {
 		b.push(keyed(i))
 		b.push(keyed(i))
@@ -79,9 +79,9 @@ func TestBufferPopClearsSlots(t *testing.T) {
 	var b buffer
 	b.push(keyed(1))
 	b.push(keyed(2))
-	dst := make([]entry, 1)
+	dst := make([]*Notification, 1)
 	b.popInto(dst)
-	require.Equal(t, entry{}, b.head.entries[0])
+	require.Nil(t, b.head.entries[0])
 }
 
 // TestBufferMatchesModel pushes and pops at random and compares with a slice.
@@ -91,7 +91,7 @@ func TestBufferMatchesModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0))
 	var b buffer
 	var model []string
-	dst := make([]entry, batchLen)
+	dst := make([]*Notification, batchLen)
 	next := 0
 	for step := range 5_000 {
 		if rng.IntN(3) > 0 {
@@ -104,8 +104,8 @@ func TestBufferMatchesModel(t *testing.T) {
 		}
 		k := b.popInto(dst[:rng.IntN(batchLen)+1])
 		for _, e := range dst[:k] {
-			if e.n.Key != model[0] {
-				t.Fatalf("step %d: popped %q, want %q", step, e.n.Key, model[0])
+			if e.Key != model[0] {
+				t.Fatalf("step %d: popped %q, want %q", step, e.Key, model[0])
 			}
 			model = model[1:]
 		}

@@ -28,7 +28,15 @@ const (
 // ShouldResync in stream order; AddHandler, Remove and Stats may be called
 // from anywhere.
 type Processor struct {
-	opts Options
+	opts  Options
+	watch stopwatch // times Handle calls
+
+	// marker is the sync marker MarkSynced places in every buffer: a
+	// pointer no Distribute call ever produces, recognised by identity. When
+	// a handler's goroutine reaches it, everything before it has been
+	// handled. Carrying this in the stream itself, instead of counting
+	// notifications, is what keeps HasSynced exact without polling.
+	marker *Notification
 
 	// mu guards state, runCtx, synced, seq, writes to regs, and each
 	// Registration's nextResync, started and removed fields. It is never held
@@ -51,7 +59,11 @@ type Processor struct {
 
 // New returns a Processor with no handlers. Nothing runs until Run.
 func New(opts Options) *Processor {
-	p := &Processor{opts: opts.withDefaults()}
+	p := &Processor{
+		opts:   opts.withDefaults(),
+		watch:  newStopwatch(opts.Now),
+		marker: new(Notification),
+	}
 	p.regs.Store(&[]*Registration{})
 	return p
 }
@@ -136,7 +148,7 @@ func (p *Processor) AddHandler(h Handler, opts HandlerOptions, initial []runtime
 	if p.synced {
 		// The upstream cache is already synced: this handler is synced as
 		// soon as it has replayed initial, which comes before its buffer.
-		r.push(entry{syncMarker: true})
+		r.push(p.marker)
 	}
 	regs := *p.regs.Load()
 	p.regs.Store(new(append(slices.Clip(regs), r)))
@@ -174,11 +186,18 @@ func (p *Processor) remove(r *Registration) {
 // object that a relist found unchanged: both mean "you have seen this
 // already", which only handlers that asked for a resync want to hear again.
 func (p *Processor) Distribute(n Notification, isSync bool) {
+	var shared *Notification // one copy for all handlers, made on first use
 	for _, r := range *p.regs.Load() {
 		if isSync && !r.resyncDue.Load() {
 			continue
 		}
-		r.push(entry{n: n})
+		if shared == nil {
+			// Copy inside the branch, not with &n up front: &n would move n
+			// to the heap on every call, even when no handler is due.
+			shared = new(Notification)
+			*shared = n
+		}
+		r.push(shared)
 	}
 }
 
@@ -194,6 +213,6 @@ func (p *Processor) MarkSynced() {
 	}
 	p.synced = true
 	for _, r := range *p.regs.Load() {
-		r.push(entry{syncMarker: true})
+		r.push(p.marker)
 	}
 }
