@@ -19,8 +19,14 @@ import (
 	"github.com/seed31a95821/informer/reflector/wire"
 )
 
-// The ListerWatcher is what the reflector consumes.
-var _ reflector.ListerWatcher = (*wire.ListerWatcher)(nil)
+// The ListerWatcher is what the reflector consumes, with the optional
+// interfaces it looks for.
+var (
+	_ reflector.ListerWatcher    = (*wire.ListerWatcher)(nil)
+	_ reflector.BytesCounter     = (*wire.ListerWatcher)(nil)
+	_ reflector.WatchListSupport = (*wire.ListerWatcher)(nil)
+	_ reflector.StreamError      = (*wire.Watcher)(nil)
+)
 
 // These tests speak to fakeapi, the project's in-process API server, over
 // real HTTP in both encodings: the same requests and frames a reflector
@@ -216,4 +222,51 @@ func TestFakeAPIAuthAndMetadata(t *testing.T) {
 		require.Len(t, list.Items, 1)
 		assert.Equal(t, "a", list.Items[0].Name)
 	}
+}
+
+// WatchList (sendInitialEvents): the initial state arrives as ADDED events,
+// closed by a bookmark annotated k8s.io/initial-events-end, and the same
+// watch goes on with live events.
+func TestFakeAPIWatchList(t *testing.T) {
+	for _, ct := range fakeContentTypes {
+		t.Run(ct, func(t *testing.T) {
+			srv := newFakeAPI(t)
+			createPod(t, srv, "ns1", "a")
+			createPod(t, srv, "ns1", "b")
+			lw := newFakeLW(t, srv, ct, wire.Options{})
+			require.True(t, lw.SupportsWatchList())
+			sendInitial := true
+			w, err := lw.Watch(context.Background(), metav1.ListOptions{
+				SendInitialEvents: &sendInitial, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true,
+			})
+			require.NoError(t, err)
+			defer w.Stop()
+			var initial []string
+			for {
+				ev := nextEvent(t, w)
+				if ev.Type == watch.Bookmark {
+					pod := ev.Object.(*corev1.Pod)
+					if pod.Annotations[metav1.InitialEventsAnnotationKey] == "true" {
+						assert.NotEmpty(t, pod.ResourceVersion)
+						break
+					}
+					continue
+				}
+				require.Equal(t, watch.Added, ev.Type)
+				initial = append(initial, ev.Object.(*corev1.Pod).Name)
+			}
+			assert.ElementsMatch(t, []string{"a", "b"}, initial)
+			createPod(t, srv, "ns1", "live")
+			for {
+				ev := nextEvent(t, w)
+				if ev.Type == watch.Added {
+					assert.Equal(t, "live", ev.Object.(*corev1.Pod).Name)
+					break
+				}
+			}
+		})
+	}
+	lw, err := wire.New(wire.Config{Host: "http://127.0.0.1:1"}, corev1.SchemeGroupVersion.WithResource("pods"), wire.Options{NoWatchList: true})
+	require.NoError(t, err)
+	assert.False(t, lw.SupportsWatchList())
 }

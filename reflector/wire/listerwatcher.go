@@ -38,6 +38,12 @@ type Options struct {
 	// It works for any resource, including ones Scheme does not know.
 	MetadataOnly bool
 
+	// NoWatchList declares that the server does not implement WatchList
+	// (sendInitialEvents=true, KEP-3157; kube-apiserver enables it by
+	// default since 1.32). A reflector then lists instead of first trying
+	// a WatchList that would never send its end-of-initial-events bookmark.
+	NoWatchList bool
+
 	// HTTPClient, when set, is used instead of a client built from Config's
 	// TLS fields: pass one NewHTTPClient result to many ListerWatchers to
 	// share its connections. Authentication headers are still added from
@@ -117,6 +123,11 @@ func collectionURL(host string, gvr schema.GroupVersionResource, namespace strin
 	u.Path = path.Join(append(parts, gvr.Resource)...)
 	return u
 }
+
+// SupportsWatchList reports whether the reflector may try WatchList with
+// this ListerWatcher: true unless Options.NoWatchList. It is an optional
+// interface the reflector looks for (reflector.WatchListSupport).
+func (lw *ListerWatcher) SupportsWatchList() bool { return !lw.opts.NoWatchList }
 
 // BytesDecoded returns the bytes decoded so far by every List and Watch of
 // this ListerWatcher (each Watcher also counts its own stream).
