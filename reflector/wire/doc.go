@@ -69,9 +69,32 @@
 // support (exec plugins, auth providers, basic auth, impersonation, proxies,
 // multi-file KUBECONFIG).
 //
+// # Limits, deliberately
+//
+//   - Only Go types known to a scheme are decoded (plus PartialObjectMetadata
+//     for any resource); there is no unstructured mode for custom resources.
+//   - JSON is decoded with encoding/json, which matches keys without regard
+//     to case where the API server's decoder is case-sensitive. Servers never
+//     send differently cased keys, so only hand-written input can tell.
+//   - The JSON watch decoder's read buffer grows to the largest frame seen
+//     (at most MaxFrameBytes) and keeps that size for the life of the watch;
+//     the protobuf decoder gives back buffers above 1 MiB after each frame.
+//   - In MetadataOnly mode the kind of each object is not checked: every
+//     Kubernetes object decodes into PartialObjectMetadata.
+//   - Certificate files are read once, when the client is built; only the
+//     bearer token file is re-read.
+//
+// # Optional interfaces for the reflector
+//
+// *ListerWatcher implements reflector.BytesCounter (BytesDecoded: lists and
+// watches together) and reflector.WatchListSupport (SupportsWatchList: true
+// unless Options.NoWatchList); *Watcher implements reflector.StreamError
+// (Err: why the stream ended) and has its own BytesDecoded.
+//
 // # Statistics
 //
-// *Watcher and *ListerWatcher both have BytesDecoded() int64, the optional
-// interface reflectors look for: the watch counts its own stream, the
-// ListerWatcher counts its lists plus all its watches.
+// BytesDecoded counts the response bytes handed to the decoders: a list's
+// body, a watch's frames. The watch counts its own stream, the
+// ListerWatcher its lists plus all its watches, so add up one or the other,
+// never both.
 package wire

@@ -21,9 +21,10 @@ import (
 //	server closes between frames          (none)               nil
 //	Stop()                                (none)               nil
 //	context cancelled                     (none)               ctx.Err()
-//	stream cut inside a frame, or a       (none)               *FrameError{ErrTruncatedFrame} or
-//	  connection error                                           the wrapped transport error
-//	oversized or malformed frame          watch.Error+Status   *FrameError{ErrFrameTooLarge|ErrMalformedFrame}
+//	stream ends or connection fails       (none)               *FrameError{Kind: ErrTruncatedFrame},
+//	  inside a frame                                             Cause: the transport error, if any
+//	connection fails between frames       (none)               the wrapped transport error
+//	oversized or malformed frame          watch.Error+Status   *FrameError{Kind: ErrFrameTooLarge or ErrMalformedFrame}
 //
 // A cut stream looks like a normal close because that is what a restarting
 // server produces, and the right reaction is the same: watch again from the
