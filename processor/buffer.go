@@ -6,13 +6,6 @@ package processor
 // two chunks, 2 KiB, see buffer).
 const chunkLen = 128
 
-// A buffer holds pointers to notifications rather than copies. Distribute
-// stores each notification once and every handler's buffer points to it:
-// appending costs a handler 8 bytes instead of a 64-byte copy, and a handler
-// that falls 10,000 notifications behind holds 80 KB, not 640 KB.
-// Handlers still receive a copy (Handle takes a value), so the sharing is
-// invisible to them.
-
 // chunk is a fixed-size block of entries, linked to the next one.
 type chunk struct {
 	entries [chunkLen]*Notification
@@ -29,6 +22,13 @@ type chunk struct {
 // spare chunk besides the one it reads from, so an idle handler holds at most
 // 2*chunkLen entries whatever burst it went through, and a handler that keeps
 // up with the stream reuses the same chunk without allocating at all.
+//
+// Why pointers rather than copies: Distribute stores each notification once
+// and every handler's buffer points to it, so appending costs a handler 8
+// bytes instead of a 64-byte copy, and a handler 10,000 notifications behind
+// holds 80 KB of buffer, not 640 KB. Handlers still receive a copy (Handle
+// takes a value), so the sharing is invisible to them. The sync marker is
+// one more pointer, recognised by identity (see Processor.marker).
 //
 // A buffer is not safe for concurrent use; its owner (Registration) guards it.
 type buffer struct {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -320,6 +321,7 @@ func TestRunDropsPendingOnStop(t *testing.T) {
 	cancel()
 	g.open(t, 1)
 	waitClosed(t, runDone, "Run to return")
+	goleak.VerifyNone(t) // no handler goroutine outlives Run
 	waitClosed(t, reg.Remove(), "done after Run returned")
 	st := reg.Stats()
 	assert.EqualValues(t, 1, st.Delivered)
@@ -352,4 +354,20 @@ func TestGeneratedNames(t *testing.T) {
 	assert.Equal(t, "handler-3", c.Name())
 	assert.True(t, strings.HasPrefix(EventType(7).String(), "EventType("))
 	assert.Equal(t, "Delete", Delete.String())
+}
+
+// TestDistributeCopiesOnlyWhenSomeoneListens checks the allocation profile
+// of Distribute: one shared copy when at least one handler takes the
+// notification, none when a resync notification finds nobody due.
+func TestDistributeCopiesOnlyWhenSomeoneListens(t *testing.T) {
+	p := New(Options{})
+	for range 10 {
+		_, err := p.AddHandler(newRecorder(), HandlerOptions{}, nil)
+		require.NoError(t, err)
+	}
+	n := addOf("ns", "a")
+	assert.Zero(t, testing.AllocsPerRun(100, func() { p.Distribute(n, true) }), "nobody is due")
+	p.Distribute(n, false) // the buffers' first chunks are allocated here
+	allocs := testing.AllocsPerRun(100, func() { p.Distribute(n, false) })
+	assert.Equal(t, 1.0, allocs, "one copy shared by ten buffers")
 }

@@ -9,7 +9,9 @@ type HandlerStats struct {
 	// Name is the registration's name.
 	Name string
 	// Pending is the number of notifications distributed to the handler (or
-	// waiting in its initial replay) that it has not finished handling.
+	// waiting in its initial replay) that it has not finished handling. It
+	// drops to 0 when the handler is removed or the processor stops, since
+	// the backlog is then discarded.
 	Pending int
 	// MaxPending is the highest Pending ever observed: the worst backlog.
 	MaxPending int
