@@ -96,6 +96,9 @@ func (w *Watcher) BytesDecoded() int64 { return w.bytes.Load() }
 func (w *Watcher) run(ctx context.Context) {
 	defer close(w.done)
 	defer close(w.result)
+	// Cancelling releases the request context even when nobody calls Stop
+	// after the server ended the stream.
+	defer w.cancel()
 	defer func() { _ = w.body.Close() }()
 	var counted int64
 	for {
