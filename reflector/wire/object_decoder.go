@@ -36,6 +36,9 @@ type target struct {
 	protobuf           bool         // itemType implements protoUnmarshaler
 }
 
+// newTarget resolves the Go types for gvr: PartialObjectMetadata(List) in
+// metadata-only mode, else kind (found through the scheme when empty) and
+// kind+"List".
 func newTarget(s *runtime.Scheme, gvr schema.GroupVersionResource, kind string, metadataOnly bool) (*target, error) {
 	if metadataOnly {
 		t := &target{itemGVK: metadataGVK, listGVK: metadataListGVK, metadataOnly: true, protobuf: true}
