@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -114,7 +115,9 @@ func TestURLLayout(t *testing.T) {
 		{"https://proxy/k8s/clusters/c1/", "", corev1.SchemeGroupVersion.WithResource("nodes"), "https://proxy/k8s/clusters/c1/api/v1/nodes"},
 	}
 	for _, tc := range cases {
-		assert.Equal(t, tc.want, collectionURL(tc.host, tc.gvr, tc.ns).String())
+		u := collectionURL(tc.host, tc.gvr, tc.ns)
+		assert.Equal(t, tc.want, u.String())
+		assert.True(t, strings.HasPrefix(u.Path, "/"), "the request line needs an absolute path: %q", u.Path)
 	}
 }
 
