@@ -110,7 +110,7 @@ func New(cfg Config, gvr schema.GroupVersionResource, opts Options) (*ListerWatc
 //	core group:   {host}/api/v1[/namespaces/{ns}]/{resource}
 //	other groups: {host}/apis/{group}/{version}[/namespaces/{ns}]/{resource}
 func collectionURL(host string, gvr schema.GroupVersionResource, namespace string) *url.URL {
-	u, _ := url.Parse(host) // validated by Config.Validate
+	u, _ := url.Parse(host)        // validated by Config.Validate
 	parts := []string{"/", u.Path} // absolute even when Host has no path
 	if gvr.Group == "" {
 		parts = append(parts, "api", gvr.Version)
