@@ -154,6 +154,10 @@ func (w *Watcher) finish(ctx context.Context, err error) {
 	}
 }
 
+// clientWatchDecoding is the Status cause type of an undecodable watch
+// event, as apimachinery's StreamWatcher spells it.
+const clientWatchDecoding metav1.CauseType = "ClientWatchDecoding"
+
 // frameErrorStatus describes a refused frame as a Status, the only error
 // shape a watch event can carry.
 func frameErrorStatus(fe *FrameError) *metav1.Status {
@@ -167,9 +171,12 @@ func frameErrorStatus(fe *FrameError) *metav1.Status {
 		Code:     http.StatusInternalServerError,
 		Reason:   metav1.StatusReasonInternalError,
 		Message:  fe.Error(),
-		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{
-			Type:    metav1.CauseType(cause),
-			Message: fe.Error(),
-		}}},
+		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{
+			{Type: metav1.CauseType(cause), Message: fe.Error()},
+			// The cause apimachinery's own StreamWatcher reports for a frame
+			// it cannot decode, so any reflector (ours, client-go's) files
+			// this as a decoding failure rather than a server error.
+			{Type: clientWatchDecoding, Message: fe.Error()},
+		}},
 	}
 }

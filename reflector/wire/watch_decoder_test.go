@@ -32,7 +32,8 @@ func watchStream(t *testing.T, contentType string, stream []byte, mutate func(*C
 }
 
 // requireFrameErrorEvent checks the final event a refused frame produces:
-// a watch.Error whose Status a reflector classifies as a server error.
+// a watch.Error whose Status names the frame problem and carries the
+// ClientWatchDecoding cause, so that reflectors file it as a decoding error.
 func requireFrameErrorEvent(t *testing.T, ev watch.Event, cause string) {
 	t.Helper()
 	require.Equal(t, watch.Error, ev.Type)
@@ -41,8 +42,9 @@ func requireFrameErrorEvent(t *testing.T, ev watch.Event, cause string) {
 	err := apierrors.FromObject(st)
 	assert.True(t, apierrors.IsInternalError(err), "reason %q", st.Reason)
 	require.NotNil(t, st.Details)
-	require.Len(t, st.Details.Causes, 1)
+	require.Len(t, st.Details.Causes, 2)
 	assert.EqualValues(t, cause, st.Details.Causes[0].Type)
+	assert.True(t, apierrors.HasStatusCause(err, clientWatchDecoding))
 }
 
 // A stream cut inside a frame (a server restarting) delivers the complete

@@ -1,0 +1,186 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/seed31a95821/informer/fakeapi"
+	"github.com/seed31a95821/informer/reflector"
+	"github.com/seed31a95821/informer/reflector/wire"
+)
+
+var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+
+const converged = 30 * time.Second
+
+// quick keeps the real retry and watchdog machinery, with figures small
+// enough for tests: backoffs of milliseconds, bookmarks every 100ms.
+func quick() reflector.Options {
+	return reflector.Options{
+		Backoff:          reflector.Backoff{Initial: 10 * time.Millisecond, Max: 200 * time.Millisecond},
+		BookmarkInterval: 100 * time.Millisecond,
+		StuckWatchFactor: 3,
+		WatchListTimeout: 2 * time.Second,
+	}
+}
+
+// run is one reflector, over real HTTP, feeding a mapStore.
+type run struct {
+	srv   *fakeapi.Server
+	store *mapStore
+	refl  *reflector.Reflector
+	errs  *errorLog
+}
+
+type errorLog struct {
+	mu   sync.Mutex // guards list
+	list []error
+}
+
+func (l *errorLog) add(err error) { l.mu.Lock(); l.list = append(l.list, err); l.mu.Unlock() }
+
+func (l *errorLog) all() []error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]error(nil), l.list...)
+}
+
+func newServer(t *testing.T, pods int) *fakeapi.Server {
+	t.Helper()
+	srv, err := fakeapi.NewServer(fakeapi.Options{BookmarkInterval: 100 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	if pods > 0 {
+		require.NoError(t, srv.SeedPods([]string{"shop", "blog"}, pods))
+	}
+	return srv
+}
+
+// startReflector runs a reflector until the test ends. wrap, when not nil,
+// sits between the reflector and the HTTP client, to inject what the server
+// cannot.
+func startReflector(t *testing.T, srv *fakeapi.Server, opts reflector.Options, contentType string,
+	wrap func(reflector.ListerWatcher) reflector.ListerWatcher) *run {
+	t.Helper()
+	lw, err := wire.New(wire.Config{Host: srv.URL(), ContentType: contentType}, podsGVR, wire.Options{})
+	require.NoError(t, err)
+	var rlw reflector.ListerWatcher = lw
+	if wrap != nil {
+		rlw = wrap(lw)
+	}
+	r := &run{srv: srv, store: newMapStore(), errs: &errorLog{}}
+	opts.ExpectedType = &corev1.Pod{}
+	opts.OnError = r.errs.add
+	r.refl = reflector.New(rlw, r.store, opts)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.refl.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	r.logErrors(t)
+	return r
+}
+
+// serverState is what the store must converge to: key -> resourceVersion.
+func serverState(t *testing.T, srv *fakeapi.Server) map[string]string {
+	t.Helper()
+	objs, err := srv.Objects(podsGVR)
+	require.NoError(t, err)
+	state := make(map[string]string, len(objs))
+	for _, o := range objs {
+		key, rv, err := keyAndRV(o)
+		require.NoError(t, err)
+		state[key] = rv
+	}
+	return state
+}
+
+// requireConverged waits until the store equals the server, and says how
+// they differ if they never do.
+func (r *run) requireConverged(t *testing.T) {
+	t.Helper()
+	var want, got map[string]string
+	ok := waitUntil(converged, func() bool {
+		want, got = serverState(t, r.srv), r.store.snapshot()
+		return fmt.Sprint(want) == fmt.Sprint(got)
+	})
+	require.True(t, ok, "store never converged: %d objects on the server, %d in the store\nerrors: %v",
+		len(want), len(got), r.errs.all())
+}
+
+func (r *run) errorsOf(kind reflector.Kind) int64 { return r.refl.Stats().Errors[kind] }
+
+// logErrors shows what the reflector met, for a failing scenario's reader.
+func (r *run) logErrors(t *testing.T) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, err := range r.errs.all() {
+				t.Logf("reflector error (%v): %v", reflector.KindOf(err), err)
+			}
+		}
+	})
+}
+
+// waitUntil polls cond (a cheap in-memory comparison) until it holds or the
+// deadline passes. It is a condition wait with a deadline, not a sleep.
+func waitUntil(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return true
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return cond()
+}
+
+// churn makes n writes through the server's Go API: creates, label updates
+// and deletes, in a seeded order (the seed is logged).
+type churn struct {
+	srv  *fakeapi.Server
+	rng  *rand.Rand
+	live []string
+	next int
+}
+
+func newChurn(t *testing.T, srv *fakeapi.Server) *churn {
+	seed := time.Now().UnixNano()
+	t.Logf("churn seed=%d", seed)
+	return &churn{srv: srv, rng: rand.New(rand.NewPCG(uint64(seed), 1))}
+}
+
+func (c *churn) writes(t *testing.T, n int) {
+	t.Helper()
+	for range n {
+		switch r := c.rng.IntN(10); {
+		case r < 4 || len(c.live) == 0:
+			name := fmt.Sprintf("churn-%05d", c.next)
+			c.next++
+			_, err := c.srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name}})
+			require.NoError(t, err)
+			c.live = append(c.live, name)
+		case r < 6:
+			i := c.rng.IntN(len(c.live))
+			name := c.live[i]
+			c.live = append(c.live[:i], c.live[i+1:]...)
+			require.NoError(t, c.srv.Delete(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name}}))
+		default:
+			name := c.live[c.rng.IntN(len(c.live))]
+			_, err := c.srv.Update(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name,
+				Labels: map[string]string{"v": fmt.Sprint(c.rng.IntN(1000))}}})
+			require.NoError(t, err)
+		}
+	}
+}

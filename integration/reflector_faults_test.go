@@ -1,0 +1,295 @@
+package integration
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/seed31a95821/informer/fakeapi"
+	"github.com/seed31a95821/informer/reflector"
+	"github.com/seed31a95821/informer/reflector/wire"
+)
+
+// Each scenario injects one fault that fakeapi can produce (or, for a wrong
+// object kind, that a wrapper produces), keeps writing through it, and ends
+// with the reflector's store equal to the server's state. Every scenario runs
+// over JSON and over protobuf.
+
+var encodings = []string{wire.ContentTypeJSON, wire.ContentTypeProtobuf}
+
+func forEachEncoding(t *testing.T, fn func(t *testing.T, contentType string)) {
+	for _, ct := range encodings {
+		t.Run(ct, func(t *testing.T) {
+			// Registered first, so it runs last: after the reflector and
+			// the server have been stopped by their own cleanups.
+			t.Cleanup(func() { goleak.VerifyNone(t) })
+			fn(t, ct)
+		})
+	}
+}
+
+func TestDroppedWatchesResumeWithoutRelist(t *testing.T) {
+	forEachEncoding(t, func(t *testing.T, ct string) {
+		srv := newServer(t, 50)
+		r := startReflector(t, srv, quick(), ct, nil)
+		c := newChurn(t, srv)
+		r.requireConverged(t)
+		for range 3 {
+			srv.DropWatches()
+			c.writes(t, 20)
+		}
+		r.requireConverged(t)
+		require.Zero(t, r.refl.Stats().Relists, "a dropped watch resumes from the last RV")
+		require.GreaterOrEqual(t, r.refl.Stats().Watches, int64(2))
+	})
+}
+
+func TestCompactionWhileWatchIsDownForcesRelist(t *testing.T) {
+	forEachEncoding(t, func(t *testing.T, ct string) {
+		srv := newServer(t, 50)
+		r := startReflector(t, srv, quick(), ct, nil)
+		c := newChurn(t, srv)
+		r.requireConverged(t)
+
+		srv.Faults().FailNext(fakeapi.Failure{Verb: "watch", Resource: "pods", Count: 1 << 20, Code: 503})
+		srv.DropWatches()
+		c.writes(t, 30) // includes deletes the watch will never report
+		srv.Compact()
+		srv.Faults().Reset()
+
+		r.requireConverged(t)
+		require.Positive(t, r.refl.Stats().Relists)
+		require.Positive(t, r.errorsOf(reflector.KindExpired))
+	})
+}
+
+// Compaction during a watch: harmless while the watch has been sent
+// everything (the history it still needs is empty), a 410 and a relist when
+// the watch is behind and the events it has yet to send are compacted away.
+func TestCompactionDuringOpenWatch(t *testing.T) {
+	t.Run("caught-up", func(t *testing.T) {
+		forEachEncoding(t, func(t *testing.T, ct string) {
+			srv := newServer(t, 20)
+			r := startReflector(t, srv, quick(), ct, nil)
+			c := newChurn(t, srv)
+			c.writes(t, 10)
+			r.requireConverged(t)
+			srv.Compact()
+			c.writes(t, 10)
+			r.requireConverged(t)
+			require.Zero(t, r.refl.Stats().Relists)
+		})
+	})
+	t.Run("behind", func(t *testing.T) {
+		forEachEncoding(t, func(t *testing.T, ct string) {
+			srv := newServer(t, 20)
+			opts := quick()
+			opts.StuckWatchFactor = -1 // keep the stalled watch open: we want it behind, not restarted
+			r := startReflector(t, srv, opts, ct, nil)
+			c := newChurn(t, srv)
+			r.requireConverged(t)
+			srv.Faults().StallWatches("pods", 0)
+			c.writes(t, 20)
+			srv.Compact()
+			srv.Faults().ResumeWatches("pods")
+			r.requireConverged(t)
+			require.Positive(t, r.errorsOf(reflector.KindExpired))
+			require.Positive(t, r.refl.Stats().Relists)
+		})
+	})
+}
+
+// compactAfterFirstPage compacts the server's history right after the first
+// page of a paged list, so the continue token has expired when it is used.
+type compactAfterFirstPage struct {
+	reflector.ListerWatcher
+	srv  *fakeapi.Server
+	c    *churn
+	t    *testing.T
+	once sync.Once
+}
+
+func (w *compactAfterFirstPage) List(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	obj, err := w.ListerWatcher.List(ctx, opts)
+	if l, ok := obj.(*corev1.PodList); ok && err == nil && l.Continue != "" {
+		w.once.Do(func() {
+			w.c.writes(w.t, 10)
+			w.srv.Compact()
+		})
+	}
+	return obj, err
+}
+
+func TestCompactionBetweenListPagesFallsBack(t *testing.T) {
+	forEachEncoding(t, func(t *testing.T, ct string) {
+		srv := newServer(t, 350)
+		opts := quick()
+		opts.WatchList = reflector.WatchListOff
+		opts.PageSize = 100
+		c := newChurn(t, srv)
+		var wrapper *compactAfterFirstPage
+		r := startReflector(t, srv, opts, ct, func(lw reflector.ListerWatcher) reflector.ListerWatcher {
+			wrapper = &compactAfterFirstPage{ListerWatcher: lw, srv: srv, c: c, t: t}
+			return wrapper
+		})
+		r.requireConverged(t)
+		require.Positive(t, r.errorsOf(reflector.KindExpired), "the expired continue token must be seen")
+	})
+}
+
+func TestThrottledWatchHonoursRetryAfter(t *testing.T) {
+	forEachEncoding(t, func(t *testing.T, ct string) {
+		srv := newServer(t, 20)
+		r := startReflector(t, srv, quick(), ct, nil)
+		c := newChurn(t, srv)
+		r.requireConverged(t)
+		srv.Faults().FailNext(fakeapi.Failure{Verb: "watch", Resource: "pods", Count: 1, Code: 429, RetryAfterSeconds: 1})
+		srv.DropWatches()
+		c.writes(t, 10)
+		require.Eventually(t, func() bool { return r.errorsOf(reflector.KindThrottled) > 0 }, converged, 5*time.Millisecond)
+		r.requireConverged(t)
+		s := r.refl.Stats()
+		require.GreaterOrEqual(t, s.LastBackoff, time.Second, "Retry-After: 1 is a floor for the wait")
+		require.Zero(t, s.Relists)
+	})
+}
+
+func TestServerErrorsOnListBackOffThenSync(t *testing.T) {
+	forEachEncoding(t, func(t *testing.T, ct string) {
+		srv := newServer(t, 20)
+		srv.Faults().FailNext(fakeapi.Failure{Verb: "list", Resource: "pods", Count: 3, Code: 500})
+		opts := quick()
+		opts.WatchList = reflector.WatchListOff
+		r := startReflector(t, srv, opts, ct, nil)
+		r.requireConverged(t)
+		require.GreaterOrEqual(t, r.errorsOf(reflector.KindServerError), int64(3))
+	})
+}
+
+func TestStalledStreamIsRestartedByTheWatchdog(t *testing.T) {
+	forEachEncoding(t, func(t *testing.T, ct string) {
+		srv := newServer(t, 20)
+		r := startReflector(t, srv, quick(), ct, nil)
+		c := newChurn(t, srv)
+		r.requireConverged(t)
+		srv.Faults().StallWatches("pods", time.Second) // > 3 x 100ms bookmark interval
+		c.writes(t, 10)
+		r.requireConverged(t)
+		require.Positive(t, r.errorsOf(reflector.KindStuckWatch))
+		require.Zero(t, r.refl.Stats().Relists)
+	})
+}
+
+func TestCutFrameEndsWatchAndResumes(t *testing.T) {
+	forEachEncoding(t, func(t *testing.T, ct string) {
+		srv := newServer(t, 20)
+		r := startReflector(t, srv, quick(), ct, nil)
+		c := newChurn(t, srv)
+		r.requireConverged(t)
+		watches := r.refl.Stats().Watches
+		srv.Faults().CutNextWatchFrame("pods")
+		c.writes(t, 10)
+		r.requireConverged(t)
+		require.Greater(t, r.refl.Stats().Watches, watches, "the cut watch must be replaced")
+		require.Zero(t, r.refl.Stats().Relists)
+	})
+}
+
+func TestMalformedFrameIsATypedDecodeError(t *testing.T) {
+	forEachEncoding(t, func(t *testing.T, ct string) {
+		srv := newServer(t, 20)
+		r := startReflector(t, srv, quick(), ct, nil)
+		c := newChurn(t, srv)
+		r.requireConverged(t)
+		srv.Faults().MalformNextWatchFrame("pods")
+		c.writes(t, 10)
+		r.requireConverged(t)
+		require.Positive(t, r.errorsOf(reflector.KindDecode))
+	})
+}
+
+// intruder puts a Service at the head of the first watch stream: an object
+// of the wrong kind, which a misconfigured proxy or server could send.
+type intruder struct {
+	reflector.ListerWatcher
+	once sync.Once
+}
+
+func (w *intruder) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	real, err := w.ListerWatcher.Watch(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	first := false
+	w.once.Do(func() { first = true })
+	if !first {
+		return real, nil
+	}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "intruder", ResourceVersion: opts.ResourceVersion}}
+	return newPrepended(real, watch.Event{Type: watch.Added, Object: svc}), nil
+}
+
+// prepended is a watch that sends one extra event, then relays another
+// watch's events. Stop stops both and waits for the relay goroutine.
+type prepended struct {
+	out  chan watch.Event
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+	real watch.Interface
+}
+
+func newPrepended(real watch.Interface, first watch.Event) *prepended {
+	p := &prepended{out: make(chan watch.Event), stop: make(chan struct{}), done: make(chan struct{}), real: real}
+	go p.relay(first)
+	return p
+}
+
+func (p *prepended) relay(first watch.Event) {
+	defer close(p.done)
+	defer close(p.out)
+	ev, ok := first, true
+	for ok {
+		select {
+		case p.out <- ev:
+		case <-p.stop:
+			return
+		}
+		select {
+		case ev, ok = <-p.real.ResultChan():
+		case <-p.stop:
+			return
+		}
+	}
+}
+
+func (p *prepended) ResultChan() <-chan watch.Event { return p.out }
+
+func (p *prepended) Stop() {
+	p.once.Do(func() { close(p.stop) })
+	p.real.Stop()
+	<-p.done
+}
+
+func TestWrongObjectKindIsSkippedAndReported(t *testing.T) {
+	forEachEncoding(t, func(t *testing.T, ct string) {
+		srv := newServer(t, 20)
+		opts := quick()
+		opts.WatchList = reflector.WatchListOff
+		r := startReflector(t, srv, opts, ct, func(lw reflector.ListerWatcher) reflector.ListerWatcher {
+			return &intruder{ListerWatcher: lw}
+		})
+		c := newChurn(t, srv)
+		c.writes(t, 10)
+		r.requireConverged(t) // convergence also proves the intruder was not stored
+		require.Positive(t, r.errorsOf(reflector.KindWrongType))
+	})
+}
