@@ -103,10 +103,11 @@ func (p *Processor) start(ctx context.Context) bool {
 // startLocked starts r's goroutine. p.mu must be held and state be running.
 func (p *Processor) startLocked(r *Registration) {
 	r.started = true
+	ctx := p.runCtx // read under p.mu, handed to the goroutine by value
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		r.run(p.runCtx)
+		r.run(ctx)
 	}()
 }
 
