@@ -96,7 +96,11 @@ func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInfo
 		AtomicReplace:  opts.AtomicRelist,
 		KeepAllUpdates: opts.KeepAllUpdates,
 	})
-	s.proc = processor.New(processor.Options{OnError: s.report, Now: nowOf(opts.Reflector.Clock)})
+	s.proc = processor.New(processor.Options{
+		OnError: s.report,
+		Now:     nowOf(opts.Reflector.Clock),
+		KeyFunc: deltafifo.MetaNamespaceKey, // late handlers' replay keys match the queue's
+	})
 
 	ro := opts.Reflector
 	if ro.Name == "" {
