@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"sync"
 	"time"
 
@@ -45,7 +46,7 @@ type Options struct {
 	CopyOnRead bool
 	// OnError receives every error the informer recovers from: watch
 	// failures, objects it could not cache, handler panics. The informer keeps
-	// running after each. Nil discards them.
+	// running after each. Nil writes them to the standard library's log.
 	OnError func(error)
 	// Reflector tunes the list-and-watch machinery: page size, backoff,
 	// WatchList, the watchdog, the clock. Its ExpectedType, ResyncPeriod,
@@ -233,7 +234,9 @@ func (s *SharedInformer[T]) QueueStats() deltafifo.Stats { return s.queue.Stats(
 func (s *SharedInformer[T]) report(err error) {
 	if s.opts.OnError != nil {
 		s.opts.OnError(err)
+		return
 	}
+	log.Printf("informer: %v", err)
 }
 
 // syncWatchingStore is the queue as the reflector sees it. Its one addition:
