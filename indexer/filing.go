@@ -56,7 +56,13 @@ func (p *plan) put(defs *indexSet, key string, old *entry, obj runtime.Object) (
 		prev, _ = meta.Accessor(old.obj)
 	}
 	e := entry{obj: obj}
-	if n := defs.customCount(); n > 0 {
+	// Most updates leave every custom value as it was: e then keeps the old
+	// entry's filed slice (it is never modified, so sharing it is safe), and
+	// only the first change pays for a copy.
+	shared := old != nil
+	if shared {
+		e.filed = old.filed
+	} else if n := defs.customCount(); n > 0 {
 		e.filed = make([][]string, n)
 	}
 	for i, d := range defs.list {
@@ -71,12 +77,18 @@ func (p *plan) put(defs *indexSet, key string, old *entry, obj runtime.Object) (
 				return entry{}, err
 			}
 			c := i - builtinCount
-			e.filed[c] = vals
 			var was []string
 			if old != nil {
 				was = old.filed[c]
 			}
-			p.valuesMove(i, was, vals)
+			if slices.Equal(was, vals) {
+				continue // the common case: the update did not touch the indexed field
+			}
+			if shared {
+				e.filed, shared = slices.Clone(e.filed), false
+			}
+			e.filed[c] = vals
+			p.record(i, minus(was, vals), minus(vals, was))
 		}
 	}
 	return e, nil
@@ -138,15 +150,6 @@ func (p *plan) labelMove(i int, prev, cur metav1.Object) {
 		}
 	}
 	p.record(i, remove, add)
-}
-
-// valuesMove plans a custom index whose values go from was to now (both
-// without duplicates).
-func (p *plan) valuesMove(i int, was, now []string) {
-	if slices.Equal(was, now) {
-		return // the common case: an update that does not touch the indexed field
-	}
-	p.record(i, minus(was, now), minus(now, was))
 }
 
 // minus returns the values of a that are not in b.

@@ -78,8 +78,9 @@ func (s Snapshot) Indexed(indexName, value string) (iter.Seq2[string, runtime.Ob
 	return func(yield func(string, runtime.Object) bool) {
 		b.each(func(l *leaf[struct{}]) bool {
 			// The bucket leaf carries the key's hash: no rehashing here.
-			e, _ := objects.get(l.hash, l.key)
-			return yield(l.key, e.obj)
+			// Every key of a bucket is in the object trie of the same state.
+			e, _ := objects.find(sharedGen, l.hash, l.key)
+			return yield(l.key, e.val.obj)
 		})
 	}, nil
 }

@@ -1,0 +1,280 @@
+package bench
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/seed31a95821/informer/indexer"
+	"github.com/seed31a95821/informer/lister"
+)
+
+// The indexer benchmarks. Each runs our indexer.Indexer (impl=informer) and
+// client-go's store (impl=client-go) on the same pods, so that
+//
+//	go test -run xxx -bench 'Indexer|Lister' -benchmem -count 6 | benchstat -col /impl -
+//
+// prints the ratios. Our Indexer always maintains its two built-in indexes
+// (namespace and labels), so "indexes=1" asks client-go for NamespaceIndex
+// only and us for nothing extra: we do strictly more work per write.
+
+// podSet is a fixed population of pods, each in two versions that differ only
+// in resourceVersion, like the MODIFIED events of a status update. Keys are
+// "namespace/name", as both stores expect.
+type podSet struct {
+	keys []string
+	v1   []*corev1.Pod
+	v2   []*corev1.Pod
+}
+
+// makePods builds n pods spread over namespaces, with apps of 100 pods each
+// (so an "app=app-N" selector matches 100 pods at any n), realistic labels,
+// a node, an owner and a phase.
+func makePods(n, namespaces int) *podSet {
+	s := &podSet{keys: make([]string, n), v1: make([]*corev1.Pod, n), v2: make([]*corev1.Pod, n)}
+	for i := range n {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{
+				Namespace:       "ns-" + strconv.Itoa(i%namespaces),
+				Name:            fmt.Sprintf("pod-%07d", i),
+				UID:             types.UID(fmt.Sprintf("uid-%07d", i)),
+				ResourceVersion: strconv.Itoa(2 * i),
+				Labels: map[string]string{
+					"app":               "app-" + strconv.Itoa(i/100),
+					"tier":              []string{"web", "db", "cache"}[i%3],
+					"pod-template-hash": fmt.Sprintf("h%05d", i/10),
+				},
+				OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "rs", UID: types.UID(fmt.Sprintf("rs-%d", i/10))}},
+			},
+			Spec:   corev1.PodSpec{NodeName: "node-" + strconv.Itoa(i%50)},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning},
+		}
+		if namespaces == 1 {
+			p.Namespace = "default"
+		}
+		q := p.DeepCopy()
+		q.ResourceVersion = strconv.Itoa(2*i + 1)
+		s.keys[i] = p.Namespace + "/" + p.Name
+		s.v1[i], s.v2[i] = p, q
+	}
+	return s
+}
+
+// version returns the pod to write at iteration i: it alternates between
+// the two versions, so every write replaces the stored object with another.
+func (s *podSet) version(i int) (string, *corev1.Pod) {
+	j := i % len(s.keys)
+	if (i/len(s.keys))%2 == 0 {
+		return s.keys[j], s.v2[j]
+	}
+	return s.keys[j], s.v1[j]
+}
+
+// The four extra index functions of "indexes=5", written once over pods.
+var podIndexes = map[string]func(p *corev1.Pod) []string{
+	"node":  func(p *corev1.Pod) []string { return []string{p.Spec.NodeName} },
+	"app":   func(p *corev1.Pod) []string { return []string{p.Labels["app"]} },
+	"owner": func(p *corev1.Pod) []string { return []string{string(p.OwnerReferences[0].UID)} },
+	"phase": func(p *corev1.Pod) []string { return []string{string(p.Status.Phase)} },
+}
+
+func ourIndexers(extra bool) indexer.Indexers {
+	if !extra {
+		return nil
+	}
+	out := indexer.Indexers{}
+	for name, f := range podIndexes {
+		out[name] = func(obj runtime.Object) ([]string, error) { return f(obj.(*corev1.Pod)), nil }
+	}
+	return out
+}
+
+func clientGoIndexers(extra bool) cache.Indexers {
+	out := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
+	if extra {
+		for name, f := range podIndexes {
+			out[name] = func(obj interface{}) ([]string, error) { return f(obj.(*corev1.Pod)), nil }
+		}
+	}
+	return out
+}
+
+// newOurs and newClientGo load the v1 pods into a fresh store.
+func newOurs(b *testing.B, s *podSet, extra bool) *indexer.Indexer {
+	x := indexer.New(ourIndexers(extra))
+	items := make(map[string]runtime.Object, len(s.keys))
+	for i, k := range s.keys {
+		items[k] = s.v1[i]
+	}
+	if err := x.Replace(items, "1"); err != nil {
+		b.Fatal(err)
+	}
+	return x
+}
+
+func newClientGoStore(s *podSet, extra bool) cache.ThreadSafeStore {
+	st := cache.NewThreadSafeStore(clientGoIndexers(extra), cache.Indices{})
+	for i, k := range s.keys {
+		st.Add(k, s.v1[i])
+	}
+	return st
+}
+
+func newClientGoIndexer(b *testing.B, s *podSet, extra bool) cache.Indexer {
+	x := cache.NewIndexer(cache.MetaNamespaceKeyFunc, clientGoIndexers(extra))
+	for _, p := range s.v1 {
+		if err := x.Add(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return x
+}
+
+// BenchmarkIndexerUpdate: one Update of a stored pod, with the store's
+// indexes unchanged by it (the common case: a status update). client-go runs
+// its ThreadSafeStore, which, like ours, takes the key from the caller.
+func BenchmarkIndexerUpdate(b *testing.B) {
+	pods := makePods(10_000, 10)
+	for _, n := range []int{1, 5} {
+		extra := n == 5
+		b.Run(fmt.Sprintf("indexes=%d/impl=informer", n), func(b *testing.B) {
+			x := newOurs(b, pods, extra)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				k, p := pods.version(i)
+				if err := x.Update(k, p); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+		b.Run(fmt.Sprintf("indexes=%d/impl=client-go", n), func(b *testing.B) {
+			st := newClientGoStore(pods, extra)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				k, p := pods.version(i)
+				st.Update(k, p)
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkIndexerByIndex: the objects of one namespace (1,000 of 10,000).
+func BenchmarkIndexerByIndex(b *testing.B) {
+	pods := makePods(10_000, 10)
+	b.Run("impl=informer", func(b *testing.B) {
+		x := newOurs(b, pods, false)
+		b.ReportAllocs()
+		for b.Loop() {
+			objs, err := x.ByIndex(indexer.NamespaceIndex, "ns-3")
+			if err != nil || len(objs) != 1000 {
+				b.Fatal(len(objs), err)
+			}
+		}
+	})
+	b.Run("impl=client-go", func(b *testing.B) {
+		st := newClientGoStore(pods, false)
+		b.ReportAllocs()
+		for b.Loop() {
+			objs, err := st.ByIndex(cache.NamespaceIndex, "ns-3")
+			if err != nil || len(objs) != 1000 {
+				b.Fatal(len(objs), err)
+			}
+		}
+	})
+}
+
+// BenchmarkIndexerWritesWithReaders: how fast one writer updates 10,000 pods
+// of one namespace while 0, 1 or 10 goroutines keep listing that namespace
+// through a typed lister (client-go: ListAllByNamespace, what its generated
+// listers call). This is the scenario of client-go's own
+// BenchmarkSharedIndexInformer, without the informer around the store.
+func BenchmarkIndexerWritesWithReaders(b *testing.B) {
+	pods := makePods(10_000, 1)
+	for _, readers := range []int{0, 1, 10} {
+		b.Run(fmt.Sprintf("readers=%d/impl=informer", readers), func(b *testing.B) {
+			x := newOurs(b, pods, false)
+			l := lister.New[*corev1.Pod](x, lister.Options{})
+			read := func() int {
+				got, err := l.Namespace("default").List(labels.Everything())
+				if err != nil {
+					panic(err)
+				}
+				return len(got)
+			}
+			write := func(i int) {
+				k, p := pods.version(i)
+				if err := x.Update(k, p); err != nil {
+					panic(err)
+				}
+			}
+			measureWrites(b, readers, read, write)
+		})
+		b.Run(fmt.Sprintf("readers=%d/impl=client-go", readers), func(b *testing.B) {
+			x := newClientGoIndexer(b, pods, false)
+			read := func() int {
+				var got []*corev1.Pod
+				err := cache.ListAllByNamespace(x, "default", labels.Everything(), func(m interface{}) {
+					got = append(got, m.(*corev1.Pod))
+				})
+				if err != nil {
+					panic(err)
+				}
+				return len(got)
+			}
+			write := func(i int) {
+				_, p := pods.version(i)
+				if err := x.Update(p); err != nil {
+					panic(err)
+				}
+			}
+			measureWrites(b, readers, read, write)
+		})
+	}
+}
+
+// measureWrites runs write in the benchmark loop while readers goroutines
+// call read back to back, and reports writes/s and reads/s. The readers are
+// started before the clock and stopped (and waited for) after it.
+func measureWrites(b *testing.B, readers int, read func() int, write func(i int)) {
+	var (
+		stop  atomic.Bool
+		reads atomic.Int64
+		wg    sync.WaitGroup
+	)
+	for range readers {
+		wg.Go(func() {
+			for !stop.Load() {
+				if read() != 10_000 {
+					panic("a reader saw a partial namespace")
+				}
+				reads.Add(1)
+			}
+		})
+	}
+	b.ReportAllocs()
+	reads.Store(0)
+	i := 0
+	for b.Loop() {
+		write(i)
+		i++
+	}
+	b.StopTimer()
+	secs := b.Elapsed().Seconds()
+	b.ReportMetric(float64(i)/secs, "writes/s")
+	b.ReportMetric(float64(reads.Load())/secs, "reads/s")
+	stop.Store(true)
+	wg.Wait()
+}
