@@ -138,6 +138,21 @@ func afterWatchEnd(kind Kind, clean bool) reaction {
 	}
 }
 
+// resumable turns a planned re-watch into a relist when the last
+// resourceVersion is no position at all. A watch from "" or "0" does not
+// resume: it starts over with synthetic ADDED events for what exists now, and
+// objects deleted in between are never reported, so the store would keep
+// them forever. That happens when nothing since the last snapshot has
+// carried a resourceVersion (an empty server answers a WatchList with a
+// bookmark at "0"), or while a watch from "0" was still replaying. Only a
+// relist, whose Replace removes what is gone, recovers from there.
+func resumable(rc reaction, lastSyncRV string) reaction {
+	if rc.next == StateWatching && holdsResourceVersion(lastSyncRV) {
+		rc.next = StateRelisting
+	}
+	return rc
+}
+
 // afterWatchListError decides what follows a failed WatchList stream.
 // fallback means "list now, in this same step": WatchList is an
 // optimisation, and making progress by listing beats waiting for it.

@@ -129,6 +129,26 @@ func TestAfterWatchEnd(t *testing.T) {
 	}
 }
 
+func TestResumable(t *testing.T) {
+	tests := []struct {
+		name       string
+		planned    reaction
+		lastSyncRV string
+		want       reaction
+	}{
+		{"a real position: re-watch", reaction{next: StateWatching}, "42", reaction{next: StateWatching}},
+		{"a real position, after backoff", reaction{next: StateWatching, backoff: true}, "42", reaction{next: StateWatching, backoff: true}},
+		{"position 0 (empty server's bookmark): relist", reaction{next: StateWatching}, "0", reaction{next: StateRelisting}},
+		{"no position: relist, keeping the backoff", reaction{next: StateWatching, backoff: true}, "", reaction{next: StateRelisting, backoff: true}},
+		{"already a relist", reaction{next: StateRelisting, backoff: true}, "0", reaction{next: StateRelisting, backoff: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, resumable(tt.planned, tt.lastSyncRV))
+		})
+	}
+}
+
 func TestAfterWatchListError(t *testing.T) {
 	tests := []struct {
 		kind         Kind

@@ -62,10 +62,10 @@ func (r *Reflector) watchEnded(ctx context.Context, err error) (reaction, error)
 		return stop, nil
 	}
 	if err == nil {
-		return afterWatchEnd(KindOther, true), nil
+		return resumable(afterWatchEnd(KindOther, true), r.m.lastSyncRV), nil
 	}
 	e := r.report(opWatch, classifyKind, err)
-	return afterWatchEnd(e.Kind, false), e
+	return resumable(afterWatchEnd(e.Kind, false), r.m.lastSyncRV), e
 }
 
 // consume applies w's events to the store until the stream ends, a
