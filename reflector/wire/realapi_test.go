@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,17 +39,22 @@ func TestRealAPIServer(t *testing.T) {
 	cluster := realapi.Start(t)
 	cfg, err := wire.LoadKubeconfig(cluster.Kubeconfig)
 	require.NoError(t, err)
-	ns := "wire-test"
-	postJSON(t, cluster, "/api/v1/namespaces", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	for i := range 3 {
-		postJSON(t, cluster, "/api/v1/namespaces/"+ns+"/pods", realPod(fmt.Sprintf("seed-%d", i)))
-	}
-
 	for _, ct := range []string{wire.ContentTypeJSON, wire.ContentTypeProtobuf} {
 		t.Run(ct, func(t *testing.T) {
+			// A namespace per encoding, seeded with three pods.
+			short := map[string]string{wire.ContentTypeJSON: "json", wire.ContentTypeProtobuf: "pb"}[ct]
+			ns := "wire-" + short
+			postJSON(t, cluster, "/api/v1/namespaces", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+			for i := range 3 {
+				postJSON(t, cluster, "/api/v1/namespaces/"+ns+"/pods", realPod(fmt.Sprintf("seed-%d", i)))
+			}
 			c := cfg
 			c.ContentType = ct
-			lw, err := wire.New(c, corev1.SchemeGroupVersion.WithResource("pods"), wire.Options{Namespace: ns})
+			client, err := wire.NewHTTPClient(c)
+			require.NoError(t, err)
+			rec := &contentTypeRecorder{next: client.Transport}
+			client.Transport = rec
+			lw, err := wire.New(c, corev1.SchemeGroupVersion.WithResource("pods"), wire.Options{Namespace: ns, HTTPClient: client})
 			require.NoError(t, err)
 			ctx := context.Background()
 
@@ -64,7 +71,7 @@ func TestRealAPIServer(t *testing.T) {
 			w, err := lw.Watch(ctx, metav1.ListOptions{ResourceVersion: rest.ResourceVersion, AllowWatchBookmarks: true})
 			require.NoError(t, err)
 			defer w.Stop()
-			name := "live-" + map[string]string{wire.ContentTypeJSON: "json", wire.ContentTypeProtobuf: "pb"}[ct]
+			name := "live-" + short
 			postJSON(t, cluster, "/api/v1/namespaces/"+ns+"/pods", realPod(name))
 			deadline := time.After(30 * time.Second)
 			for added := false; !added; {
@@ -85,11 +92,43 @@ func TestRealAPIServer(t *testing.T) {
 			}
 			assert.Positive(t, lw.BytesDecoded())
 
+			// WatchList: initial ADDED events, then the bookmark annotated
+			// k8s.io/initial-events-end.
+			sendInitial := true
+			wl, err := lw.Watch(ctx, metav1.ListOptions{SendInitialEvents: &sendInitial,
+				ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true})
+			require.NoError(t, err)
+			defer wl.Stop()
+			initial := 0
+			for done := false; !done; {
+				select {
+				case ev, ok := <-wl.ResultChan():
+					require.True(t, ok, "watch ended: %v", wl.(*wire.Watcher).Err())
+					switch ev.Type {
+					case watch.Added:
+						initial++
+					case watch.Bookmark:
+						done = ev.Object.(*corev1.Pod).Annotations[metav1.InitialEventsAnnotationKey] == "true"
+					default:
+						t.Fatalf("unexpected %s", ev.Type)
+					}
+				case <-deadline:
+					t.Fatal("no end-of-initial-events bookmark from the real server")
+				}
+			}
+			assert.Equal(t, 4, initial)
+
+			// The server really answered in the encoding asked for.
+			require.GreaterOrEqual(t, len(rec.seen()), 4, "two pages and two watches")
+			for _, got := range rec.seen() {
+				assert.True(t, strings.HasPrefix(got, ct), "response Content-Type %q, want %s", got, ct)
+			}
+
 			meta, err := wire.New(c, corev1.SchemeGroupVersion.WithResource("pods"), wire.Options{Namespace: ns, MetadataOnly: true})
 			require.NoError(t, err)
 			obj, err = meta.List(ctx, metav1.ListOptions{})
 			require.NoError(t, err)
-			assert.GreaterOrEqual(t, len(obj.(*metav1.PartialObjectMetadataList).Items), 4)
+			assert.Len(t, obj.(*metav1.PartialObjectMetadataList).Items, 4)
 		})
 	}
 }
@@ -112,4 +151,27 @@ func postJSON(t *testing.T, cluster *realapi.Cluster, path string, obj any) {
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusCreated, resp.StatusCode, "POST %s", path)
+}
+
+// contentTypeRecorder notes the Content-Type of every response.
+type contentTypeRecorder struct {
+	next  http.RoundTripper
+	mu    sync.Mutex // guards types
+	types []string
+}
+
+func (r *contentTypeRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := r.next.RoundTrip(req)
+	if err == nil {
+		r.mu.Lock()
+		r.types = append(r.types, resp.Header.Get("Content-Type"))
+		r.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (r *contentTypeRecorder) seen() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.types...)
 }
