@@ -287,9 +287,9 @@ func TestWrongObjectKindIsSkippedAndReported(t *testing.T) {
 		r := startReflector(t, srv, opts, ct, func(lw reflector.ListerWatcher) reflector.ListerWatcher {
 			return &intruder{ListerWatcher: lw}
 		})
+		require.Eventually(t, func() bool { return r.errorsOf(reflector.KindWrongType) > 0 }, converged, 5*time.Millisecond)
 		c := newChurn(t, srv)
 		c.writes(t, 10)
 		r.requireConverged(t) // convergence also proves the intruder was not stored
-		require.Positive(t, r.errorsOf(reflector.KindWrongType))
 	})
 }

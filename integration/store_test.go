@@ -73,7 +73,7 @@ func (s *mapStore) Replace(list []runtime.Object, _ string) error {
 	return nil
 }
 
-func (s *mapStore) Resync() error          { return nil }
+func (s *mapStore) Resync() error         { return nil }
 func (s *mapStore) Bookmark(string) error { return nil }
 
 func (s *mapStore) snapshot() map[string]string {
