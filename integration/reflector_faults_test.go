@@ -197,8 +197,9 @@ func TestCutFrameEndsWatchAndResumes(t *testing.T) {
 		watches := r.refl.Stats().Watches
 		srv.Faults().CutNextWatchFrame("pods")
 		c.writes(t, 10)
+		require.Eventually(t, func() bool { return r.refl.Stats().Watches > watches }, converged, 5*time.Millisecond,
+			"the cut watch must be replaced")
 		r.requireConverged(t)
-		require.Greater(t, r.refl.Stats().Watches, watches, "the cut watch must be replaced")
 		require.Zero(t, r.refl.Stats().Relists)
 	})
 }
