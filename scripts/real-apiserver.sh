@@ -20,6 +20,12 @@
 #                       (default "true": the server's normal configuration)
 #   REALAPI_READY_TIMEOUT seconds to wait for /readyz (default 120)
 #
+# Measured on this project's machine (2 cores shared with several compiling engineers):
+#   etcd build 109s; kube-apiserver build 2473s wall (944s user + 326s sys CPU, ~10 min of two
+#   idle cores) with a cold Go build cache; cached "build" 0.1s; start to /readyz 7-8s (etcd
+#   ready after 0.6-1.5s); stop 5s. Cache: 140M of binaries and scratch modules, plus about 5G
+#   in the shared Go build cache.
+#
 # Every failure exits non-zero with a message that says what is missing. Nothing is skipped
 # silently: a caller that wants to skip (go test -short) decides that itself.
 set -euo pipefail
@@ -135,7 +141,7 @@ build_one() {
 }
 
 cmd_build() {
-	need go "golang (or a Go toolchain from go.dev)"
+	need go golang-go
 	need flock util-linux
 	mkdir -p "$BIN_DIR"
 	# One builder at a time: parallel test binaries may all call build; the others wait and then
@@ -166,12 +172,14 @@ port_in_use() {
 	grep -qs "$hex" /proc/net/tcp /proc/net/tcp6
 }
 
-# free_port picks a random unused loopback port. Another process can still take it before our
-# server binds it; start() notices that as an early exit and says so in the log.
+# free_port picks a random unused loopback port that is not among its arguments (the ports
+# already picked for this cluster). Another process can still take it before our server binds
+# it; start notices that as an early exit and quotes the server's log.
 free_port() {
 	local p tries
 	for tries in $(seq 1 200); do
 		p=$((20000 + RANDOM % 12000))
+		[[ " $* " == *" $p "* ]] && continue
 		port_in_use "$p" || { echo "$p"; return; }
 	done
 	die "found no free loopback port"
@@ -307,7 +315,7 @@ cmd_start() {
 	t0=$(now_ms)
 	local deadline=$((t0 + ${REALAPI_READY_TIMEOUT:-120} * 1000))
 
-	etcd_port=$(free_port); peer_port=$(free_port); port=$(free_port)
+	etcd_port=$(free_port); peer_port=$(free_port "$etcd_port"); port=$(free_port "$etcd_port" "$peer_port")
 	start_etcd "$work" "$etcd_port" "$peer_port"
 	write_credentials "$work"
 	wait_ready etcd "$ETCD_PID" "$work/etcd.log" "$deadline" "http://127.0.0.1:$etcd_port/health"

@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// startTimeout bounds a start from the cached binaries. It is generous because the machine is
-// shared; a cold build is not covered, so CI builds first (see the package doc).
+// startTimeout bounds the build check and the start. A start from cached binaries takes
+// seconds; a cold build takes far longer than go test's default timeout, which is why CI runs
+// the script's build step before go test (see the package doc).
 const startTimeout = 20 * time.Minute
 
 // Start starts a cluster with default Options for the test t and stops it when t ends.
