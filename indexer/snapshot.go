@@ -76,11 +76,12 @@ func (s Snapshot) Indexed(indexName, value string) (iter.Seq2[string, runtime.Ob
 	}
 	objects := s.st.objects
 	return func(yield func(string, runtime.Object) bool) {
-		b.each(func(l *leaf[struct{}]) bool {
-			// The bucket leaf carries the key's hash: no rehashing here.
-			// Every key of a bucket is in the object trie of the same state.
-			e, _ := objects.find(sharedGen, l.hash, l.key)
-			return yield(l.key, e.val.obj)
+		if b.root == nil {
+			return
+		}
+		// Every key of a bucket is in the object trie of the same state.
+		join(b.root, objects.root, 0, func(key string, l *leaf[entry]) bool {
+			return yield(key, l.val.obj)
 		})
 	}, nil
 }

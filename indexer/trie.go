@@ -339,3 +339,71 @@ func (n *node[V]) each(yield func(l *leaf[V]) bool) bool {
 	}
 	return true
 }
+
+// findFrom is find without the ownership check, for a key known to lie below
+// n, which sits at depth.
+func (n *node[V]) findFrom(depth int, h uint64, key string) *leaf[V] {
+	for ; n != nil; depth++ {
+		if depth == collisionDepth {
+			for i := range n.leaves {
+				if n.leaves[i].key == key {
+					return &n.leaves[i]
+				}
+			}
+			return nil
+		}
+		bit := slotBit(h, depth)
+		if n.leafMap&bit != 0 {
+			l := &n.leaves[position(n.leafMap, bit)]
+			if l.hash == h && l.key == key {
+				return l
+			}
+			return nil
+		}
+		if n.childMap&bit == 0 {
+			return nil
+		}
+		n = n.children[position(n.childMap, bit)]
+	}
+	return nil
+}
+
+// join calls yield with every key of the set s and its leaf in t (nil if t
+// lacks the key), until yield returns false. s and t are nodes at the same
+// depth of two tries that hash keys the same way, so every key below slot i
+// of s is below slot i of t too. Walking both side by side finds each key
+// from the deepest node the tries share instead of from the root, and visits
+// t in order, which is kinder to the CPU cache: this is how a bucket of an
+// index is turned into objects.
+func join[V any](s *node[struct{}], t *node[V], depth int, yield func(key string, l *leaf[V]) bool) bool {
+	for i := range s.leaves {
+		k := &s.leaves[i]
+		if !yield(k.key, t.findFrom(depth, k.hash, k.key)) {
+			return false
+		}
+	}
+	if depth == collisionDepth {
+		return true
+	}
+	rest := s.childMap
+	for _, c := range s.children {
+		bit := rest & -rest // children are stored in slot order
+		rest &^= bit
+		if t.childMap&bit == 0 {
+			// t holds at most one key in this slot, so some keys of s are
+			// not in t (never the case for a bucket and its state): look
+			// each one up from here.
+			ok := c.each(func(k *leaf[struct{}]) bool {
+				return yield(k.key, t.findFrom(depth, k.hash, k.key))
+			})
+			if !ok {
+				return false
+			}
+			continue
+		}
+		if !join(c, t.children[position(t.childMap, bit)], depth+1, yield) {
+			return false
+		}
+	}
+	return true
+}

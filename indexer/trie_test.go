@@ -151,3 +151,54 @@ func TestTrieDeleteEverythingFreesTheRoot(t *testing.T) {
 	require.Zero(t, tr.size)
 	require.Nil(t, tr.root)
 }
+
+// TestJoin: walking a set alongside a map finds every key's leaf, absent
+// keys included, under hash functions that force deep and colliding paths.
+func TestJoin(t *testing.T) {
+	seed := maphash.MakeSeed()
+	rng := rand.New(rand.NewPCG(uint64(testSeed(t)), 5))
+	for name, hash := range map[string]func(string) uint64{
+		"seeded":    func(k string) uint64 { return maphash.String(seed, k) },
+		"8 hashes":  func(k string) uint64 { return maphash.String(seed, k) % 8 },
+		"high bits": func(k string) uint64 { return maphash.String(seed, k) << 50 },
+		"one hash":  func(string) uint64 { return 7 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			for range 20 {
+				var (
+					m    trie[int]
+					s    trie[struct{}]
+					want = map[string]int{}
+				)
+				for i := range 300 {
+					k := fmt.Sprint(i)
+					if rng.IntN(2) == 0 {
+						m = m.set(1, hash(k), k, i)
+						if rng.IntN(3) > 0 {
+							s = s.set(1, hash(k), k, struct{}{})
+							want[k] = i
+						}
+					} else if rng.IntN(10) == 0 {
+						s = s.set(1, hash(k), k, struct{}{}) // in the set only
+						want[k] = -1
+					}
+				}
+				if s.root == nil || m.root == nil {
+					continue
+				}
+				got := map[string]int{}
+				join(s.root, m.root, 0, func(k string, l *leaf[int]) bool {
+					got[k] = -1
+					if l != nil {
+						got[k] = l.val
+					}
+					return true
+				})
+				require.Equal(t, want, got)
+				n := 0
+				join(s.root, m.root, 0, func(string, *leaf[int]) bool { n++; return n < 3 })
+				require.Equal(t, min(3, len(want)), n, "stops when yield says so")
+			}
+		})
+	}
+}
