@@ -35,7 +35,9 @@ type bucket = trie[struct{}]
 //     its generation) in place;
 //   - frozen: some reader may be looking at it, and it never changes again.
 //
-// The transition is one-way and happens under Indexer.mu (see snapshot).
+// The transition is one-way and happens under Indexer.mu (see snapshot). An
+// open state belongs to the writer holding Indexer.writeMu and is not safe
+// for concurrent use; a frozen state is safe for any number of readers.
 type state struct {
 	gen    uint64      // the writer generation that may edit this state while it is open
 	frozen atomic.Bool // set under Indexer.mu the first time a reader takes this state; never cleared
