@@ -257,9 +257,12 @@ func (w syncWatchingStore) Replace(list []runtime.Object, resourceVersion string
 
 // nowOf lets the processor's statistics and resync schedule follow the same
 // clock as the reflector, so one fake clock drives a whole informer in tests.
+// Without one it returns nil, which lets the processor use its own default:
+// the monotonic clock alone, several times cheaper per handler call than
+// time.Now's wall-and-monotonic reading.
 func nowOf(c reflector.Clock) func() time.Time {
 	if c == nil {
-		return time.Now
+		return nil
 	}
 	return c.Now
 }
