@@ -237,17 +237,25 @@ func (s *Server) Delete(obj runtime.Object) error {
 // write runs one store mutation under the lock and wakes the watches. It
 // returns a copy of the result, so callers cannot alter stored state.
 func (s *Server) write(apply func(*store) (runtime.Object, error)) (runtime.Object, error) {
+	obj, err := s.writeLocked(apply)
+	if err != nil {
+		return nil, err
+	}
+	return obj.DeepCopyObject(), nil
+}
+
+// writeLocked runs apply under the lock. The deferred unlock keeps the
+// server usable even if apply panics on hostile input (the panic becomes a
+// 500 further up).
+func (s *Server) writeLocked(apply func(*store) (runtime.Object, error)) (runtime.Object, error) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	before := s.store.rv
 	obj, err := apply(s.store)
 	if s.store.rv != before {
 		s.notifyLocked()
 	}
-	s.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	return obj.DeepCopyObject(), nil
+	return obj, err
 }
 
 // notifyLocked wakes every watch waiting for news. s.mu must be held.

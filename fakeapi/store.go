@@ -119,7 +119,10 @@ func (s *store) create(ri *resourceInfo, obj runtime.Object) (runtime.Object, er
 	s.uids++
 	m.SetUID(types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012x", s.uids)))
 	m.SetCreationTimestamp(metav1.NewTime(s.now()))
-	m.SetGeneration(1)
+	if hasSpec(obj) {
+		// Only objects with a desired state have generations.
+		m.SetGeneration(1)
+	}
 	m.SetDeletionTimestamp(nil)
 	return s.commit(ri, key, watch.Added, obj, nil), nil
 }
@@ -246,6 +249,12 @@ func validateMeta(ri *resourceInfo, m metav1.Object) error {
 		return apierrors.NewInvalid(ri.Kind.GroupKind(), name, errs)
 	}
 	return nil
+}
+
+// hasSpec tells whether obj's type has a Spec field.
+func hasSpec(obj runtime.Object) bool {
+	v := reflect.ValueOf(obj)
+	return v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Struct && v.Elem().FieldByName("Spec").IsValid()
 }
 
 // specChanged tells whether the objects' Spec fields differ; a real server

@@ -202,3 +202,20 @@ func TestWatchEndsOnClose(t *testing.T) {
 	srv.Close()
 	requireClosed(t, w)
 }
+
+func TestWatchFromFutureResourceVersionSkipsUpToIt(t *testing.T) {
+	srv := startServer(t, Options{})
+	// As on the real watch cache, a watch from an RV the server has not
+	// reached is accepted and sees only events after that RV.
+	w := openWatch(t, podsURL(srv)+"?watch=true&resourceVersion=2", "")
+	seedNamed(t, srv, "ns", "a", "b", "c")
+	require.Equal(t, "ADDED c 3", eventSummary(nextEvent(t, w)))
+}
+
+func TestWatchOfClusterScopedResource(t *testing.T) {
+	srv := startServer(t, Options{})
+	w := openWatch(t, srv.URL()+"/api/v1/nodes?watch=true", "")
+	_, err := srv.Create(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}})
+	require.NoError(t, err)
+	require.Equal(t, "ADDED n1 1", eventSummary(nextEvent(t, w)))
+}
