@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/seed31a95821/informer/fakeapi"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -102,4 +103,35 @@ func ExampleServer_SeedPods() {
 	fmt.Println(srv.ResourceVersion())
 	// Output:
 	// 1000
+}
+
+// Serving a type beyond the defaults: add it to a scheme that starts from
+// NewScheme and describe its resource. Here batch/v1 Jobs.
+func ExampleResource() {
+	scheme := fakeapi.NewScheme()
+	if err := batchv1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	srv, err := fakeapi.NewServer(fakeapi.Options{
+		Scheme: scheme,
+		Resources: []fakeapi.Resource{{
+			Kind:              batchv1.SchemeGroupVersion.WithKind("Job"),
+			Namespaced:        true,
+			StatusSubresource: true,
+		}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	_, _ = srv.Create(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "backup"}})
+
+	resp, err := http.Get(srv.URL() + "/apis/batch/v1/namespaces/ns/jobs/backup")
+	if err != nil {
+		panic(err)
+	}
+	resp.Body.Close()
+	fmt.Println(resp.StatusCode)
+	// Output:
+	// 200
 }

@@ -219,3 +219,12 @@ func TestWatchOfClusterScopedResource(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "ADDED n1 1", eventSummary(nextEvent(t, w)))
 }
+
+func TestCloseClientConnectionsEndsWatchesButKeepsServing(t *testing.T) {
+	srv := startServer(t, Options{})
+	w := openWatch(t, podsURL(srv)+"?watch=true", "")
+	srv.CloseClientConnections()
+	requireClosed(t, w)
+	code, _, _ := do(t, http.MethodGet, podsURL(srv), "", "")
+	require.Equal(t, http.StatusOK, code)
+}

@@ -1,0 +1,50 @@
+package fakeapi
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+func TestResourceRegistration(t *testing.T) {
+	cases := map[string]Resource{
+		"kind not in scheme":       {Kind: batchv1.SchemeGroupVersion.WithKind("Job")},
+		"status without field":     {Kind: corev1.SchemeGroupVersion.WithKind("ConfigMap"), Plural: "cms", StatusSubresource: true},
+		"duplicate resource":       {Kind: corev1.SchemeGroupVersion.WithKind("Pod")},
+		"meta type without a list": {Kind: schema.GroupVersionKind{Group: "meta.k8s.io", Version: "v1", Kind: "Table"}},
+	}
+	for name, r := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := NewServer(Options{Resources: []Resource{r}})
+			require.Error(t, err)
+		})
+	}
+}
+
+func TestPluralNames(t *testing.T) {
+	plurals := map[string]string{}
+	for _, r := range DefaultResources() {
+		plurals[r.Kind.Kind] = r.GroupVersionResource().Resource
+	}
+	require.Equal(t, "pods", plurals["Pod"])
+	require.Equal(t, "endpoints", plurals["Endpoints"])
+	require.Equal(t, "daemonsets", plurals["DaemonSet"])
+	require.Equal(t, "statefulsets", plurals["StatefulSet"])
+}
+
+func TestCustomSchemeServesOnlyWhatItKnows(t *testing.T) {
+	scheme := NewScheme()
+	require.NoError(t, batchv1.AddToScheme(scheme))
+	srv := startServer(t, Options{Scheme: scheme, Resources: []Resource{
+		{Kind: batchv1.SchemeGroupVersion.WithKind("Job"), Namespaced: true},
+	}})
+	_, err := srv.Create(&batchv1.Job{})
+	require.Error(t, err, "validation still applies")
+	groups := srv.apiGroups()
+	require.Len(t, groups, 2)
+	require.Equal(t, "apps", groups[0].Name)
+	require.Equal(t, "batch", groups[1].Name)
+}
