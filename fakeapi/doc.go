@@ -113,6 +113,17 @@
 // input gets a 400 Status; a handler panic becomes a 500 Status, never a
 // crashed process.
 //
+// # What it does not do
+//
+// It is a protocol fake, not a cluster: there are no controllers, no
+// admission, no namespace lifecycle (objects may live in namespaces that do
+// not exist), no finalizers or graceful deletion (a delete removes the
+// object at once), no deletecollection, no strategic-merge or JSON patch
+// (merge patch only), no server-side apply, no Table output and no
+// aggregated discovery (clients fall back to the forms served). A read at a
+// future resourceVersion is answered at once, where a real server first
+// waits up to three seconds for its cache to catch up.
+//
 // # Goroutines
 //
 // The server starts one goroutine (the http.Server's accept loop); net/http

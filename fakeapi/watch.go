@@ -193,23 +193,32 @@ func (ws *watchStream) waitWhileStalled(ctx context.Context) bool {
 		if !ok {
 			return true
 		}
-		var deadline <-chan time.Time
-		if left > 0 {
-			t := time.NewTimer(left)
-			defer t.Stop()
-			deadline = t.C
-		}
-		select {
-		case <-released:
-		case <-deadline:
-		case <-ctx.Done():
-			return false
-		case <-ws.dropped:
-			return false
-		case <-ws.s.closed:
+		if !ws.waitStall(ctx, released, left) {
 			return false
 		}
 	}
+}
+
+// waitStall waits for one stall to end: released closes, or left passes
+// (when positive). It reports false if the watch should end meanwhile.
+func (ws *watchStream) waitStall(ctx context.Context, released <-chan struct{}, left time.Duration) bool {
+	var deadline <-chan time.Time
+	if left > 0 {
+		t := time.NewTimer(left)
+		defer t.Stop()
+		deadline = t.C
+	}
+	select {
+	case <-released:
+	case <-deadline:
+	case <-ctx.Done():
+		return false
+	case <-ws.dropped:
+		return false
+	case <-ws.s.closed:
+		return false
+	}
+	return true
 }
 
 // translate turns a logged write into what this watch must see. With
