@@ -23,6 +23,13 @@
 // an equality label selector such as app=web reads). More can be added at any
 // time with AddIndexers; the objects already stored are filed at once.
 //
+// The label index is maintained only once something needs it (see
+// UseLabelIndex): the first lister List with an equality selector, or the
+// first Indexer read of LabelIndex, builds it from the stored objects, and
+// every write maintains it from then on. Until then writes do not compare
+// labels and no memory goes to label buckets: many informers never list by
+// label, and they should not pay for it on every write.
+//
 // OBJECTS ARE SHARED, NOT COPIED. Every read hands out the very object that
 // was written, and every other reader sees the same one. NEVER MODIFY AN
 // OBJECT YOU READ FROM THE CACHE: you would change what every other reader
@@ -74,7 +81,9 @@
 //
 //   - writeMu serialises writers. A writer plans its change under it,
 //     running the index functions (caller code) and, for Replace or
-//     AddIndexers, building a whole new state. Readers never take writeMu.
+//     AddIndexers, building a whole new state. Readers never take writeMu,
+//     except once: the reader that first needs the label index builds it
+//     (UseLabelIndex) as a writer would.
 //   - mu guards the hand-over of an open state. The writer holds it while it
 //     applies one already-planned write (O(log n)); a reader holds it only to
 //     set the frozen flag, and only if the newest state is still open. When
@@ -92,13 +101,14 @@
 //     10,000 objects about 1.4 KB in 9 allocations (BenchmarkUpdateAfterRead),
 //     against none for a write that follows another write. A cache that is
 //     read between every two writes pays that on every write.
-//   - The label index is always maintained, so every update compares the
-//     old and new labels even if nobody ever lists by label. Unchanged labels
-//     cost no allocation, but reading two label maps that are not in the CPU
-//     cache is most of what an update costs: with the built-in indexes alone
-//     an update is slower than client-go's with its namespace index alone,
-//     and much faster than client-go's with a label index of its own (see
-//     bench/, BenchmarkIndexerUpdate).
+//   - Once the label index is in use, every update compares the old and new
+//     labels. Unchanged labels cost no allocation, but reading two label maps
+//     that are not in the CPU cache can double the cost of an update. (It is
+//     still several times cheaper than client-go's with a label index of its
+//     own: see bench/, BenchmarkIndexerUpdate.) Putting it in use costs one
+//     O(n) build, during which writers wait.
+//   - A Snapshot taken before the label index came into use answers
+//     LabelIndex reads correctly, but by scanning all its objects.
 //   - A reader that keeps a Snapshot keeps that version's objects alive.
 //     Long-held snapshots of a fast-changing cache cost memory.
 //   - List order is hash order: stable for one snapshot, otherwise
@@ -121,7 +131,8 @@
 // under, and removes the key from those; it never re-runs an index function
 // on the old object, which a caller may (wrongly) have modified. The
 // built-in indexes read only metadata, and compare old and new namespace and
-// labels directly, with no allocation when they are unchanged.
+// labels directly (the labels only while the label index is in use), with
+// no allocation when they are unchanged.
 //
 // The Indexer also records the last resourceVersion it reflects: Replace sets
 // it, an Add or Update of an object with one sets it, and SetResourceVersion

@@ -39,10 +39,11 @@ func (p *plan) record(index int, remove, add []string) {
 	}
 }
 
-// put plans writing obj under key, replacing old (nil for a new key), and
-// returns the entry to store. On error nothing has been planned that matters:
-// the caller discards the plan.
-func (p *plan) put(defs *indexSet, key string, old *entry, obj runtime.Object) (entry, error) {
+// put plans writing obj under key into s, replacing old (nil for a new key),
+// and returns the entry to store. On error nothing has been planned that
+// matters: the caller discards the plan.
+func (p *plan) put(s *state, key string, old *entry, obj runtime.Object) (entry, error) {
+	defs := s.defs
 	p.reset()
 	cur, err := meta.Accessor(obj)
 	if err != nil {
@@ -70,7 +71,9 @@ func (p *plan) put(defs *indexSet, key string, old *entry, obj runtime.Object) (
 		case namespaceIndex:
 			p.namespaceMove(i, prev, cur)
 		case labelIndex:
-			p.labelMove(i, prev, cur)
+			if s.labels {
+				p.labelMove(i, prev, cur)
+			}
 		default:
 			vals, err := callIndexFunc(d, key, obj)
 			if err != nil {
@@ -91,19 +94,42 @@ func (p *plan) put(defs *indexSet, key string, old *entry, obj runtime.Object) (
 			p.record(i, minus(was, vals), minus(vals, was))
 		}
 	}
+	if !shared && e.filed != nil {
+		e.filed = pack(e.filed)
+	}
 	return e, nil
 }
 
-// remove plans taking key, which holds old, out of every index.
-func (p *plan) remove(defs *indexSet, old entry) {
+// pack copies the values of every custom index into one backing array, so
+// that the next update of the key reads its old values from two adjacent
+// allocations instead of one per index (fewer cache misses on the write
+// path), and the garbage collector traces two objects instead of many.
+func pack(filed [][]string) [][]string {
+	total := 0
+	for _, v := range filed {
+		total += len(v)
+	}
+	vals := make([]string, 0, total)
+	for c, v := range filed {
+		start := len(vals)
+		vals = append(vals, v...)
+		filed[c] = vals[start:len(vals):len(vals)]
+	}
+	return filed
+}
+
+// remove plans taking a key, which holds old, out of every index of s.
+func (p *plan) remove(s *state, old entry) {
 	p.reset()
 	prev, _ := meta.Accessor(old.obj)
-	for i, d := range defs.list {
+	for i, d := range s.defs.list {
 		switch d.kind {
 		case namespaceIndex:
 			p.namespaceMove(i, prev, nil)
 		case labelIndex:
-			p.labelMove(i, prev, nil)
+			if s.labels {
+				p.labelMove(i, prev, nil)
+			}
 		default:
 			p.record(i, old.filed[i-builtinCount], nil)
 		}

@@ -35,7 +35,8 @@ const (
 	NamespaceIndex = "namespace"
 	// LabelIndex files every object under one value per label, built by
 	// LabelIndexValue ("app=web"). Listers answer equality label selectors
-	// from it instead of scanning every object.
+	// from it instead of scanning every object. It is maintained from the
+	// first time it is needed: see Indexer.UseLabelIndex.
 	LabelIndex = "labels"
 )
 

@@ -30,7 +30,8 @@ type Indexer struct {
 	initErr error // set by New when its Indexers were unusable; every write returns it
 
 	// writeMu serialises writers. It guards nextGen and plan, and gives its
-	// holder the sole right to edit the open state. Readers never take it, so
+	// holder the sole right to edit the open state. Readers never take it
+	// (but for the one that puts the label index in use), so
 	// a writer may run index functions (caller code) and even rebuild every
 	// index (Replace) while holding it.
 	writeMu sync.Mutex
@@ -99,7 +100,7 @@ func (x *Indexer) put(key string, obj runtime.Object) error {
 	if l != nil {
 		prev = &l.val
 	}
-	e, err := x.plan.put(s.defs, key, prev, obj)
+	e, err := x.plan.put(s, key, prev, obj)
 	if err != nil {
 		return err
 	}
@@ -136,7 +137,7 @@ func (x *Indexer) Delete(key string) error {
 	if !ok {
 		return nil
 	}
-	x.plan.remove(s.defs, old)
+	x.plan.remove(s, old)
 
 	s = x.beginEdit()
 	s.objects, _ = s.objects.del(s.gen, kh, key)
@@ -158,7 +159,8 @@ func (x *Indexer) Replace(items map[string]runtime.Object, resourceVersion strin
 	if x.initErr != nil {
 		return x.initErr
 	}
-	s, err := x.build(x.latest.Load().defs, maps.All(items), resourceVersion)
+	cur := x.latest.Load()
+	s, err := x.build(cur.defs, cur.labels, maps.All(items), resourceVersion)
 	if err != nil {
 		return err
 	}
@@ -190,7 +192,7 @@ func (x *Indexer) AddIndexers(indexers Indexers) error {
 	// Rebuilding everything is O(n), like filing every object in the new
 	// indexes would be, and it reuses the one code path Replace already
 	// proves. Adding indexes is rare; simplicity wins.
-	s, err := x.build(defs, cur.all(), cur.rv)
+	s, err := x.build(defs, cur.labels, cur.all(), cur.rv)
 	if err != nil {
 		return err
 	}
@@ -208,16 +210,46 @@ func (x *Indexer) SetResourceVersion(rv string) {
 	x.endEdit(s)
 }
 
-// build makes a new open state holding items, filed in the indexes of defs.
-// Nobody else can see the new state yet, so it needs no lock beyond writeMu.
-func (x *Indexer) build(defs *indexSet, items iter.Seq2[string, runtime.Object], rv string) (*state, error) {
+// UseLabelIndex makes sure LabelIndex is maintained from now on. Until
+// something needs it, an Indexer does not maintain its label index: writes
+// then skip comparing labels, and no memory goes to label buckets. The
+// first call builds the index from the stored objects, O(n), holding up
+// writers (not readers) meanwhile; later calls cost one atomic load. Listers
+// call it before their first equality-selector List, and ByIndex, IndexKeys
+// and ListIndexFuncValues call it when asked about LabelIndex.
+func (x *Indexer) UseLabelIndex() error {
+	if x.latest.Load().labels {
+		return nil
+	}
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	if x.initErr != nil {
+		return x.initErr
+	}
+	cur := x.latest.Load()
+	if cur.labels {
+		return nil // another reader got here first
+	}
+	s, err := x.build(cur.defs, true, cur.all(), cur.rv)
+	if err != nil {
+		return err // cannot happen: stored objects have metadata
+	}
+	x.publish(s)
+	return nil
+}
+
+// build makes a new open state holding items, filed in the indexes of defs
+// (in LabelIndex only if labels). Nobody else can see the new state yet, so
+// it needs no lock beyond writeMu.
+func (x *Indexer) build(defs *indexSet, labels bool, items iter.Seq2[string, runtime.Object], rv string) (*state, error) {
 	x.nextGen++
 	s := newState(x.nextGen, x.latest.Load().seed, defs)
+	s.labels = labels
 	for key, obj := range items {
 		if err := checkItem(key, obj); err != nil {
 			return nil, err
 		}
-		e, err := x.plan.put(defs, key, nil, obj)
+		e, err := x.plan.put(s, key, nil, obj)
 		if err != nil {
 			return nil, err
 		}

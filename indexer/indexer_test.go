@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -185,23 +186,37 @@ func TestIndexMaintenance(t *testing.T) {
 		},
 	}}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			x := New(custom)
-			for i, s := range tc.steps {
-				err := s.do(x)
-				if s.wantErr == nil {
-					require.NoError(t, err, "step %d", i)
-				} else {
-					require.ErrorIs(t, err, s.wantErr, "step %d", i)
-					var ife *IndexFuncError
-					require.ErrorAs(t, err, &ife, "step %d", i)
-					require.Equal(t, "node", ife.Index)
+		// The label index is either in use from the start, and maintained by
+		// every write, or put in use only when read at the end, and built
+		// then from the objects. Both must end up with the same contents.
+		for _, early := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/labels in use from the start=%v", tc.name, early), func(t *testing.T) {
+				x := New(custom)
+				if early {
+					require.NoError(t, x.UseLabelIndex())
 				}
-			}
-			require.Equal(t, tc.wantKeys, sortedKeys(x))
-			require.Equal(t, len(tc.wantKeys), x.Len())
-			require.Equal(t, tc.want, indexContents(t, x, all...))
-		})
+				runSteps(t, x, tc.steps)
+				require.Equal(t, !early, !x.latest.Load().labels, "writes left the label index as it was")
+				require.Equal(t, tc.wantKeys, sortedKeys(x))
+				require.Equal(t, len(tc.wantKeys), x.Len())
+				require.Equal(t, tc.want, indexContents(t, x, all...))
+			})
+		}
+	}
+}
+
+func runSteps(t *testing.T, x *Indexer, steps []step) {
+	t.Helper()
+	for i, s := range steps {
+		err := s.do(x)
+		if s.wantErr == nil {
+			require.NoError(t, err, "step %d", i)
+		} else {
+			require.ErrorIs(t, err, s.wantErr, "step %d", i)
+			var ife *IndexFuncError
+			require.ErrorAs(t, err, &ife, "step %d", i)
+			require.Equal(t, "node", ife.Index)
+		}
 	}
 }
 
@@ -383,4 +398,39 @@ func TestIndexFuncErrorMessage(t *testing.T) {
 	err := &IndexFuncError{Index: "node", Key: "a/p", Err: errBadNode}
 	require.Equal(t, `indexer: index "node" failed for key "a/p": bad node`, err.Error())
 	require.True(t, errors.Is(err, errBadNode))
+}
+
+// TestLabelIndexComesIntoUse: the label index costs nothing until something
+// needs it; reads before that still get right answers, by scanning.
+func TestLabelIndexComesIntoUse(t *testing.T) {
+	x := New(nil)
+	require.NoError(t, x.Add("a/p1", pod("a", "p1", "app=web", "")))
+	require.NoError(t, x.Add("a/p2", pod("a", "p2", "app=db", "")))
+	require.NoError(t, x.Update("a/p2", pod("a", "p2", "app=web,tier=fe", "")))
+	require.False(t, x.latest.Load().labels)
+	require.Zero(t, x.latest.Load().indexes[1].size, "no label buckets were built")
+
+	before := x.Snapshot()
+	n, err := before.IndexLen(LabelIndex, "app=web")
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "a snapshot answers by scanning")
+	vals, err := before.IndexValues(LabelIndex)
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"app=web", "tier=fe"}, vals)
+	require.False(t, x.latest.Load().labels, "snapshot reads do not put it in use")
+
+	keys, err := x.IndexKeys(LabelIndex, "tier=fe")
+	require.NoError(t, err)
+	require.Equal(t, []string{"a/p2"}, keys)
+	require.True(t, x.latest.Load().labels, "an Indexer read of LabelIndex does")
+	require.Equal(t, 2, x.latest.Load().indexes[1].size)
+	require.NoError(t, x.UseLabelIndex(), "again: nothing to do")
+
+	require.NoError(t, x.Delete("a/p1"))
+	require.Equal(t, contents{LabelIndex: {"app=web": {"a/p2"}, "tier=fe": {"a/p2"}}}, indexContents(t, x, LabelIndex))
+	n, _ = before.IndexLen(LabelIndex, "app=web")
+	require.Equal(t, 2, n, "the old snapshot is unchanged")
+
+	require.NoError(t, x.Replace(nil, "5"))
+	require.True(t, x.latest.Load().labels, "replace keeps it in use")
 }

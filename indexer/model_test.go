@@ -165,8 +165,11 @@ func (m *model) step(t *testing.T, rng *rand.Rand, x *Indexer, n int) string {
 	}
 }
 
-// check compares x with m through the public read API.
-func (m *model) check(t *testing.T, x *Indexer, what string) {
+// check compares x with m through the public read API. Reading LabelIndex
+// through the Indexer puts the label index in use, so until the test decides
+// to do that (labels false) the label index is checked through a snapshot,
+// which answers by scanning and changes nothing.
+func (m *model) check(t *testing.T, x *Indexer, labels bool, what string) {
 	t.Helper()
 	require.ElementsMatch(t, slices.Collect(maps.Keys(m.objects)), x.ListKeys(), what)
 	require.Equal(t, len(m.objects), x.Len(), what)
@@ -176,7 +179,12 @@ func (m *model) check(t *testing.T, x *Indexer, what string) {
 		require.True(t, ok, what)
 		require.Same(t, p, got, what)
 	}
-	require.Equal(t, m.expected(), indexContents(t, x, slices.Collect(maps.Keys(m.indexes))...), what)
+	if labels {
+		require.Equal(t, m.expected(), indexContents(t, x, slices.Collect(maps.Keys(m.indexes))...), what)
+		return
+	}
+	m.checkSnapshot(t, x.Snapshot(), what)
+	require.False(t, x.latest.Load().labels, "%s: the label index came into use unasked", what)
 }
 
 // checkSnapshot compares a snapshot with the model of its moment.
@@ -202,6 +210,9 @@ func (m *model) checkSnapshot(t *testing.T, s Snapshot, what string) {
 			}
 			slices.Sort(gotKeys)
 			require.Equal(t, keys, gotKeys, "%s: %s=%s", what, name, v)
+			n, err := s.IndexLen(name, v)
+			require.NoError(t, err, what)
+			require.Equal(t, len(keys), n, "%s: IndexLen %s=%s", what, name, v)
 		}
 	}
 }
@@ -216,9 +227,15 @@ func TestIndexerMatchesModel(t *testing.T) {
 			at    string
 		}
 		var snaps []kept
+		// The label index comes into use at a random step: at once, later,
+		// or never (step 120 is never reached).
+		useLabels := []int{0, rng.IntN(120), 120}[rng.IntN(3)]
 		for n := range 120 {
 			what := fmt.Sprintf("run %d step %d: %s", run, n, m.step(t, rng, x, n))
-			m.check(t, x, what)
+			if n == useLabels {
+				require.NoError(t, x.UseLabelIndex())
+			}
+			m.check(t, x, n >= useLabels, what)
 			if rng.IntN(10) == 0 {
 				snaps = append(snaps, kept{x.Snapshot(), m.clone(), what})
 			}

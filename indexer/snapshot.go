@@ -3,7 +3,10 @@ package indexer
 import (
 	"fmt"
 	"iter"
+	"maps"
+	"slices"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -63,6 +66,13 @@ func (s Snapshot) All() iter.Seq2[string, runtime.Object] {
 // index, without touching them: it is what a query planner needs to pick the
 // smallest of several candidate sets.
 func (s Snapshot) IndexLen(indexName, value string) (int, error) {
+	if s.scansLabels(indexName) {
+		n := 0
+		for range s.labelScan(value) {
+			n++
+		}
+		return n, nil
+	}
 	b, err := s.bucket(indexName, value)
 	return b.size, err
 }
@@ -70,6 +80,9 @@ func (s Snapshot) IndexLen(indexName, value string) (int, error) {
 // Indexed iterates over the keys and objects filed under value in the named
 // index, in no particular order.
 func (s Snapshot) Indexed(indexName, value string) (iter.Seq2[string, runtime.Object], error) {
+	if s.scansLabels(indexName) {
+		return s.labelScan(value), nil
+	}
 	b, err := s.bucket(indexName, value)
 	if err != nil {
 		return nil, err
@@ -89,12 +102,36 @@ func (s Snapshot) Indexed(indexName, value string) (iter.Seq2[string, runtime.Ob
 // IndexValues returns every value the named index holds at least one object
 // under, in no particular order.
 func (s Snapshot) IndexValues(indexName string) ([]string, error) {
+	if s.scansLabels(indexName) {
+		return s.labelValuesScan(), nil
+	}
 	idx, err := s.index(indexName)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]string, 0, idx.size)
 	idx.each(func(l *leaf[bucket]) bool {
+		out = append(out, l.key)
+		return true
+	})
+	return out, nil
+}
+
+// indexKeys returns the keys filed under value in the named index.
+func (s Snapshot) indexKeys(indexName, value string) ([]string, error) {
+	if s.scansLabels(indexName) {
+		var out []string
+		for key := range s.labelScan(value) {
+			out = append(out, key)
+		}
+		return out, nil
+	}
+	b, err := s.bucket(indexName, value)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, b.size)
+	b.each(func(l *leaf[struct{}]) bool {
 		out = append(out, l.key)
 		return true
 	})
@@ -119,6 +156,51 @@ func (s Snapshot) bucket(indexName, value string) (bucket, error) {
 	}
 	b, _ := idx.get(s.st.hash(value), value)
 	return b, nil
+}
+
+// scansLabels reports whether a read of indexName must be answered by
+// scanning: LabelIndex in a state taken before the label index was in use.
+// The answers are the same, only slower.
+func (s Snapshot) scansLabels(indexName string) bool {
+	return indexName == LabelIndex && s.st != nil && !s.st.labels
+}
+
+// labelScan iterates over the objects that have the label value ("k=v").
+func (s Snapshot) labelScan(value string) iter.Seq2[string, runtime.Object] {
+	return func(yield func(string, runtime.Object) bool) {
+		for key, obj := range s.st.all() {
+			if hasLabelValue(obj, value) && !yield(key, obj) {
+				return
+			}
+		}
+	}
+}
+
+// labelValuesScan returns every distinct label value of the state.
+func (s Snapshot) labelValuesScan() []string {
+	seen := map[string]struct{}{}
+	for _, obj := range s.st.all() {
+		vals, _ := LabelIndexFunc(obj)
+		for _, v := range vals {
+			seen[v] = struct{}{}
+		}
+	}
+	return slices.Collect(maps.Keys(seen))
+}
+
+// hasLabelValue reports whether obj has a label whose LabelIndexValue is
+// value, without building that string for every label.
+func hasLabelValue(obj runtime.Object, value string) bool {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return false
+	}
+	for k, v := range m.GetLabels() {
+		if len(k)+1+len(v) == len(value) && value[len(k)] == '=' && value[:len(k)] == k && value[len(k)+1:] == v {
+			return true
+		}
+	}
+	return false
 }
 
 // Get returns the object stored under key.
@@ -161,9 +243,10 @@ func (x *Indexer) ResourceVersion() string {
 
 // ByIndex returns the objects filed under value in the named index, in no
 // particular order, or ErrNoSuchIndex. The slice is the caller's; the objects
-// are shared and must not be modified.
+// are shared and must not be modified. Asking about LabelIndex puts the label
+// index in use (see UseLabelIndex).
 func (x *Indexer) ByIndex(indexName, value string) ([]runtime.Object, error) {
-	s := x.Snapshot()
+	s := x.readIndex(indexName)
 	n, err := s.IndexLen(indexName, value)
 	if err != nil {
 		return nil, err
@@ -179,23 +262,22 @@ func (x *Indexer) ByIndex(indexName, value string) ([]runtime.Object, error) {
 // IndexKeys returns the keys filed under value in the named index, in no
 // particular order, or ErrNoSuchIndex.
 func (x *Indexer) IndexKeys(indexName, value string) ([]string, error) {
-	s := x.Snapshot()
-	b, err := s.bucket(indexName, value)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, b.size)
-	b.each(func(l *leaf[struct{}]) bool {
-		out = append(out, l.key)
-		return true
-	})
-	return out, nil
+	return x.readIndex(indexName).indexKeys(indexName, value)
 }
 
 // ListIndexFuncValues returns every value the named index holds at least one
 // object under, in no particular order; nil for an unknown index. Values whose
 // last object left are gone: the list shrinks as well as grows.
 func (x *Indexer) ListIndexFuncValues(indexName string) []string {
-	vals, _ := x.Snapshot().IndexValues(indexName)
+	vals, _ := x.readIndex(indexName).IndexValues(indexName)
 	return vals
+}
+
+// readIndex returns a snapshot to read indexName from, after putting the
+// label index in use if that is the index asked for.
+func (x *Indexer) readIndex(indexName string) Snapshot {
+	if indexName == LabelIndex {
+		_ = x.UseLabelIndex() // fails only for an unusable Indexer, which is empty
+	}
+	return x.Snapshot()
 }

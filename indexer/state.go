@@ -44,6 +44,7 @@ type state struct {
 
 	seed    maphash.Seed // hashes keys and index values; the same in every state of one Indexer
 	defs    *indexSet
+	labels  bool // LabelIndex is maintained in this state (see Indexer.UseLabelIndex)
 	objects trie[entry]
 	indexes []trie[bucket] // indexes[i] maps a value of defs.list[i] to its bucket
 	rv      string
@@ -62,6 +63,7 @@ func (s *state) thaw(gen uint64) *state {
 		gen:     gen,
 		seed:    s.seed,
 		defs:    s.defs,
+		labels:  s.labels,
 		objects: s.objects,
 		indexes: slices.Clone(s.indexes),
 		rv:      s.rv,

@@ -33,6 +33,11 @@
 // equality requirement ("tier!=db", "!canary") fall back to the namespace
 // bucket or, across namespaces, to a scan.
 //
+// The indexer maintains its label index only once it is needed: the first
+// List with an equality requirement builds it (one O(n) pass), and from then
+// on the informer's writes keep it up to date. Informers whose listers never
+// select by label never pay for it.
+//
 // # Sharing and copying
 //
 // BY DEFAULT THE OBJECTS A LISTER RETURNS ARE THE CACHE'S OWN, SHARED WITH

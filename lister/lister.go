@@ -108,8 +108,14 @@ func (l *Lister[T]) list(namespace string, selector labels.Selector) ([]T, error
 	if labels.MatchesNothing(selector) {
 		return []T{}, nil
 	}
+	labelValues := equalityValues(selector)
+	if len(labelValues) > 0 {
+		// The indexer maintains its label index only once someone needs it;
+		// the first such List pays for building it (and is the last to scan).
+		_ = l.idx.UseLabelIndex() // fails only for an unusable, empty indexer
+	}
 	snap := l.idx.Snapshot()
-	q, err := planQuery(snap, namespace, selector)
+	q, err := planQuery(snap, namespace, selector, labelValues)
 	if err != nil {
 		return nil, err
 	}

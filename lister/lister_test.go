@@ -186,7 +186,9 @@ func TestPlanQuery(t *testing.T) {
 		objs = append(objs, pod("big", fmt.Sprintf("p%d", i), "app=web,tier=fe"))
 	}
 	objs = append(objs, pod("small", "p0", "app=web,tier=fe"), pod("big", "rare", "app=web,tier=be,rare=yes"))
-	snap := store(t, objs...).Snapshot()
+	x := store(t, objs...)
+	require.NoError(t, x.UseLabelIndex())
+	snap := x.Snapshot()
 	tests := []struct {
 		namespace, selector string
 		index, value        string
@@ -208,7 +210,7 @@ func TestPlanQuery(t *testing.T) {
 		t.Run(tc.namespace+"|"+tc.selector, func(t *testing.T) {
 			sel, err := labels.Parse(tc.selector)
 			require.NoError(t, err)
-			q, err := planQuery(snap, tc.namespace, sel)
+			q, err := planQuery(snap, tc.namespace, sel, equalityValues(sel))
 			require.NoError(t, err)
 			require.Equal(t, []any{tc.index, tc.value, tc.size}, []any{q.index, q.value, q.size})
 		})

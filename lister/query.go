@@ -35,9 +35,25 @@ type query struct {
 	all       bool // every candidate is an answer: no need to read metadata
 }
 
-// planQuery picks the smallest candidate source for namespace and selector
-// in snap.
-func planQuery(snap indexer.Snapshot, namespace string, selector labels.Selector) (query, error) {
+// equalityValues returns the LabelIndex values ("key=value") of the
+// selector's equality requirements.
+func equalityValues(selector labels.Selector) []string {
+	reqs, selectable := selector.Requirements()
+	if !selectable {
+		return nil
+	}
+	var out []string
+	for _, r := range reqs {
+		if v, ok := equalityValue(r); ok {
+			out = append(out, indexer.LabelIndexValue(r.Key(), v))
+		}
+	}
+	return out
+}
+
+// planQuery picks the smallest candidate source in snap for namespace and
+// selector, whose equality requirements are labelValues.
+func planQuery(snap indexer.Snapshot, namespace string, selector labels.Selector, labelValues []string) (query, error) {
 	q := query{namespace: namespace, selector: selector, size: snap.Len()}
 	consider := func(index, value string) error {
 		n, err := snap.IndexLen(index, value)
@@ -54,13 +70,9 @@ func planQuery(snap indexer.Snapshot, namespace string, selector labels.Selector
 			return q, err
 		}
 	}
-	if reqs, selectable := selector.Requirements(); selectable {
-		for _, r := range reqs {
-			if v, ok := equalityValue(r); ok {
-				if err := consider(indexer.LabelIndex, indexer.LabelIndexValue(r.Key(), v)); err != nil {
-					return q, err
-				}
-			}
+	for _, v := range labelValues {
+		if err := consider(indexer.LabelIndex, v); err != nil {
+			return q, err
 		}
 	}
 	// Listing a whole namespace from its bucket, or everything, needs no
