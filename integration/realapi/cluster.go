@@ -78,8 +78,8 @@ func Launch(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := runScript(ctx, script, opts.Log, nil, "build"); err != nil {
-		return nil, fmt.Errorf("realapi: building kube-apiserver and etcd: %w", err)
+	if err := build(ctx, script, opts.Log); err != nil {
+		return nil, err
 	}
 	c := &Cluster{script: script, Dir: opts.Dir}
 	if c.Dir == "" {
@@ -101,6 +101,25 @@ func Launch(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, errors.Join(err, c.Stop())
 	}
 	return c, nil
+}
+
+// Build builds kube-apiserver and etcd unless their binaries are already
+// cached, writing the script's progress to log (nil discards it). Launch does
+// this itself; calling it first matters only to callers that launch several
+// clusters at once, so that a cold build runs once instead of racing itself.
+func Build(ctx context.Context, log io.Writer) error {
+	script, err := findScript()
+	if err != nil {
+		return err
+	}
+	return build(ctx, script, log)
+}
+
+func build(ctx context.Context, script string, log io.Writer) error {
+	if err := runScript(ctx, script, log, nil, "build"); err != nil {
+		return fmt.Errorf("realapi: building kube-apiserver and etcd: %w", err)
+	}
+	return nil
 }
 
 // Stop stops kube-apiserver and then etcd by their PIDs and waits until both have exited.

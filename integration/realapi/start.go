@@ -2,9 +2,11 @@ package realapi
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -40,6 +42,55 @@ func StartWith(t testing.TB, opts Options) *Cluster {
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
+	register(t, c)
+	return c
+}
+
+// StartAll starts one cluster per Options, all at once, for the test t and
+// stops them when t ends. Starting them together costs about the wall time of
+// one start (each is mostly waiting for its servers to come up), which is
+// what a test that needs two configurations, say with and without the watch
+// cache, wants. Like StartWith it skips t under -short and fails t with the
+// script's message otherwise; the clusters come back in the order of opts.
+func StartAll(t testing.TB, opts ...Options) []*Cluster {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("realapi: needs a real kube-apiserver and etcd; skipped under -short")
+	}
+	// The build step is shared by every cluster; running it once first keeps
+	// two concurrent builds from racing in the same cache directory.
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if err := Build(ctx, testLogWriter{t}); err != nil {
+		t.Fatalf("%v", err)
+	}
+	clusters := make([]*Cluster, len(opts))
+	errs := make([]error, len(opts))
+	var wg sync.WaitGroup
+	for i, o := range opts {
+		if o.Dir == "" {
+			o.Dir = t.TempDir()
+		}
+		if o.Log == nil {
+			o.Log = testLogWriter{t}
+		}
+		wg.Go(func() { clusters[i], errs[i] = Launch(ctx, o) })
+	}
+	wg.Wait()
+	for _, c := range clusters {
+		if c != nil {
+			register(t, c) // stopped by its cleanup even if another failed
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("%v", err)
+	}
+	return clusters
+}
+
+// register logs a started cluster and stops it when t ends.
+func register(t testing.TB, c *Cluster) {
+	t.Helper()
 	t.Logf("realapi: %s ready after %v (watch cache %v), kubeconfig %s", c.URL, c.ReadyAfter, c.WatchCache, c.Kubeconfig)
 	// Registered after t.TempDir, so it runs before the directory is removed.
 	t.Cleanup(func() {
@@ -51,7 +102,6 @@ func StartWith(t testing.TB, opts Options) *Cluster {
 			t.Errorf("%v", err)
 		}
 	})
-	return c
 }
 
 // testLogWriter sends the script's progress lines to t.Log.

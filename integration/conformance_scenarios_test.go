@@ -1,0 +1,502 @@
+package integration
+
+import (
+	"fmt"
+	"maps"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/seed31a95821/informer"
+	"github.com/seed31a95821/informer/reflector"
+)
+
+// scenarios are the rows of the conformance table, in order. Each runs in
+// its own namespace, once per encoding, against each server.
+var scenarios = []scenario{
+	{id: "1", name: "list-then-watch: a factory of 4 types and a namespace+label-scoped pod informer sync", run: scenarioSync},
+	{id: "2", name: "convergence after creates, updates, deletes and label moves in and out of scope", run: scenarioConverge},
+	{id: "3", name: "dropped connection: resume from the last RV, no relist", run: scenarioDrop},
+	{id: "4", name: "410 after compaction while the watch is down: relist, tombstone delete delivered", history: true, run: scenarioExpired},
+	{id: "5", name: "bookmarks arrive and advance the RV of a quiet watch", run: scenarioBookmarks},
+	{id: "6", name: "WatchList reaches its initial-events-end bookmark", run: scenarioWatchList},
+	{id: "8", name: "metadata-only informer: PartialObjectMetadata with labels", run: scenarioMetadata},
+	{id: "9", name: "StripManagedFields: the server sends managedFields, the cache holds none", run: scenarioStrip},
+}
+
+// ---------------------------------------------------------------- fixtures
+
+const (
+	podsPath        = "/api/v1/namespaces/%s/pods"
+	servicesPath    = "/api/v1/namespaces/%s/services"
+	configMapsPath  = "/api/v1/namespaces/%s/configmaps"
+	deploymentsPath = "/apis/apps/v1/namespaces/%s/deployments"
+)
+
+func (e *env) path(format string) string { return fmt.Sprintf(format, e.ns) }
+
+// testPod is the smallest pod the real server accepts: one container.
+func testPod(ns, name string, labels map[string]string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.invalid/app:1"}}},
+	}
+}
+
+func testService(ns, name string) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}, Selector: map[string]string{"app": "web"}},
+	}
+}
+
+func testConfigMap(ns, name, value string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string]string{"k": value}}
+}
+
+func testDeployment(ns, name string, replicas int32) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.invalid/app:1"}}},
+			},
+		},
+	}
+}
+
+var (
+	web = map[string]string{"app": "web"}
+	db  = map[string]string{"app": "db"}
+)
+
+// seedPods creates web-0, web-1 (app=web) and db-0 (app=db).
+func (e *env) seedPods() {
+	for _, p := range []*corev1.Pod{testPod(e.ns, "web-0", web), testPod(e.ns, "web-1", web), testPod(e.ns, "db-0", db)} {
+		create(e.t, e.client, p)
+	}
+}
+
+// ---------------------------------------------------------------- checks
+
+// cacheState is what an informer holds: key -> resourceVersion.
+func cacheState[T runtime.Object](inf *informer.SharedInformer[T]) map[string]string {
+	objs := inf.Indexer().List()
+	state := make(map[string]string, len(objs))
+	for _, o := range objs {
+		if key, rv, err := keyAndRV(o); err == nil {
+			state[key] = rv
+		}
+	}
+	return state
+}
+
+// requireConverges waits until the informer holds exactly what the server
+// lists (with the informer's label selector), object for object and version
+// for version.
+func requireConverges[T runtime.Object](e *env, inf *informer.SharedInformer[T], collection, selector string) {
+	e.t.Helper()
+	var want, got map[string]string
+	ok := waitUntil(convergeWithin, func() bool {
+		want, got = listState(e.t, e.client, collection, selector), cacheState(inf)
+		return maps.Equal(want, got)
+	})
+	require.True(e.t, ok, "cache of %s never converged\nserver: %v\ncache:  %v\nstats: %+v", collection, want, got, inf.Stats())
+}
+
+// requireWatching waits until the informer's reflector has a watch open, so
+// that a fault injected next hits a watch and not the initial list.
+func requireWatching[T runtime.Object](e *env, inf *informer.SharedInformer[T]) {
+	e.t.Helper()
+	require.True(e.t, waitUntil(convergeWithin, func() bool {
+		s := inf.Stats()
+		return s.Watches >= 1 && s.State == reflector.StateWatching
+	}), "never watching: %+v", inf.Stats())
+}
+
+func mustFor[T runtime.Object](e *env, f *informer.Factory) *informer.SharedInformer[T] {
+	e.t.Helper()
+	inf, err := informer.For[T](f)
+	require.NoError(e.t, err)
+	return inf
+}
+
+func rvNumber(e *env, rv string) uint64 {
+	e.t.Helper()
+	n, err := strconv.ParseUint(rv, 10, 64)
+	require.NoError(e.t, err, "resourceVersion %q", rv)
+	return n
+}
+
+// eventLog records what a handler was told, for scenarios that check the
+// notifications and not only the cache. It is safe for concurrent use.
+type eventLog struct {
+	mu      sync.Mutex        // guards the fields below
+	state   map[string]string // key -> RV, built from notifications alone
+	adds    map[string]int
+	deletes map[string][]bool // key -> finalStateUnknown of each delete
+}
+
+func newEventLog() *eventLog {
+	return &eventLog{state: map[string]string{}, adds: map[string]int{}, deletes: map[string][]bool{}}
+}
+
+func (l *eventLog) handler() informer.Handler[*corev1.Pod] {
+	key := func(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }
+	return informer.Handler[*corev1.Pod]{
+		OnAdd: func(p *corev1.Pod, _ bool) {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.state[key(p)] = p.ResourceVersion
+			l.adds[key(p)]++
+		},
+		OnUpdate: func(_, p *corev1.Pod) {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.state[key(p)] = p.ResourceVersion
+		},
+		OnDelete: func(p *corev1.Pod, unknown bool) {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			delete(l.state, key(p))
+			l.deletes[key(p)] = append(l.deletes[key(p)], unknown)
+		},
+	}
+}
+
+func (l *eventLog) snapshot() (state map[string]string, adds map[string]int, deletes map[string][]bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	deletes = make(map[string][]bool, len(l.deletes))
+	for k, v := range l.deletes {
+		deletes[k] = append([]bool(nil), v...)
+	}
+	return maps.Clone(l.state), maps.Clone(l.adds), deletes
+}
+
+// ---------------------------------------------------------------- 1
+
+// scenarioSync: a factory of four types and a scoped pod informer list, then
+// watch, and hold exactly what the server lists.
+func scenarioSync(e *env) {
+	e.step("seed pods, a service, config maps and a deployment")
+	e.seedPods()
+	create(e.t, e.client, testService(e.ns, "front"))
+	create(e.t, e.client, testConfigMap(e.ns, "settings", "1"))
+	create(e.t, e.client, testConfigMap(e.ns, "flags", "on"))
+	create(e.t, e.client, testDeployment(e.ns, "api", 2))
+
+	e.step("start a factory of four types and a scoped factory")
+	all := e.factory(informer.FactoryOptions{})
+	pods := mustFor[*corev1.Pod](e, all)
+	services := mustFor[*corev1.Service](e, all)
+	configMaps := mustFor[*corev1.ConfigMap](e, all)
+	deployments := mustFor[*appsv1.Deployment](e, all)
+	scoped := e.factory(informer.FactoryOptions{LabelSelector: "app=web"})
+	webPods := mustFor[*corev1.Pod](e, scoped)
+	e.start(all, scoped)
+
+	e.step("compare every cache with the server")
+	requireConverges(e, pods, e.path(podsPath), "")
+	requireConverges(e, services, e.path(servicesPath), "")
+	requireConverges(e, configMaps, e.path(configMapsPath), "")
+	requireConverges(e, deployments, e.path(deploymentsPath), "")
+	requireConverges(e, webPods, e.path(podsPath), "app=web")
+	require.Len(e.t, cacheState(webPods), 2, "the scoped informer holds the two app=web pods only")
+
+	e.step("check the initial state came from a List and a watch followed")
+	requireWatching(e, pods)
+	s := pods.Stats()
+	require.GreaterOrEqual(e.t, s.Lists, int64(1))
+	require.Zero(e.t, s.WatchListSyncs)
+	e.note("%d objects in 5 caches", len(cacheState(pods))+len(cacheState(services))+
+		len(cacheState(configMaps))+len(cacheState(deployments))+len(cacheState(webPods)))
+}
+
+// ---------------------------------------------------------------- 2
+
+// scenarioConverge: writes of every kind, including label changes that move
+// pods into and out of the scoped informer's selector, reach every cache and
+// the scoped informer's handler.
+func scenarioConverge(e *env) {
+	e.step("seed and start")
+	e.seedPods()
+	settings := create(e.t, e.client, testConfigMap(e.ns, "settings", "1"))
+	front := create(e.t, e.client, testService(e.ns, "front"))
+	api := create(e.t, e.client, testDeployment(e.ns, "api", 1))
+	all := e.factory(informer.FactoryOptions{})
+	pods := mustFor[*corev1.Pod](e, all)
+	configMaps := mustFor[*corev1.ConfigMap](e, all)
+	services := mustFor[*corev1.Service](e, all)
+	deployments := mustFor[*appsv1.Deployment](e, all)
+	scoped := e.factory(informer.FactoryOptions{LabelSelector: "app=web"})
+	webPods := mustFor[*corev1.Pod](e, scoped)
+	log := newEventLog()
+	_, err := webPods.AddEventHandler(log.handler(), informer.HandlerOptions{Name: "log"})
+	require.NoError(e.t, err)
+	e.start(all, scoped)
+	requireWatching(e, webPods)
+
+	e.step("create, update, delete, and move labels in and out of app=web")
+	create(e.t, e.client, testPod(e.ns, "web-new", web))
+	create(e.t, e.client, testPod(e.ns, "db-new", db))
+	p := get(e.t, e.client, testPod(e.ns, "web-0", nil))
+	p.Annotations = map[string]string{"touched": "yes"}
+	update(e.t, e.client, p)
+	p = get(e.t, e.client, testPod(e.ns, "web-1", nil))
+	p.Labels = db // moves out of scope
+	update(e.t, e.client, p)
+	p = get(e.t, e.client, testPod(e.ns, "db-0", nil))
+	p.Labels = web // moves into scope
+	update(e.t, e.client, p)
+	remove(e.t, e.client, testPod(e.ns, "web-0", nil))
+	remove(e.t, e.client, testPod(e.ns, "db-new", nil))
+	settings.Data["k"] = "2"
+	update(e.t, e.client, settings)
+	create(e.t, e.client, testConfigMap(e.ns, "extra", "x"))
+	remove(e.t, e.client, front)
+	api.Spec.Replicas = new(int32(3))
+	update(e.t, e.client, api)
+
+	e.step("wait for every cache to converge")
+	requireConverges(e, pods, e.path(podsPath), "")
+	requireConverges(e, webPods, e.path(podsPath), "app=web")
+	requireConverges(e, configMaps, e.path(configMapsPath), "")
+	requireConverges(e, services, e.path(servicesPath), "")
+	requireConverges(e, deployments, e.path(deploymentsPath), "")
+
+	e.step("check the scoped handler's view")
+	var state map[string]string
+	var adds map[string]int
+	var deletes map[string][]bool
+	require.True(e.t, waitUntil(convergeWithin, func() bool {
+		state, adds, deletes = log.snapshot()
+		return maps.Equal(state, cacheState(webPods))
+	}), "handler view %v != cache %v", state, cacheState(webPods))
+	require.Equal(e.t, []bool{false}, deletes[e.ns+"/web-1"], "moving out of the selector is a delete, seen by the watch")
+	require.Equal(e.t, 1, adds[e.ns+"/db-0"], "moving into the selector is an add")
+	require.Equal(e.t, []bool{false}, deletes[e.ns+"/web-0"])
+	require.Zero(e.t, webPods.Stats().Relists)
+}
+
+// ---------------------------------------------------------------- 3
+
+// scenarioDrop: the proxy cuts every connection; the reflector watches again
+// from its last resourceVersion and catches up on what it missed without
+// listing again.
+func scenarioDrop(e *env) {
+	e.step("seed and start")
+	e.seedPods()
+	f := e.factory(informer.FactoryOptions{})
+	pods := mustFor[*corev1.Pod](e, f)
+	e.start(f)
+	requireWatching(e, pods)
+	before := pods.Stats()
+
+	e.step("cut every connection, then write while the watch is gone")
+	e.proxy.DropAll()
+	create(e.t, e.client, testPod(e.ns, "after-drop", web))
+	p := get(e.t, e.client, testPod(e.ns, "web-0", nil))
+	p.Labels = db
+	update(e.t, e.client, p)
+	remove(e.t, e.client, testPod(e.ns, "db-0", nil))
+
+	e.step("wait for the resumed watch to deliver the writes")
+	requireConverges(e, pods, e.path(podsPath), "")
+	require.True(e.t, waitUntil(convergeWithin, func() bool { return pods.Stats().Watches > before.Watches }))
+	after := pods.Stats()
+	require.Equal(e.t, before.Relists, after.Relists, "a dropped connection must not cause a relist")
+	require.Equal(e.t, before.Lists, after.Lists)
+	e.note("watches %d→%d, relists %d→%d, network errors %d", before.Watches, after.Watches,
+		before.Relists, after.Relists, after.Errors[reflector.KindNetwork])
+}
+
+// ---------------------------------------------------------------- 4
+
+// scenarioExpired: while the informer cannot reach the server, a pod is
+// deleted and the history compacted. The watch resumed afterwards gets 410
+// Expired; the informer relists, and the deletion it never saw reaches the
+// handler as a delete with finalStateUnknown.
+func scenarioExpired(e *env) {
+	e.step("seed and start")
+	e.seedPods()
+	f := e.factory(informer.FactoryOptions{})
+	pods := mustFor[*corev1.Pod](e, f)
+	log := newEventLog()
+	_, err := pods.AddEventHandler(log.handler(), informer.HandlerOptions{Name: "log"})
+	require.NoError(e.t, err)
+	e.start(f)
+	requireWatching(e, pods)
+
+	e.step("break the network and wait for the reflector to notice")
+	before := pods.Stats()
+	e.proxy.Pause()
+	e.proxy.DropAll()
+	require.True(e.t, waitUntil(convergeWithin, func() bool { return pods.Stats().Backoffs > before.Backoffs }),
+		"the reflector never retried: %+v", pods.Stats())
+
+	e.step("delete a pod, create one, compact the history")
+	remove(e.t, e.client, testPod(e.ns, "web-1", nil))
+	create(e.t, e.client, testPod(e.ns, "while-down", web))
+	e.srv.compact(e.t)
+	e.proxy.Resume()
+
+	e.step("wait for the 410, the relist and convergence")
+	requireConverges(e, pods, e.path(podsPath), "")
+	var deletes map[string][]bool
+	require.True(e.t, waitUntil(convergeWithin, func() bool {
+		_, _, deletes = log.snapshot()
+		return len(deletes[e.ns+"/web-1"]) > 0
+	}), "the handler never heard of the missed delete")
+	require.Equal(e.t, []bool{true}, deletes[e.ns+"/web-1"], "a delete learned from a relist has finalStateUnknown")
+	s := pods.Stats()
+	require.Positive(e.t, s.Errors[reflector.KindExpired], "the resumed watch must have been told 410")
+	require.Positive(e.t, s.Relists)
+	e.note("expired %d, relists %d", s.Errors[reflector.KindExpired], s.Relists)
+}
+
+// ---------------------------------------------------------------- 5
+
+// scenarioBookmarks: a watch on a namespace where nothing changes gets a
+// bookmark carrying a newer resourceVersion (made by a write elsewhere), so
+// the informer's resume point moves without any event.
+//
+// The real server sends bookmarks from its watch cache 2s before the watch's
+// timeout and then about every minute, and only once the cache has seen a
+// resourceVersion newer than the watch's start. A 5s minimum watch timeout
+// (timeoutSeconds in [5, 10)) makes one arrive within seconds.
+func scenarioBookmarks(e *env) {
+	e.step("seed and start with a short watch timeout")
+	create(e.t, e.client, testPod(e.ns, "quiet", web))
+	opts := reflectorOptions(reflector.WatchListOff)
+	opts.MinWatchTimeout = 5 * time.Second
+	f := e.factory(informer.FactoryOptions{Informer: informer.Options{Reflector: opts}})
+	pods := mustFor[*corev1.Pod](e, f)
+	e.start(f)
+	requireWatching(e, pods)
+	watchStart := time.Now()
+	rv0 := rvNumber(e, pods.LastSyncResourceVersion())
+
+	e.step("write a pod in another namespace, which this informer does not watch")
+	other := e.ns + "-other"
+	e.namespace(other)
+	elsewhere := create(e.t, e.client, testPod(other, "elsewhere", nil))
+	target := rvNumber(e, elsewhere.ResourceVersion)
+	wrote := time.Now()
+
+	e.step("wait for a bookmark that moves the informer past that write")
+	var firstBookmark time.Duration
+	// Every watch lasts less than 10s and gets its bookmark 2s before it
+	// ends, so 20s covers two watches, the second of which certainly
+	// started after the write.
+	const bookmarkWithin = 20 * time.Second
+	e.requireOrGap(waitUntil(bookmarkWithin, func() bool {
+		s := pods.Stats()
+		if firstBookmark == 0 && s.Events[watch.Bookmark] > 0 {
+			firstBookmark = time.Since(watchStart)
+		}
+		return s.Events[watch.Bookmark] > 0 && rvNumber(e, pods.LastSyncResourceVersion()) >= target
+	}), "no bookmark advanced the RV past %d within %v: RV %s, stats %+v",
+		target, bookmarkWithin, pods.LastSyncResourceVersion(), pods.Stats())
+	s := pods.Stats()
+	require.Zero(e.t, s.Events[watch.Added]+s.Events[watch.Modified]+s.Events[watch.Deleted],
+		"the informer saw no change, only bookmarks")
+	e.note("first bookmark %.1fs after the watch began; RV %d→%s %.1fs after the write; %d bookmarks, %d watches",
+		firstBookmark.Seconds(), rv0, pods.LastSyncResourceVersion(), time.Since(wrote).Seconds(),
+		s.Events[watch.Bookmark], s.Watches)
+}
+
+// ---------------------------------------------------------------- 6
+
+// scenarioWatchList: the initial state streamed over a watch, ended by the
+// bookmark annotated k8s.io/initial-events-end, and the same watch carries
+// on.
+func scenarioWatchList(e *env) {
+	e.step("seed and start with WatchList on")
+	e.seedPods()
+	f := e.factory(informer.FactoryOptions{Informer: informer.Options{Reflector: reflectorOptions(reflector.WatchListOn)}})
+	pods := mustFor[*corev1.Pod](e, f)
+	e.start(f)
+
+	e.step("check the state came from a WatchList")
+	requireConverges(e, pods, e.path(podsPath), "")
+	s := pods.Stats()
+	require.GreaterOrEqual(e.t, s.WatchListSyncs, int64(1), "stats: %+v", s)
+	require.Zero(e.t, s.Lists, "no List was needed")
+
+	e.step("write and wait for the same watch to deliver it")
+	create(e.t, e.client, testPod(e.ns, "later", web))
+	requireConverges(e, pods, e.path(podsPath), "")
+	after := pods.Stats()
+	require.Equal(e.t, s.Watches, after.Watches, "the WatchList stream carries on as the watch")
+	e.note("%d initial events, %d bookmark(s)", s.Events[watch.Added], s.Events[watch.Bookmark])
+}
+
+// ---------------------------------------------------------------- 8
+
+// scenarioMetadata: a metadata-only informer caches PartialObjectMetadata,
+// labels included, and follows label changes.
+func scenarioMetadata(e *env) {
+	e.step("seed and start a metadata-only informer")
+	e.seedPods()
+	f := e.factory(informer.FactoryOptions{Informer: informer.Options{Reflector: reflectorOptions(reflector.WatchListAuto)}})
+	metas, err := informer.ForMetadata(f, corev1.SchemeGroupVersion.WithResource("pods"), false)
+	require.NoError(e.t, err)
+	e.start(f)
+	requireConverges(e, metas, e.path(podsPath), "")
+
+	e.step("change a label and check kinds and labels in the cache")
+	p := get(e.t, e.client, testPod(e.ns, "db-0", nil))
+	p.Labels = map[string]string{"app": "db", "tier": "back"}
+	update(e.t, e.client, p)
+	requireConverges(e, metas, e.path(podsPath), "")
+	for _, obj := range metas.Indexer().List() {
+		m := obj.(*metav1.PartialObjectMetadata)
+		require.Equal(e.t, "PartialObjectMetadata", m.Kind)
+		require.Equal(e.t, "meta.k8s.io/v1", m.APIVersion)
+		want := get(e.t, e.client, testPod(e.ns, m.Name, nil)).Labels
+		require.Equal(e.t, want, m.Labels, "labels of %s", m.Name)
+	}
+}
+
+// ---------------------------------------------------------------- 9
+
+// scenarioStrip: the real server records managedFields on every write; the
+// StripManagedFields transform keeps them out of the cache.
+func scenarioStrip(e *env) {
+	e.step("seed and check the server sends managedFields")
+	e.seedPods()
+	sent := get(e.t, e.client, testPod(e.ns, "web-0", nil))
+	e.requireOrGap(len(sent.ManagedFields) > 0, "the server must populate managedFields on create for this scenario to mean anything")
+
+	e.step("start with StripManagedFields")
+	f := e.factory(informer.FactoryOptions{Informer: informer.Options{
+		Transform: informer.StripManagedFields, Reflector: reflectorOptions(reflector.WatchListAuto)}})
+	pods := mustFor[*corev1.Pod](e, f)
+	e.start(f)
+	requireConverges(e, pods, e.path(podsPath), "")
+
+	e.step("update a pod and check no cached object has managedFields")
+	sent.Labels = map[string]string{"app": "web", "v": "2"}
+	update(e.t, e.client, sent)
+	requireConverges(e, pods, e.path(podsPath), "")
+	for _, obj := range pods.Indexer().List() {
+		m, err := meta.Accessor(obj)
+		require.NoError(e.t, err)
+		require.Empty(e.t, m.GetManagedFields(), "cached %s still has managedFields", m.GetName())
+		require.NotEmpty(e.t, m.GetLabels(), "the transform must keep everything else")
+	}
+	e.note("server sent %d managedFields entries per pod", len(sent.ManagedFields))
+}
