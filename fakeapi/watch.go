@@ -34,8 +34,15 @@ type watchPlan struct {
 //	sendInitialEvents=true   replay the state (not older than RV), then,
 //	                         with allowWatchBookmarks, the end bookmark
 //	sendInitialEvents=false  no replay: from RV, or from now for ""/"0"
-//	unset, RV "" or "0"      replay the state, no end bookmark (legacy)
+//	unset, RV "" or "0"      replay the state, then, with allowWatchBookmarks,
+//	                         the end bookmark (see below)
 //	unset, RV N              events after N
+//
+// The third line is the legacy watch, which kube-apiserver (with the
+// WatchList feature, on by default since 1.32) rewrites into a WatchList
+// before serving it: sendInitialEvents=true, resourceVersionMatch=
+// NotOlderThan. So a client that allows bookmarks learns where the replay
+// ends, whichever form it used.
 func planWatch(opts metainternalversion.ListOptions) (watchPlan, error) {
 	rv, err := parseRV(opts.ResourceVersion)
 	if err != nil {
@@ -48,7 +55,7 @@ func planWatch(opts metainternalversion.ListOptions) (watchPlan, error) {
 	case opts.SendInitialEvents != nil && unsetOrZero:
 		return watchPlan{fromNow: true}, nil
 	case opts.SendInitialEvents == nil && unsetOrZero:
-		return watchPlan{initial: true}, nil
+		return watchPlan{initial: true, endBookmark: opts.AllowWatchBookmarks}, nil
 	}
 	return watchPlan{fromRV: rv}, nil
 }
@@ -81,9 +88,11 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req requestI
 	ws := newWatchStream(s, w, flusher, enc, req, opts)
 	ctx := r.Context()
 	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds > 0 {
+		timeout := time.Duration(*opts.TimeoutSeconds) * time.Second
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(*opts.TimeoutSeconds)*time.Second)
+		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
+		ws.lastBookmarkAt = timeout - bookmarkBeforeTimeout
 	}
 	ws.writeHeader()
 	if !ws.start(plan) {
@@ -133,15 +142,32 @@ func (ws *watchStream) start(plan watchPlan) bool {
 	return true
 }
 
+// bookmarkBeforeTimeout is how long before a watch's timeoutSeconds the
+// real watch cache sends it a bookmark, so that the client's next watch
+// resumes from as recent a resourceVersion as possible.
+const bookmarkBeforeTimeout = 2 * time.Second
+
 // stream sends events until the client leaves, the timeout passes, the
 // watches are dropped or the server closes.
+//
+// A watch that allows bookmarks gets one every Options.BookmarkInterval,
+// and, as from the real watch cache, one 2s before its timeoutSeconds run
+// out, if by then the resourceVersion has moved past the one the watch
+// started from: the real server never sends a bookmark that would not move
+// the client forward.
 func (ws *watchStream) stream(ctx context.Context) {
 	s := ws.s
-	var tick <-chan time.Time
+	startRV := ws.cursor
+	var tick, last <-chan time.Time
 	if ws.bookmarks {
 		t := time.NewTicker(s.opts.BookmarkInterval)
 		defer t.Stop()
 		tick = t.C
+		if ws.lastBookmarkAt > 0 {
+			lt := time.NewTimer(ws.lastBookmarkAt)
+			defer lt.Stop()
+			last = lt.C
+		}
 	}
 	for {
 		if !ws.waitWhileStalled(ctx) {
@@ -172,6 +198,12 @@ func (ws *watchStream) stream(ctx context.Context) {
 		case <-changed:
 		case <-tick:
 			if !ws.sendBookmark(false) {
+				return
+			}
+			ws.flush()
+		case <-last:
+			last = nil
+			if ws.cursor > startRV && !ws.sendBookmark(false) {
 				return
 			}
 			ws.flush()

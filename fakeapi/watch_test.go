@@ -38,6 +38,20 @@ func TestWatchWithoutResourceVersionReplaysState(t *testing.T) {
 			require.Equal(t, "ADDED b 2", eventSummary(nextEvent(t, w)))
 		})
 	}
+	for _, rv := range []string{"", "0"} {
+		t.Run("rv="+rv+" with bookmarks", func(t *testing.T) {
+			// As kube-apiserver does, the legacy watch becomes a WatchList:
+			// the replay ends with the annotated bookmark.
+			w := openWatch(t, podsURL(srv)+"?watch=true&allowWatchBookmarks=true&resourceVersion="+rv, "")
+			require.Equal(t, "ADDED a 1", eventSummary(nextEvent(t, w)))
+			require.Equal(t, "ADDED b 2", eventSummary(nextEvent(t, w)))
+			bm := nextEvent(t, w)
+			require.Equal(t, "BOOKMARK  2", eventSummary(bm))
+			m, err := meta.Accessor(bm.Object)
+			require.NoError(t, err)
+			require.Equal(t, "true", m.GetAnnotations()[metav1.InitialEventsAnnotationKey])
+		})
+	}
 	t.Run("sendInitialEvents=false", func(t *testing.T) {
 		w := openWatch(t, podsURL(srv)+"?watch=true&sendInitialEvents=false&resourceVersionMatch=NotOlderThan", "")
 		seedNamed(t, srv, "ns", "c")
@@ -124,6 +138,31 @@ func TestWatchPeriodicBookmarks(t *testing.T) {
 			break // the bookmark reached the write the watch cannot see
 		}
 	}
+}
+
+// The real watch cache sends a bookmark 2s before a watch's timeoutSeconds,
+// but only when the resourceVersion has moved since the watch began.
+// BookmarkInterval is left at a minute so that only that bookmark can come.
+func TestWatchBookmarkBeforeTimeout(t *testing.T) {
+	t.Run("RV moved", func(t *testing.T) {
+		t.Parallel()
+		srv := startServer(t, Options{})
+		seedNamed(t, srv, "ns", "a")
+		w := openWatch(t, podsURL(srv)+"?watch=true&resourceVersion=1&allowWatchBookmarks=true&timeoutSeconds=3", "")
+		seedNamed(t, srv, "other", "x") // RV 2, invisible to this watch
+		ev := nextEvent(t, w)
+		require.Equal(t, "BOOKMARK  2", eventSummary(ev))
+		requireClosed(t, w)
+	})
+	t.Run("RV unchanged", func(t *testing.T) {
+		t.Parallel()
+		srv := startServer(t, Options{})
+		seedNamed(t, srv, "ns", "a")
+		w := openWatch(t, podsURL(srv)+"?watch=true&resourceVersion=1&allowWatchBookmarks=true&timeoutSeconds=3", "")
+		for ev := range w.ResultChan() {
+			t.Fatalf("a watch whose RV never moved got %s", eventSummary(ev))
+		}
+	})
 }
 
 func TestWatchTimeoutClosesStream(t *testing.T) {

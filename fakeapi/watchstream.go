@@ -3,6 +3,7 @@ package fakeapi
 import (
 	"bytes"
 	"net/http"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
@@ -33,6 +34,9 @@ type watchStream struct {
 	// cursor is the RV up to which this watch has seen the log.
 	cursor    uint64
 	bookmarks bool
+	// lastBookmarkAt is when, after the watch starts, its bookmark before
+	// the timeout is due; 0 when the watch has no timeout.
+	lastBookmarkAt time.Duration
 
 	frames   streaming.Encoder
 	frameBuf bytes.Buffer
