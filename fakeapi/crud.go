@@ -43,7 +43,12 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req request
 		s.writeError(w, r, err)
 		return
 	}
-	created, err := s.write(func(st *store) (runtime.Object, error) { return st.create(req.res, obj) })
+	created, err := s.write(func(st *store) (runtime.Object, error) {
+		if err := recordManagedFields(obj, nil, req, st.now()); err != nil {
+			return nil, err
+		}
+		return st.create(req.res, obj)
+	})
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -77,12 +82,17 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, req request
 // its status: for a resource with a status subresource, a write to the
 // object keeps the stored status, and a write to /status changes only the
 // status. Controllers depend on this to avoid overwriting each other.
+//
+// It also records the write in managedFields (managedfields.go).
 func (st *store) updateSubresource(req requestInfo, obj runtime.Object) (runtime.Object, error) {
+	if req.subresource != "" && !req.res.StatusSubresource {
+		return nil, notFoundPath()
+	}
+	stored, err := st.get(req.res, req.namespace, req.name)
+	if err != nil {
+		return nil, err
+	}
 	if req.res.StatusSubresource {
-		stored, err := st.get(req.res, req.namespace, req.name)
-		if err != nil {
-			return nil, err
-		}
 		if req.subresource == "status" {
 			status := reflect.ValueOf(obj).Elem().FieldByName("Status")
 			rv := resourceVersionOf(obj)
@@ -93,8 +103,9 @@ func (st *store) updateSubresource(req requestInfo, obj runtime.Object) (runtime
 			reflect.ValueOf(obj).Elem().FieldByName("Status").Set(
 				reflect.ValueOf(stored.DeepCopyObject()).Elem().FieldByName("Status"))
 		}
-	} else if req.subresource != "" {
-		return nil, notFoundPath()
+	}
+	if err := recordManagedFields(obj, stored, req, st.now()); err != nil {
+		return nil, err
 	}
 	return st.update(req.res, obj)
 }

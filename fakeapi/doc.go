@@ -124,6 +124,12 @@
 // future resourceVersion is answered at once, where a real server first
 // waits up to three seconds for its cache to catch up.
 //
+// HTTP writes are recorded in metadata.managedFields with the real shape
+// and manager names, but approximate field sets (managedfields.go); writes
+// through the Go API record nothing. docs/fakeapi.md has the conformance
+// table that compares this server with a real kube-apiserver, request by
+// request.
+//
 // # Goroutines
 //
 // The server starts one goroutine (the http.Server's accept loop); net/http

@@ -38,6 +38,8 @@ type requestInfo struct {
 	namespace   string
 	name        string
 	subresource string
+	// fieldManager is who writes, for managedFields (see fieldManager).
+	fieldManager string
 }
 
 // serveHTTP is the root handler: bookkeeping, authentication and body
@@ -134,6 +136,7 @@ func (s *Server) route(r *http.Request) (requestInfo, error) {
 	}
 	verb, err := verbOf(r, req)
 	req.verb = verb
+	req.fieldManager = fieldManager(r)
 	return req, err
 }
 

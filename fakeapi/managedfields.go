@@ -1,0 +1,236 @@
+package fakeapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// managedFields: kube-apiserver records, in metadata.managedFields, which
+// client last set which fields of every object, one entry per writer (the
+// "field manager"). It does this for every create, update and patch, not
+// only for server-side apply, so every object a real server sends carries
+// this bookkeeping: often a fifth or more of its bytes. fakeapi records it
+// too, for HTTP writes, so that clients meet realistic objects (and a
+// transform that strips managedFields has something to strip).
+//
+// The entries have the real shape (manager, operation Update, apiVersion,
+// time, fieldsType FieldsV1, subresource), and the manager is named the
+// real way. The field sets are an approximation: a field is owned by the
+// last writer that changed it, lists are owned as a whole (the real server
+// owns list items by key, "k:{...}"), and a write does not take fields away
+// from the other managers. Writes through the Go API (Server.Create,
+// Update) record nothing: they come from no client.
+
+// maxFieldManagerLength is the real server's limit on a manager's name.
+const maxFieldManagerLength = 128
+
+// fieldManager names the writer of a request as the real server does: the
+// fieldManager query parameter, else the User-Agent up to its first '/'
+// ("kubectl" for "kubectl/v1.37.2 (linux/amd64)", "Go-http-client" for Go's
+// default), without unprintable characters, cut to 128 bytes.
+func fieldManager(r *http.Request) string {
+	if m := r.URL.Query().Get("fieldManager"); m != "" {
+		return m
+	}
+	product, _, _ := strings.Cut(r.UserAgent(), "/")
+	var b strings.Builder
+	for _, c := range product {
+		if !unicode.IsPrint(c) {
+			continue
+		}
+		if b.Len()+utf8.RuneLen(c) > maxFieldManagerLength {
+			break
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// recordManagedFields sets obj's managedFields for a write by req's field
+// manager at now. live is the stored object (nil for a create). As on the
+// real server, managedFields sent by the client replace the stored ones
+// (that is how a client resets them), unless they are empty or the write is
+// to a subresource, in which case the stored ones are kept: a client that
+// does not know about managedFields cannot erase them by accident.
+func recordManagedFields(obj, live runtime.Object, req requestInfo, now time.Time) error {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	entries := m.GetManagedFields()
+	if live != nil && (len(entries) == 0 || req.subresource != "") {
+		lm, _ := meta.Accessor(live)
+		entries = lm.GetManagedFields()
+	}
+	newDoc, err := fieldsDocument(obj, req.subresource)
+	if err != nil {
+		return err
+	}
+	var owned map[string]any
+	if live == nil {
+		owned = fieldSet(newDoc, 0)
+	} else {
+		oldDoc, err := fieldsDocument(live, req.subresource)
+		if err != nil {
+			return err
+		}
+		owned = changedFields(oldDoc, newDoc, 0)
+	}
+	if len(owned) == 0 {
+		// Nothing changed: the entries stay as they were, time included,
+		// so that a no-op update stays a no-op (no new resourceVersion).
+		m.SetManagedFields(entries)
+		return nil
+	}
+	entries, err = mergeEntry(entries, metav1.ManagedFieldsEntry{
+		Manager:     req.fieldManager,
+		Operation:   metav1.ManagedFieldsOperationUpdate,
+		APIVersion:  req.res.Kind.GroupVersion().String(),
+		Time:        &metav1.Time{Time: now.Truncate(time.Second)},
+		FieldsType:  "FieldsV1",
+		Subresource: req.subresource,
+	}, owned)
+	if err != nil {
+		return err
+	}
+	m.SetManagedFields(entries)
+	return nil
+}
+
+// mergeEntry adds owned to the entry of the same manager, operation,
+// apiVersion and subresource (creating it), and returns the new list. The
+// list is a copy: the stored object's entries are never modified.
+func mergeEntry(entries []metav1.ManagedFieldsEntry, e metav1.ManagedFieldsEntry, owned map[string]any) ([]metav1.ManagedFieldsEntry, error) {
+	out := make([]metav1.ManagedFieldsEntry, 0, len(entries)+1)
+	merged := false
+	for _, old := range entries {
+		same := old.Manager == e.Manager && old.Operation == e.Operation &&
+			old.APIVersion == e.APIVersion && old.Subresource == e.Subresource
+		if !same || merged {
+			out = append(out, old)
+			continue
+		}
+		if old.FieldsV1 != nil {
+			var prev map[string]any
+			if json.Unmarshal(old.FieldsV1.Raw, &prev) == nil {
+				owned = unionFields(prev, owned)
+			}
+		}
+		merged = true
+	}
+	raw, err := json.Marshal(owned)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	e.FieldsV1 = &metav1.FieldsV1{Raw: raw}
+	return append(out, e), nil
+}
+
+// fieldsDocument is the part of obj a manager can own, as generic JSON: for
+// the object, everything but status and the server-owned metadata; for the
+// status subresource, only status.
+func fieldsDocument(obj runtime.Object, subresource string) (map[string]any, error) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	var doc map[string]any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	if subresource == "status" {
+		return map[string]any{"status": doc["status"]}, nil
+	}
+	delete(doc, "kind")
+	delete(doc, "apiVersion")
+	delete(doc, "status")
+	if md, ok := doc["metadata"].(map[string]any); ok {
+		kept := map[string]any{}
+		for _, k := range []string{"labels", "annotations", "finalizers", "ownerReferences"} {
+			if v, ok := md[k]; ok {
+				kept[k] = v
+			}
+		}
+		if len(kept) == 0 {
+			delete(doc, "metadata")
+		} else {
+			doc["metadata"] = kept
+		}
+	}
+	return doc, nil
+}
+
+// fieldSet turns a JSON document into the FieldsV1 form: every key k
+// becomes "f:k"; an object nested in a top-level field (metadata.labels,
+// spec.selector) also owns itself, as ".": {}; lists and scalars are leaves.
+// depth is 0 for the document, 1 for its top-level fields.
+func fieldSet(doc map[string]any, depth int) map[string]any {
+	set := make(map[string]any, len(doc)+1)
+	if depth >= 2 {
+		set["."] = map[string]any{}
+	}
+	for k, v := range doc {
+		if child, ok := v.(map[string]any); ok {
+			set["f:"+k] = fieldSet(child, depth+1)
+		} else {
+			set["f:"+k] = map[string]any{}
+		}
+	}
+	return set
+}
+
+// changedFields is the field set of what new sets differently from old;
+// depth as for fieldSet.
+func changedFields(old, new map[string]any, depth int) map[string]any {
+	set := map[string]any{}
+	for k, v := range new {
+		prev, existed := old[k]
+		if existed && reflect.DeepEqual(prev, v) {
+			continue
+		}
+		child, isMap := v.(map[string]any)
+		prevChild, wasMap := prev.(map[string]any)
+		switch {
+		case isMap && wasMap:
+			if sub := changedFields(prevChild, child, depth+1); len(sub) > 0 {
+				set["f:"+k] = sub
+			}
+		case isMap:
+			set["f:"+k] = fieldSet(child, depth+1)
+		default:
+			set["f:"+k] = map[string]any{}
+		}
+	}
+	return set
+}
+
+// unionFields merges two field sets.
+func unionFields(a, b map[string]any) map[string]any {
+	out := make(map[string]any, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		av, _ := out[k].(map[string]any)
+		bv, _ := v.(map[string]any)
+		if av != nil && bv != nil {
+			out[k] = unionFields(av, bv)
+		} else {
+			out[k] = v
+		}
+	}
+	return out
+}
