@@ -119,3 +119,19 @@ func BenchmarkByIndex(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkUseLabelIndex: the one-time cost of putting the label index in
+// use over 100,000 stored objects (what the first equality-selector List
+// pays).
+func BenchmarkUseLabelIndex(b *testing.B) {
+	keys, v1, _ := benchPods(100_000, 10)
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		x := benchIndexer(b, keys, v1, nil)
+		b.StartTimer()
+		if err := x.UseLabelIndex(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -230,12 +230,27 @@ func (x *Indexer) UseLabelIndex() error {
 	if cur.labels {
 		return nil // another reader got here first
 	}
-	s, err := x.build(cur.defs, true, cur.all(), cur.rv)
-	if err != nil {
-		return err // cannot happen: stored objects have metadata
-	}
+	// The new state shares the objects and every other index with cur; only
+	// the label index is built, in place, under the new generation.
+	x.nextGen++
+	s := cur.thaw(x.nextGen)
+	s.labels = true
+	i := s.defs.byName[LabelIndex]
+	cur.objects.each(func(l *leaf[entry]) bool {
+		for _, v := range labelValues(l.val.obj) {
+			s.indexes[i] = s.file(s.indexes[i], v, l.hash, l.key)
+		}
+		return true
+	})
 	x.publish(s)
 	return nil
+}
+
+// labelValues returns the LabelIndex values of a stored object (which has
+// metadata: it passed the built-in indexes when it was stored).
+func labelValues(obj runtime.Object) []string {
+	vals, _ := LabelIndexFunc(obj)
+	return vals
 }
 
 // build makes a new open state holding items, filed in the indexes of defs
