@@ -268,7 +268,7 @@ func BenchmarkIndexerWritesWithReaders(b *testing.B) {
 	}
 }
 
-// measureWrites runs write in the benchmark loop while readers goroutines
+// measureWrites runs write in the benchmark loop while `readers` goroutines
 // call read back to back, and reports writes/s and reads/s. The readers are
 // started before the clock and stopped (and waited for) after it.
 func measureWrites(b *testing.B, readers int, read func() int, write func(i int)) {
