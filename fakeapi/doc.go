@@ -124,6 +124,11 @@
 // future resourceVersion is answered at once, where a real server first
 // waits up to three seconds for its cache to catch up.
 //
+// Defaulting is limited to what clients commonly read (defaults.go): which
+// kinds carry metadata.generation, and a namespace's name label, finalizer
+// and phase. A pod keeps the spec it was sent, without the real server's
+// defaults (restartPolicy, status.phase Pending, ...).
+//
 // HTTP writes are recorded in metadata.managedFields with the real shape
 // and manager names, but approximate field sets (managedfields.go); writes
 // through the Go API record nothing. docs/fakeapi.md has the conformance

@@ -91,6 +91,9 @@ type resourceInfo struct {
 	fieldLabels map[string]bool
 	// protobuf is true when the Go type can be encoded as protobuf.
 	protobuf bool
+	// generation is true when objects carry metadata.generation, which
+	// counts changes to their spec (see tracksGeneration).
+	generation bool
 }
 
 // groupResource names the resource in error messages ("pods", "deployments.apps").
@@ -155,6 +158,7 @@ func resolveResource(scheme *runtime.Scheme, r Resource) (*resourceInfo, error) 
 	if r.StatusSubresource && !reflect.ValueOf(sample).Elem().FieldByName("Status").IsValid() {
 		return nil, fmt.Errorf("fakeapi: %s has no Status field for its status subresource", r.Kind)
 	}
+	ri.generation = tracksGeneration(r.Kind, sample)
 	ri.fieldLabels = map[string]bool{}
 	for k := range ri.fieldsOf(sample) {
 		ri.fieldLabels[k] = true

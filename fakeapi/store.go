@@ -119,10 +119,10 @@ func (s *store) create(ri *resourceInfo, obj runtime.Object) (runtime.Object, er
 	s.uids++
 	m.SetUID(types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012x", s.uids)))
 	m.SetCreationTimestamp(metav1.NewTime(s.now()))
-	if hasSpec(obj) {
-		// Only objects with a desired state have generations.
+	if ri.generation {
 		m.SetGeneration(1)
 	}
+	defaultOnCreate(ri, obj)
 	m.SetDeletionTimestamp(nil)
 	return s.commit(ri, key, watch.Added, obj, nil), nil
 }
@@ -153,13 +153,14 @@ func (s *store) update(ri *resourceInfo, obj runtime.Object) (runtime.Object, er
 	m.SetGeneration(oldMeta.GetGeneration())
 	m.SetResourceVersion(oldMeta.GetResourceVersion())
 	setTypeMeta(ri, obj)
+	defaultOnUpdate(ri, obj, old)
 	// Like etcd's guaranteed update, writing identical bytes is not a
 	// write: no new RV, no event. Controllers rely on this to avoid
 	// hot loops.
 	if equality.Semantic.DeepEqual(old, obj) {
 		return old, nil
 	}
-	if specChanged(old, obj) {
+	if ri.generation && specChanged(old, obj) {
 		m.SetGeneration(oldMeta.GetGeneration() + 1)
 	}
 	return s.commit(ri, key, watch.Modified, obj, old), nil
