@@ -80,8 +80,11 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, req request
 
 // updateSubresource applies the real server's split between an object and
 // its status: for a resource with a status subresource, a write to the
-// object keeps the stored status, and a write to /status changes only the
-// status. Controllers depend on this to avoid overwriting each other.
+// object keeps the stored status, and a write to /status cannot change the
+// spec (statusWriteRules in defaults.go lists what else it cannot change).
+// Controllers depend on this to avoid overwriting each other. Note that,
+// as on the real server, the rest of the metadata of a /status write is the
+// client's: a pod's labels can change through /status.
 //
 // It also records the write in managedFields (managedfields.go).
 func (st *store) updateSubresource(req requestInfo, obj runtime.Object) (runtime.Object, error) {
@@ -93,15 +96,14 @@ func (st *store) updateSubresource(req requestInfo, obj runtime.Object) (runtime
 		return nil, err
 	}
 	if req.res.StatusSubresource {
+		keep := "Status"
 		if req.subresource == "status" {
-			status := reflect.ValueOf(obj).Elem().FieldByName("Status")
-			rv := resourceVersionOf(obj)
-			obj = stored.DeepCopyObject()
-			reflect.ValueOf(obj).Elem().FieldByName("Status").Set(status)
-			setRVString(obj, rv)
-		} else {
-			reflect.ValueOf(obj).Elem().FieldByName("Status").Set(
-				reflect.ValueOf(stored.DeepCopyObject()).Elem().FieldByName("Status"))
+			keep = "Spec"
+			statusWriteRules(obj, stored)
+		}
+		if field := reflect.ValueOf(obj).Elem().FieldByName(keep); field.IsValid() {
+			// stored is shared with readers: copy before taking a part of it.
+			field.Set(reflect.ValueOf(stored.DeepCopyObject()).Elem().FieldByName(keep))
 		}
 	}
 	if err := recordManagedFields(obj, stored, req, st.now()); err != nil {

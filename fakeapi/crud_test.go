@@ -45,14 +45,24 @@ func TestHTTPCreateGetUpdateDelete(t *testing.T) {
 	require.Equal(t, "2", updated.ResourceVersion)
 	require.Empty(t, updated.Status.Phase, "a PUT on the object keeps the stored status")
 
-	status := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web"},"status":{"phase":"Running"}}`
+	status := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","labels":{"app":"v3"}},` +
+		`"spec":{"nodeName":"elsewhere"},"status":{"phase":"Running"}}`
 	code, body, _ = do(t, http.MethodPut, base+"/web/status", mediaJSON, status)
 	require.Equal(t, http.StatusOK, code, "%s", body)
-	require.Equal(t, corev1.PodRunning, decodeJSON(t, body).(*corev1.Pod).Status.Phase)
-	require.Equal(t, "v2", decodeJSON(t, body).(*corev1.Pod).Labels["app"], "a /status write keeps the rest")
+	written := decodeJSON(t, body).(*corev1.Pod)
+	require.Equal(t, corev1.PodRunning, written.Status.Phase)
+	require.Empty(t, written.Spec.NodeName, "a /status write cannot change the spec")
+	require.Equal(t, "v3", written.Labels["app"], "as on kube-apiserver, a pod's /status write carries its metadata")
 
 	code, body, _ = do(t, http.MethodDelete, base+"/web", mediaJSON, `{"preconditions":{"resourceVersion":"1"}}`)
 	require.Equal(t, http.StatusConflict, code, "%s", body)
+	st = decodeStatus(t, body)
+	require.Equal(t, "Pod", st.Details.Kind, "a failed delete precondition names the kind, as kube-apiserver does")
+	require.Equal(t, `Operation cannot be fulfilled on Pod "web": the ResourceVersion in the precondition (1) `+
+		`does not match the ResourceVersion in record (3). The object might have been modified`, st.Message)
+	code, body, _ = do(t, http.MethodDelete, base+"/web", mediaJSON, `{"preconditions":{"uid":"other"}}`)
+	require.Equal(t, http.StatusConflict, code, "%s", body)
+	require.Contains(t, decodeStatus(t, body).Message, "the UID in the precondition (other) does not match")
 	code, _, _ = do(t, http.MethodDelete, base+"/web", "", "")
 	require.Equal(t, http.StatusOK, code)
 	code, body, _ = do(t, http.MethodGet, base+"/web", "", "")

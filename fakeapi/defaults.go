@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -62,4 +63,21 @@ func labelNamespace(ns *corev1.Namespace) {
 		ns.Labels = map[string]string{}
 	}
 	ns.Labels[corev1.LabelMetadataName] = ns.Name
+}
+
+// statusWriteRules applies the real status strategies' exceptions to a
+// write to /status (besides the spec, which no /status write can change):
+// a pod keeps its owner references, which old kubelets used to corrupt; a
+// Deployment keeps its labels.
+func statusWriteRules(obj, stored runtime.Object) {
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		if s, ok := stored.(*corev1.Pod); ok {
+			o.OwnerReferences = s.DeepCopy().OwnerReferences
+		}
+	case *appsv1.Deployment:
+		if s, ok := stored.(*appsv1.Deployment); ok {
+			o.Labels = s.DeepCopy().Labels
+		}
+	}
 }

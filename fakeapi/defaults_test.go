@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -53,4 +54,20 @@ func TestNamespaceDefaults(t *testing.T) {
 	require.Equal(t, map[string]string{"c": "d", corev1.LabelMetadataName: "team"}, ns.Labels)
 	require.Equal(t, []corev1.FinalizerName{corev1.FinalizerKubernetes}, ns.Spec.Finalizers)
 	require.Equal(t, corev1.NamespaceActive, ns.Status.Phase)
+}
+
+// A Deployment's /status write, unlike a pod's, cannot change its labels.
+func TestDeploymentStatusWriteKeepsLabels(t *testing.T) {
+	srv := startServer(t, Options{})
+	base := srv.URL() + "/apis/apps/v1/namespaces/ns/deployments"
+	code, body, _ := do(t, http.MethodPost, base, mediaJSON,
+		`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","labels":{"app":"v1"}}}`)
+	require.Equal(t, http.StatusCreated, code, "%s", body)
+	code, body, _ = do(t, http.MethodPut, base+"/d/status", mediaJSON,
+		`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","labels":{"app":"v2"},"annotations":{"a":"b"}},"status":{"replicas":3}}`)
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	d := decodeJSON(t, body).(*appsv1.Deployment)
+	require.Equal(t, int32(3), d.Status.Replicas)
+	require.Equal(t, "v1", d.Labels["app"])
+	require.Equal(t, "b", d.Annotations["a"], "other metadata is the client's")
 }

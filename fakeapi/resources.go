@@ -33,7 +33,9 @@ type Resource struct {
 	ShortNames []string
 	// StatusSubresource serves {name}/status. As on a real server, a write
 	// to the object then keeps the stored status and a write to /status
-	// changes only the status. The Go type needs a Status field.
+	// keeps the stored spec (the rest of the object is the client's, save
+	// for the few fields the real status strategies protect). The Go type
+	// needs a Status field.
 	StatusSubresource bool
 	// SelectableFields returns the field-selector values of an object. Nil
 	// means metadata.name and metadata.namespace only, as for most real

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -172,6 +173,25 @@ type preconditions struct {
 	resourceVersion string
 }
 
+// check fails a delete whose preconditions the stored object does not meet
+// with the real server's Conflict: unlike an update's, it names the kind
+// ("Pod", "Deployment.apps"), not the resource, and says which
+// precondition failed.
+func (p preconditions) check(ri *resourceInfo, stored metav1.Object) error {
+	gr := schema.GroupResource{Group: ri.Kind.Group, Resource: ri.Kind.Kind}
+	switch {
+	case p.uid != "" && p.uid != stored.GetUID():
+		return apierrors.NewConflict(gr, stored.GetName(), fmt.Errorf(
+			"the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated",
+			p.uid, stored.GetUID()))
+	case p.resourceVersion != "" && p.resourceVersion != stored.GetResourceVersion():
+		return apierrors.NewConflict(gr, stored.GetName(), fmt.Errorf(
+			"the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified",
+			p.resourceVersion, stored.GetResourceVersion()))
+	}
+	return nil
+}
+
 // delete removes the object and returns its final state, stamped with the
 // deletion's resourceVersion.
 func (s *store) delete(ri *resourceInfo, namespace, name string, pre preconditions) (runtime.Object, error) {
@@ -181,9 +201,8 @@ func (s *store) delete(ri *resourceInfo, namespace, name string, pre preconditio
 		return nil, apierrors.NewNotFound(ri.groupResource(), name)
 	}
 	oldMeta, _ := meta.Accessor(old)
-	if (pre.uid != "" && pre.uid != oldMeta.GetUID()) ||
-		(pre.resourceVersion != "" && pre.resourceVersion != oldMeta.GetResourceVersion()) {
-		return nil, conflict(ri.groupResource(), name)
+	if err := pre.check(ri, oldMeta); err != nil {
+		return nil, err
 	}
 	return s.commit(ri, key, watch.Deleted, old.DeepCopyObject(), old), nil
 }
