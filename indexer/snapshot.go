@@ -204,8 +204,21 @@ func hasLabelValue(obj runtime.Object, value string) bool {
 }
 
 // Get returns the object stored under key.
+//
+// A point read does not freeze the newest state the way Snapshot does: it
+// reads it under mu, which the writer also holds while it edits in place, so
+// the read sees a whole write or none. Freezing would make the next write
+// copy its path in every trie, and the informer reads the old object before
+// every write it makes.
 func (x *Indexer) Get(key string) (runtime.Object, bool) {
-	return x.Snapshot().Get(key)
+	if s := x.latest.Load(); s.frozen.Load() {
+		e, ok := s.lookup(key)
+		return e.obj, ok
+	}
+	x.mu.Lock()
+	e, ok := x.latest.Load().lookup(key)
+	x.mu.Unlock()
+	return e.obj, ok
 }
 
 // List returns every stored object, in no particular order. The slice is the
