@@ -115,7 +115,7 @@ func (c *apiClient) send(ctx context.Context, method, pathAndQuery string, body 
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json")
 	}
-	if body != nil {
+	if body != nil && req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.token != "" && req.Header.Get("Authorization") == "" {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -45,12 +46,10 @@ type probeEnv struct {
 // difference not listed fails TestConformance; so does a listed one that has
 // gone away. docs/fakeapi.md explains each at more length.
 var knownDifferences = map[string]string{
-	"DELETE a pod: the answer": "fakeapi deletes a pod in one step; the real server first writes deletionTimestamp (graceful deletion), then deletes",
-	"watch: delete event":      "fakeapi deletes a pod in one step (DELETED); the real server sends MODIFIED (deletionTimestamp set), then DELETED",
-	"watch from resourceVersion 0": "the real server (WatchList enabled) defaults a watch at RV \"\" or \"0\" to sendInitialEvents=true, " +
-		"so with allowWatchBookmarks the replay ends with the initial-events-end bookmark; fakeapi sends none",
+	"DELETE a pod: the answer":                  "fakeapi deletes a pod in one step; the real server first writes deletionTimestamp (graceful deletion), then deletes",
+	"watch: delete event":                       "fakeapi deletes a pod in one step (DELETED); the real server sends MODIFIED (deletionTimestamp set), then DELETED",
 	"POST into a namespace that does not exist": "fakeapi has no namespace lifecycle: it accepts objects in any namespace, so tests need no setup",
-	"managedFields after create":                "fakeapi records no managedFields",
+	"POST a pod without containers":             "fakeapi validates metadata only, not specs: tests may store the smallest objects that serve their point",
 }
 
 var probes = []probe{
@@ -58,6 +57,14 @@ var probes = []probe{
 	{name: "POST a pod that exists", run: probeCreateExisting},
 	{name: "PUT with a stale resourceVersion", run: probeStaleUpdate},
 	{name: "DELETE a missing pod", run: probeDeleteMissing},
+	{name: "DELETE with a stale resourceVersion precondition", run: probeStaleDelete},
+	{name: "POST a body of another kind", run: probeKindMismatch},
+	{name: "POST an invalid name", run: probeInvalidName},
+	{name: "POST a pod without containers", run: probeInvalidSpec},
+	{name: "GET an unknown resource", run: probeUnknownResource},
+	{name: "Accept: a media type the server cannot produce", run: probeNotAcceptable},
+	{name: "PATCH (merge) a label", run: probeMergePatch},
+	{name: "PUT /status with a changed label and status", run: probeStatusSubresource},
 	{name: "DELETE a pod: the answer", run: probeDeleteAnswer},
 	{name: "POST into a namespace that does not exist", run: probeMissingNamespace},
 	{name: "list at a resourceVersion not reached yet", run: probeFutureList},
@@ -78,6 +85,9 @@ var probes = []probe{
 	{name: "protobuf negotiation (list, watch)", run: probeProtobuf},
 	{name: "metadata-only list (as=PartialObjectMetadataList)", run: probeMetadataList},
 	{name: "managedFields after create", run: probeManagedFields},
+	{name: "PUT of an unchanged object", run: probeNoopUpdate},
+	{name: "metadata.generation after create", run: probeGeneration},
+	{name: "namespace after create: what the server adds", run: probeNamespaceDefaults},
 	{name: "wrong bearer token", run: probeWrongToken},
 }
 
@@ -87,10 +97,9 @@ func runProbes(t *testing.T, tg *target, table *conformanceTable) {
 	mainNS, historyNS := "conf-probes", "conf-probes-history"
 	create(t, tg.main.client, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: mainNS}})
 	create(t, tg.history.client, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: historyNS}})
-	for i, pr := range probes {
+	for _, pr := range probes {
 		var answer probeCell
-		ok := t.Run(fmt.Sprintf("probe-%02d", i+1), func(t *testing.T) {
-			t.Log(pr.name)
+		ok := t.Run("probe "+pr.name, func(t *testing.T) {
 			p := &probeEnv{t: t, c: tg.main.client, srv: tg.main, ns: mainNS}
 			if pr.history {
 				p.c, p.srv, p.ns = tg.history.client, tg.history, historyNS
@@ -573,5 +582,121 @@ func probeManagedFields(p *probeEnv) (string, string) {
 
 func probeWrongToken(p *probeEnv) (string, string) {
 	r := p.do(http.MethodGet, p.pods(), nil, http.Header{"Authorization": {"Bearer wrong"}})
+	return statusKey(r), message(r)
+}
+
+func probeNoopUpdate(p *probeEnv) (string, string) {
+	pod := p.pod("noop", map[string]string{"a": "b"})
+	again := update(p.t, p.c, pod.DeepCopy())
+	return fmt.Sprintf("resourceVersion unchanged=%v", again.ResourceVersion == pod.ResourceVersion), ""
+}
+
+func probeGeneration(p *probeEnv) (string, string) {
+	gen := func(obj metav1.Object) string {
+		return fmt.Sprintf("%s=%d", strings.ToLower(kindOf(obj)), obj.GetGeneration())
+	}
+	parts := []string{
+		gen(p.pod("gen", nil)),
+		gen(create(p.t, p.c, testService(p.ns, "gen"))),
+		gen(create(p.t, p.c, testConfigMap(p.ns, "gen", "v"))),
+		gen(create(p.t, p.c, testDeployment(p.ns, "gen", 1))),
+		gen(create(p.t, p.c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: p.ns + "-gen"}})),
+	}
+	return strings.Join(parts, " "), ""
+}
+
+func kindOf(obj metav1.Object) string {
+	return strings.TrimPrefix(fmt.Sprintf("%T", obj), "*v1.")
+}
+
+func probeNamespaceDefaults(p *probeEnv) (string, string) {
+	ns := create(p.t, p.c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: p.ns + "-defaults"}})
+	return fmt.Sprintf("labels %v, spec.finalizers %v, status.phase %q", ns.Labels, ns.Spec.Finalizers, ns.Status.Phase), ""
+}
+
+func probeStaleDelete(p *probeEnv) (string, string) {
+	pod := p.pod("stale-delete", nil)
+	fresh := pod.DeepCopy()
+	fresh.Labels = map[string]string{"v": "2"}
+	update(p.t, p.c, fresh)
+	body, _ := json.Marshal(metav1.DeleteOptions{TypeMeta: metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"},
+		Preconditions: &metav1.Preconditions{ResourceVersion: &pod.ResourceVersion}})
+	r := p.do(http.MethodDelete, p.pods()+"/"+pod.Name, body, nil)
+	return statusKey(r), message(r)
+}
+
+func probeKindMismatch(p *probeEnv) (string, string) {
+	cm := testConfigMap(p.ns, "not-a-pod", "v")
+	cm.TypeMeta = metav1.TypeMeta{Kind: "ConfigMap", APIVersion: "v1"}
+	body, _ := json.Marshal(cm)
+	r := p.do(http.MethodPost, p.pods(), body, nil)
+	return statusKey(r), message(r)
+}
+
+func probeInvalidName(p *probeEnv) (string, string) {
+	body, _ := json.Marshal(testPod(p.ns, "Not_A_DNS_Name", nil))
+	r := p.do(http.MethodPost, p.pods(), body, nil)
+	st, _ := r.status()
+	var fields []string
+	if st.Details != nil {
+		for _, c := range st.Details.Causes {
+			fields = append(fields, c.Field)
+		}
+	}
+	return statusKey(r) + " fields=" + strings.Join(fields, ","), message(r)
+}
+
+func probeUnknownResource(p *probeEnv) (string, string) {
+	r := p.do(http.MethodGet, "/api/v1/namespaces/"+p.ns+"/widgets", nil, nil)
+	return statusKey(r), message(r)
+}
+
+func probeNotAcceptable(p *probeEnv) (string, string) {
+	r := p.do(http.MethodGet, p.pods(), nil, http.Header{"Accept": {"text/csv"}})
+	return statusKey(r), message(r)
+}
+
+func probeMergePatch(p *probeEnv) (string, string) {
+	pod := p.pod("patched", map[string]string{"a": "1"})
+	r := p.do(http.MethodPatch, p.pods()+"/"+pod.Name, []byte(`{"metadata":{"labels":{"b":"2"}}}`),
+		http.Header{"Content-Type": {"application/merge-patch+json"}})
+	var got corev1.Pod
+	_ = json.Unmarshal(r.Body, &got)
+	return fmt.Sprintf("%d, labels %v, RV advanced=%v, managedFields entries %d", r.Code, got.Labels,
+		got.ResourceVersion != pod.ResourceVersion, len(got.ManagedFields)), ""
+}
+
+func probeStatusSubresource(p *probeEnv) (string, string) {
+	pod := p.pod("status", map[string]string{"a": "1"})
+	pod.Labels = map[string]string{"a": "2"}
+	pod.Spec.Containers[0].Image = "registry.invalid/other:2"
+	pod.Status.Message = "hello"
+	body, _ := json.Marshal(pod)
+	r := p.do(http.MethodPut, p.pods()+"/"+pod.Name+"/status", body, nil)
+	var got corev1.Pod
+	_ = json.Unmarshal(r.Body, &got)
+	podKey := fmt.Sprintf("pod: %d, label a=%s, image changed=%v, status.message=%q", r.Code, got.Labels["a"],
+		got.Spec.Containers[0].Image != "registry.invalid/app:1", got.Status.Message)
+
+	d := create(p.t, p.c, testDeployment(p.ns, "status", 1))
+	d.Labels = map[string]string{"a": "2"}
+	d.Annotations = map[string]string{"b": "3"}
+	d.Status.Replicas = 7
+	body, _ = json.Marshal(d)
+	r = p.do(http.MethodPut, "/apis/apps/v1/namespaces/"+p.ns+"/deployments/status/status", body, nil)
+	var gotD appsv1.Deployment
+	_ = json.Unmarshal(r.Body, &gotD)
+	return podKey + fmt.Sprintf("; deployment: %d, labels %v, annotations %v, status.replicas=%d", r.Code,
+		gotD.Labels, gotD.Annotations, gotD.Status.Replicas), ""
+}
+
+func probeInvalidSpec(p *probeEnv) (string, string) {
+	pod := testPod(p.ns, "empty", nil)
+	pod.Spec.Containers = nil
+	body, _ := json.Marshal(pod)
+	r := p.do(http.MethodPost, p.pods(), body, nil)
+	if r.Code < 300 {
+		return fmt.Sprintf("%d (created)", r.Code), ""
+	}
 	return statusKey(r), message(r)
 }

@@ -178,7 +178,11 @@ func (tb *conformanceTable) writeDoc(t *testing.T, path string) error {
 	return os.WriteFile(path, b.Bytes(), 0o644)
 }
 
-func escapeCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+// escapeCell keeps a cell on one line and its pipes out of the table syntax.
+func escapeCell(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	return strings.ReplaceAll(s, "|", `\|`)
+}
 
 // shorten keeps a note readable in a table cell.
 func shorten(s string, n int) string {

@@ -144,10 +144,7 @@ func (e *env) step(what string) { e.cell.step = what; e.t.Log("step: " + what) }
 // at the point where the gap shows, instead of failing; once fakeapi is
 // fixed, a listed gap that no longer shows fails the scenario, so the list
 // cannot go stale. docs/fakeapi.md explains each.
-var knownGaps = map[string]string{
-	"5": "fakeapi sends bookmarks only every Options.BookmarkInterval (a minute by default), never 2s before the watch's timeout as the real watch cache does, so watches shorter than the interval get none",
-	"9": "fakeapi records no managedFields",
-}
+var knownGaps = map[string]string{}
 
 // gap is the known gap of this scenario against this server, or "".
 func (e *env) gap() string {
