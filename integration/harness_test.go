@@ -71,7 +71,15 @@ func newServer(t *testing.T, pods int) *fakeapi.Server {
 func startReflector(t *testing.T, srv *fakeapi.Server, opts reflector.Options, contentType string,
 	wrap func(reflector.ListerWatcher) reflector.ListerWatcher) *run {
 	t.Helper()
-	lw, err := wire.New(wire.Config{Host: srv.URL(), ContentType: contentType}, podsGVR, wire.Options{})
+	return startReflectorAt(t, srv, srv.URL(), opts, contentType, wrap)
+}
+
+// startReflectorAt is startReflector with the client pointed at host, which
+// may be a proxy in front of srv.
+func startReflectorAt(t *testing.T, srv *fakeapi.Server, host string, opts reflector.Options, contentType string,
+	wrap func(reflector.ListerWatcher) reflector.ListerWatcher) *run {
+	t.Helper()
+	lw, err := wire.New(wire.Config{Host: host, ContentType: contentType}, podsGVR, wire.Options{})
 	require.NoError(t, err)
 	var rlw reflector.ListerWatcher = lw
 	if wrap != nil {

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -180,10 +181,12 @@ func TestStalledStreamIsRestartedByTheWatchdog(t *testing.T) {
 		r := startReflector(t, srv, quick(), ct, nil)
 		c := newChurn(t, srv)
 		r.requireConverged(t)
-		srv.Faults().StallWatches("pods", time.Second) // > 3 x 100ms bookmark interval
+		srv.Faults().StallWatches("pods", 0) // until resumed: silent for longer than 3 x 100ms
 		c.writes(t, 10)
+		require.Eventually(t, func() bool { return r.errorsOf(reflector.KindStuckWatch) > 0 }, converged, 5*time.Millisecond,
+			"the watchdog must give up on the silent stream")
+		srv.Faults().ResumeWatches("pods")
 		r.requireConverged(t)
-		require.Positive(t, r.errorsOf(reflector.KindStuckWatch))
 		require.Zero(t, r.refl.Stats().Relists)
 	})
 }
@@ -292,5 +295,34 @@ func TestWrongObjectKindIsSkippedAndReported(t *testing.T) {
 		c := newChurn(t, srv)
 		c.writes(t, 10)
 		r.requireConverged(t) // convergence also proves the intruder was not stored
+	})
+}
+
+// A server restart on the same port, as the client sees it: every
+// connection is reset, new ones fail for a while, then the same address
+// answers again with the same history (etcd outlives the API server). The
+// reflector must resume with a watch from its last resourceVersion, not a
+// relist: after a control-plane restart, thousands of relisting clients are
+// the storm kubernetes/kubernetes#119646 describes.
+func TestServerRestartOnSamePortResumesWithoutRelist(t *testing.T) {
+	forEachEncoding(t, func(t *testing.T, ct string) {
+		srv := newServer(t, 50)
+		proxy := newTCPProxy(t, strings.TrimPrefix(srv.URL(), "http://"))
+		r := startReflectorAt(t, srv, "http://"+proxy.Addr(), quick(), ct, nil)
+		c := newChurn(t, srv)
+		r.requireConverged(t)
+		watches := r.refl.Stats().Watches
+
+		proxy.Pause() // the server is down: new connections fail
+		proxy.DropAll()
+		c.writes(t, 30) // the world moves on meanwhile
+		require.Eventually(t, func() bool { return r.errorsOf(reflector.KindNetwork) > 0 }, converged, 5*time.Millisecond,
+			"the reflector must meet the dead server")
+		proxy.Resume() // back on the same port
+
+		r.requireConverged(t)
+		s := r.refl.Stats()
+		require.Zero(t, s.Relists, "a restart is not a reason to relist")
+		require.Greater(t, s.Watches, watches)
 	})
 }
