@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
+	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -135,6 +136,9 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req request
 		}
 	}
 	deleted, err := s.write(func(st *store) (runtime.Object, error) {
+		if req.res.Kind == podKind {
+			return st.deletePod(req.res, req.namespace, req.name, pre, opts.GracePeriodSeconds)
+		}
 		return st.delete(req.res, req.namespace, req.name, pre)
 	})
 	if err != nil {
@@ -226,8 +230,20 @@ func checkIdentity(obj runtime.Object, req requestInfo) error {
 func (s *Server) decodeDeleteOptions(r *http.Request) (metav1.DeleteOptions, error) {
 	var opts metav1.DeleteOptions
 	data, err := readBody(r)
-	if err != nil || len(data) == 0 {
+	if err != nil {
 		return opts, err
+	}
+	if len(data) == 0 {
+		// Without a body, the options come from the query, as in
+		// "kubectl delete --grace-period=0" (?gracePeriodSeconds=0).
+		if g := r.URL.Query().Get("gracePeriodSeconds"); g != "" {
+			seconds, err := strconv.ParseInt(g, 10, 64)
+			if err != nil {
+				return opts, apierrors.NewBadRequest(fmt.Sprintf("gracePeriodSeconds %q is not an integer", g))
+			}
+			opts.GracePeriodSeconds = &seconds
+		}
+		return opts, nil
 	}
 	info, err := s.requestSerializer(r)
 	if err != nil {

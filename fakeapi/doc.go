@@ -117,8 +117,10 @@
 //
 // It is a protocol fake, not a cluster: there are no controllers, no
 // admission, no namespace lifecycle (objects may live in namespaces that do
-// not exist), no finalizers or graceful deletion (a delete removes the
-// object at once), no deletecollection, no strategic-merge or JSON patch
+// not exist), no finalizers (a delete removes the object at once; a pod
+// deleted over HTTP first gets its deletionTimestamp, as on a real server,
+// and is then removed at once, as if its kubelet had confirmed: see
+// poddelete.go), no deletecollection, no strategic-merge or JSON patch
 // (merge patch only), no server-side apply, no Table output and no
 // aggregated discovery (clients fall back to the forms served). A read at a
 // future resourceVersion is answered at once, where a real server first
