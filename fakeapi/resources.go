@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -67,13 +68,21 @@ func DefaultResources() []Resource {
 	}
 	pods := core("Pod", true, true, "po")
 	pods.SelectableFields = podFields
+	services := core("Service", true, true, "svc")
+	services.SelectableFields = serviceFields
+	secrets := core("Secret", true, false)
+	secrets.SelectableFields = secretFields
+	namespaces := core("Namespace", false, true, "ns")
+	namespaces.SelectableFields = namespaceFields
+	nodes := core("Node", false, true, "no")
+	nodes.SelectableFields = nodeFields
 	return []Resource{
 		pods,
-		core("Service", true, true, "svc"),
+		services,
 		core("ConfigMap", true, false, "cm"),
-		core("Secret", true, false),
-		core("Namespace", false, true, "ns"),
-		core("Node", false, true, "no"),
+		secrets,
+		namespaces,
+		nodes,
 		// Endpoints is already plural; guessing would say "endpointses".
 		{Kind: corev1.SchemeGroupVersion.WithKind("Endpoints"), Plural: "endpoints", Namespaced: true, ShortNames: []string{"ep"}},
 		apps("Deployment", "deploy"),
@@ -224,9 +233,49 @@ func podFields(obj runtime.Object) fields.Set {
 	set["spec.restartPolicy"] = string(pod.Spec.RestartPolicy)
 	set["spec.schedulerName"] = pod.Spec.SchedulerName
 	set["spec.serviceAccountName"] = pod.Spec.ServiceAccountName
+	set["spec.hostNetwork"] = strconv.FormatBool(pod.Spec.HostNetwork)
 	set["status.phase"] = string(pod.Status.Phase)
 	set["status.podIP"] = pod.Status.PodIP
 	set["status.nominatedNodeName"] = pod.Status.NominatedNodeName
+	return set
+}
+
+// The other core kinds with field selectors beyond metadata, with the
+// real server's field lists. A cluster-scoped kind has no
+// metadata.namespace field.
+
+func serviceFields(obj runtime.Object) fields.Set {
+	set := metadataFields(obj)
+	if svc, ok := obj.(*corev1.Service); ok {
+		set["spec.clusterIP"] = svc.Spec.ClusterIP
+		set["spec.type"] = string(svc.Spec.Type)
+	}
+	return set
+}
+
+func secretFields(obj runtime.Object) fields.Set {
+	set := metadataFields(obj)
+	if secret, ok := obj.(*corev1.Secret); ok {
+		set["type"] = string(secret.Type)
+	}
+	return set
+}
+
+func namespaceFields(obj runtime.Object) fields.Set {
+	set := fields.Set{}
+	if ns, ok := obj.(*corev1.Namespace); ok {
+		set["metadata.name"] = ns.Name
+		set["status.phase"] = string(ns.Status.Phase)
+	}
+	return set
+}
+
+func nodeFields(obj runtime.Object) fields.Set {
+	set := fields.Set{}
+	if node, ok := obj.(*corev1.Node); ok {
+		set["metadata.name"] = node.Name
+		set["spec.unschedulable"] = strconv.FormatBool(node.Spec.Unschedulable)
+	}
 	return set
 }
 

@@ -34,7 +34,7 @@ func parseListOptions(r *http.Request, ri *resourceInfo) (metainternalversion.Li
 	if opts.FieldSelector != nil {
 		for _, req := range opts.FieldSelector.Requirements() {
 			if !ri.fieldLabels[req.Field] {
-				return opts, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
+				return opts, unsupportedField(ri, req.Field)
 			}
 		}
 	}
@@ -88,4 +88,17 @@ func (f filter) selectorMatch() func(runtime.Object) bool {
 		return nil
 	}
 	return f.matches
+}
+
+// unsupportedField is the real server's 400 for a field selector on a field
+// the resource does not offer. Its wording depends on where the resource's
+// field list lives: kinds with their own list (pods, services, ...) say
+// "field label not supported"; the others, which offer only name and
+// namespace, say so.
+func unsupportedField(ri *resourceInfo, field string) error {
+	if ri.SelectableFields != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", field))
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("%q is not a known field selector: only %q, %q",
+		field, "metadata.name", "metadata.namespace"))
 }
