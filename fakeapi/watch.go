@@ -94,35 +94,45 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req requestI
 		defer cancel()
 		ws.lastBookmarkAt = timeout - bookmarkBeforeTimeout
 	}
+	page, err := ws.position(plan)
 	ws.writeHeader()
-	if !ws.start(plan) {
+	if !ws.start(plan, page, err) {
 		return
 	}
 	ws.stream(ctx)
 }
 
-// start positions the stream and sends the initial events. It reports
-// false when the stream is over (an ERROR event was sent or the client
-// went away).
-func (ws *watchStream) start(plan watchPlan) bool {
+// position fixes where the stream starts, under the server's lock: the
+// state to replay, or the resourceVersion after which events are sent. It
+// runs before the response header goes out, so that a client that has
+// seen the 200 can count on every later write reaching it, as on the real
+// server, which opens its storage watch before answering. An error about
+// the resourceVersion is returned for start to send as an ERROR event.
+func (ws *watchStream) position(plan watchPlan) (listPage, error) {
 	s := ws.s
 	s.mu.Lock()
-	var page listPage
-	var err error
+	defer s.mu.Unlock()
 	switch {
 	case plan.initial:
-		page, err = s.store.list(listQuery{res: ws.res, namespace: ws.filter.namespace,
+		page, err := s.store.list(listQuery{res: ws.res, namespace: ws.filter.namespace,
 			notOlderThan: plan.notOlderThan, match: ws.filter.selectorMatch()})
 		ws.cursor = page.rv
+		return page, err
 	case plan.fromNow:
 		ws.cursor = s.store.rv
 	default:
 		ws.cursor = plan.fromRV
 		if !s.store.log.available(plan.fromRV) {
-			err = watchTooOld(plan.fromRV, s.store.log.compacted)
+			return listPage{}, watchTooOld(plan.fromRV, s.store.log.compacted)
 		}
 	}
-	s.mu.Unlock()
+	return listPage{}, nil
+}
+
+// start sends what position found: the initial events (and the bookmark
+// that ends them), or the ERROR event. It reports false when the stream is
+// over (an ERROR event was sent or the client went away).
+func (ws *watchStream) start(plan watchPlan, page listPage, err error) bool {
 	if err != nil {
 		ws.sendError(err)
 		return false
