@@ -144,6 +144,8 @@ func collectionPath(obj runtime.Object) (string, error) {
 		return "/api/v1/namespaces/" + ns + "/services", nil
 	case *corev1.ConfigMap:
 		return "/api/v1/namespaces/" + ns + "/configmaps", nil
+	case *corev1.Secret:
+		return "/api/v1/namespaces/" + ns + "/secrets", nil
 	case *appsv1.Deployment:
 		return "/apis/apps/v1/namespaces/" + ns + "/deployments", nil
 	}

@@ -46,8 +46,6 @@ type probeEnv struct {
 // difference not listed fails TestConformance; so does a listed one that has
 // gone away. docs/fakeapi.md explains each at more length.
 var knownDifferences = map[string]string{
-	"DELETE a pod: the answer":                  "fakeapi deletes a pod in one step; the real server first writes deletionTimestamp (graceful deletion), then deletes",
-	"watch: delete event":                       "fakeapi deletes a pod in one step (DELETED); the real server sends MODIFIED (deletionTimestamp set), then DELETED",
 	"POST into a namespace that does not exist": "fakeapi has no namespace lifecycle: it accepts objects in any namespace, so tests need no setup",
 	"POST a pod without containers":             "fakeapi validates metadata only, not specs: tests may store the smallest objects that serve their point",
 }
@@ -71,6 +69,7 @@ var probes = []probe{
 	{name: "list with limit=1", run: probePagedList},
 	{name: "label selectors (equality, set-based, existence)", run: probeLabelSelectors},
 	{name: "field selector metadata.name", run: probeFieldSelector},
+	{name: "field selectors of core kinds (services, secrets, namespaces, nodes)", run: probeCoreFieldSelectors},
 	{name: "unsupported field selector", run: probeBadFieldSelector},
 	{name: "malformed label selector", run: probeBadLabelSelector},
 	{name: "sendInitialEvents without resourceVersionMatch", run: probeWatchListInvalid},
@@ -699,4 +698,39 @@ func probeInvalidSpec(p *probeEnv) (string, string) {
 		return fmt.Sprintf("%d (created)", r.Code), ""
 	}
 	return statusKey(r), message(r)
+}
+
+func probeCoreFieldSelectors(p *probeEnv) (string, string) {
+	lb := testService(p.ns, "fs-lb")
+	lb.Spec.Type = corev1.ServiceTypeNodePort
+	create(p.t, p.c, lb)
+	create(p.t, p.c, testService(p.ns, "fs-plain"))
+	create(p.t, p.c, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: "fs-custom"}, Type: "example.com/custom"})
+	create(p.t, p.c, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: "fs-opaque"}, Type: corev1.SecretTypeOpaque})
+	names := func(path string) string {
+		r := p.do(http.MethodGet, path, nil, nil)
+		if r.Code != http.StatusOK {
+			return statusKey(r) + " (" + message(r) + ")"
+		}
+		var list metav1.PartialObjectMetadataList
+		if err := json.Unmarshal(r.Body, &list); err != nil {
+			p.t.Fatal(err)
+		}
+		var out []string
+		for _, it := range list.Items {
+			if strings.HasPrefix(it.Name, "fs-") || it.Name == p.ns {
+				out = append(out, it.Name)
+			}
+		}
+		sort.Strings(out)
+		return "[" + strings.Join(out, " ") + "]"
+	}
+	ns := "/api/v1/namespaces/" + p.ns
+	return strings.Join([]string{
+		"services spec.type=NodePort → " + names(ns+"/services?fieldSelector=spec.type%3DNodePort"),
+		"secrets type=example.com/custom → " + names(ns+"/secrets?fieldSelector=type%3Dexample.com%2Fcustom"),
+		"namespaces status.phase=Active,metadata.name=" + p.ns + " → " +
+			names("/api/v1/namespaces?fieldSelector=status.phase%3DActive,metadata.name%3D"+p.ns),
+		"nodes metadata.namespace=x → " + names("/api/v1/nodes?fieldSelector=metadata.namespace%3Dx"),
+	}, "; "), ""
 }
