@@ -26,6 +26,10 @@
 // The cluster is stopped, by PID, when the test ends; a watchdog stops it as well if the test
 // binary dies first.
 //
+// StartAll starts several clusters at once (say one with the watch cache and one without), in
+// about the wall time of one start; integration's TestConformance uses it. Launch is the form
+// for TestMain, which has no testing.TB.
+//
 // Under go test -short, Start skips the test. In every other case a cluster that cannot be
 // built or started fails the test with the script's own message: it is never skipped silently.
 //
