@@ -1,0 +1,12 @@
+// Command fakeapi runs the in-process Kubernetes API server of package
+// fakeapi as a standalone process, for kubectl, client-go programs and
+// scripts:
+//
+//	go run ./cmd/fakeapi -listen 127.0.0.1:8080 -pods 1000
+//	kubectl --server http://127.0.0.1:8080 get pods -A
+//
+// Once it is serving, it prints its URL (http://127.0.0.1:8080) as the first
+// line on stdout, so a script can start it and read where it is. Logs go to
+// stderr. SIGINT or SIGTERM stops it cleanly: open watches end, connections
+// close, and it exits with status 0.
+package main
