@@ -436,10 +436,10 @@ func probeBookmarkShape(p *probeEnv) (string, string) {
 		p.t.Fatal(err)
 	}
 	if m, ok := obj["metadata"].(map[string]any); ok && m["resourceVersion"] != nil {
-		m["resourceVersion"] = "<rv>"
+		m["resourceVersion"] = "N"
 	}
 	shape, _ := json.Marshal(obj) // encoding/json sorts map keys
-	return string(shape), ""
+	return string(shape), "resourceVersion replaced by N"
 }
 
 func probeWatchFromZero(p *probeEnv) (string, string) {

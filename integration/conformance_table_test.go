@@ -112,7 +112,7 @@ func (tb *conformanceTable) probeText(name, col string) string {
 	return a.Key
 }
 
-// verdict compares the two columns' keys: "yes", "**no**", "known" (a
+// verdict compares the two columns' keys: "yes", "**no**", "no (known)" (a
 // difference listed in knownDifferences) or "–" when a column is missing.
 func (tb *conformanceTable) verdict(name string) string {
 	fake, okF := tb.answers[name][fakeapiColumn]
@@ -123,7 +123,7 @@ func (tb *conformanceTable) verdict(name string) string {
 	case fake.Key == kube.Key:
 		return "yes"
 	case knownDifferences[name] != "":
-		return "known, see below"
+		return "no (known)"
 	}
 	return "**no**"
 }
