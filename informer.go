@@ -97,11 +97,7 @@ func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInfo
 		AtomicReplace:  opts.AtomicRelist,
 		KeepAllUpdates: opts.KeepAllUpdates,
 	})
-	s.proc = processor.New(processor.Options{
-		OnError: s.report,
-		Now:     nowOf(opts.Reflector.Clock),
-		KeyFunc: deltafifo.MetaNamespaceKey, // late handlers' replay keys match the queue's
-	})
+	s.proc = processor.New(processor.Options{OnError: s.report, Now: nowOf(opts.Reflector.Clock)})
 
 	ro := opts.Reflector
 	if ro.Name == "" {
@@ -185,7 +181,10 @@ func (s *SharedInformer[T]) AddEventHandler(h Handler[T], opts HandlerOptions) (
 	d := dispatch[T]{h: h, report: s.report}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	reg, err := s.proc.AddHandler(d, processor.HandlerOptions{Name: opts.Name, ResyncPeriod: opts.ResyncPeriod}, s.idx.List())
+	// The snapshot is an O(1) freeze of the cache's current version, taken
+	// while no batch is being applied, so it joins the stream exactly. The
+	// handler's goroutine reads it later, at its own pace.
+	reg, err := s.proc.AddHandler(d, processor.HandlerOptions{Name: opts.Name, ResyncPeriod: opts.ResyncPeriod}, s.idx.Snapshot())
 	if err != nil {
 		return nil, fmt.Errorf("informer %s: add handler: %w", s.opts.Name, err)
 	}

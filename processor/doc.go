@@ -46,10 +46,10 @@
 // # Late handlers
 //
 // A handler added while the informer runs needs the current state first. The
-// informer passes a snapshot of its cache to AddHandler; the handler's own
-// goroutine replays it as Adds with InInitialList set, then continues with the
-// live stream, which Distribute has been buffering meanwhile. Nothing else
-// waits for the replay.
+// informer passes an immutable snapshot of its cache (a State, taken in O(1))
+// to AddHandler; the handler's own goroutine replays it as Adds with
+// InInitialList set, then continues with the live stream, which Distribute
+// has been buffering meanwhile. Nothing else waits for the replay.
 //
 // # Resync
 //

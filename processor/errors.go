@@ -51,22 +51,3 @@ func (e *HandlerPanicError) Unwrap() error {
 	}
 	return nil
 }
-
-// KeyError reports that the key of an object in a late handler's initial
-// replay could not be computed. The object is skipped for that handler, since
-// a notification without a key cannot be acted upon. In practice the informer
-// uses the same key function for its cache, so every cached object has a key.
-type KeyError struct {
-	// Handler is the registration's name.
-	Handler string
-	// Err is what the key function returned.
-	Err error
-}
-
-// Error names the handler and the cause.
-func (e *KeyError) Error() string {
-	return fmt.Sprintf("processor: handler %q: initial object skipped: %v", e.Handler, e.Err)
-}
-
-// Unwrap returns the key function's error.
-func (e *KeyError) Unwrap() error { return e.Err }

@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/seed31a95821/informer/processor"
 )
@@ -67,8 +66,11 @@ func ExampleProcessor_AddHandler() {
 	p.MarkSynced()
 
 	var wg sync.WaitGroup
-	wg.Add(3)
-	snapshot := []runtime.Object{newPod("shop", "web-1"), newPod("shop", "web-2")}
+	wg.Add(2)
+	// The state the late handler starts from; an informer passes an
+	// immutable snapshot of its cache (indexer.Snapshot) instead.
+	web1 := newPod("shop", "web-1")
+	snapshot := processor.Objects{"shop/web-1": web1}
 	reg, err := p.AddHandler(processor.HandlerFunc(func(n processor.Notification) {
 		defer wg.Done()
 		fmt.Println(n.Type, n.Key, "initial:", n.InInitialList)
@@ -77,9 +79,9 @@ func ExampleProcessor_AddHandler() {
 		fmt.Println(err)
 		return
 	}
-	updated := newPod("shop", "web-2")
+	updated := newPod("shop", "web-1")
 	updated.Labels = map[string]string{"tier": "front"}
-	p.Distribute(processor.Notification{Type: processor.Update, Key: "shop/web-2", Object: updated, Old: snapshot[1]}, false)
+	p.Distribute(processor.Notification{Type: processor.Update, Key: "shop/web-1", Object: updated, Old: web1}, false)
 
 	wg.Wait()
 	fmt.Println("synced:", reg.HasSynced())
@@ -87,8 +89,7 @@ func ExampleProcessor_AddHandler() {
 	<-stopped
 	// Output:
 	// Add shop/web-1 initial: true
-	// Add shop/web-2 initial: true
-	// Update shop/web-2 initial: false
+	// Update shop/web-1 initial: false
 	// synced: true
 }
 

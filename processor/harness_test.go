@@ -2,6 +2,7 @@ package processor
 
 import (
 	"context"
+	"iter"
 	"sync"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -190,4 +192,36 @@ func (s *errSink) next(t *testing.T) error {
 		t.Fatal("timed out waiting for an error report")
 		return nil
 	}
+}
+
+// stateEntry is one object of an ordered test State.
+type stateEntry struct {
+	key string
+	obj runtime.Object
+}
+
+// orderedState is a State that yields its objects in a fixed order, so
+// tests can assert the order of a replay.
+type orderedState []stateEntry
+
+func (s orderedState) Len() int { return len(s) }
+
+func (s orderedState) All() iter.Seq2[string, runtime.Object] {
+	return func(yield func(string, runtime.Object) bool) {
+		for _, k := range s {
+			if !yield(k.key, k.obj) {
+				return
+			}
+		}
+	}
+}
+
+// stateOf keys objects "namespace/name", as the informer's cache does.
+func stateOf(objs ...runtime.Object) orderedState {
+	out := make(orderedState, len(objs))
+	for i, o := range objs {
+		m := o.(metav1.Object)
+		out[i] = stateEntry{key: m.GetNamespace() + "/" + m.GetName(), obj: o}
+	}
+	return out
 }

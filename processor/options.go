@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"log"
 	"time"
-
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // MinResyncPeriod is the shortest resync period a handler can have. A resync
@@ -18,8 +15,7 @@ const MinResyncPeriod = time.Second
 // Options configures a Processor. The zero value is ready to use.
 type Options struct {
 	// OnError receives the errors the processor cannot return to a caller:
-	// a *HandlerPanicError when a handler panics, a *KeyError when a late
-	// handler's initial object has no key. It is called from handler
+	// a *HandlerPanicError when a handler panics. It is called from handler
 	// goroutines, possibly concurrently, so it must be safe for concurrent
 	// use; it must not panic. Nil means: log with the standard log package.
 	OnError func(error)
@@ -27,11 +23,6 @@ type Options struct {
 	// Tests inject a fake clock to make them deterministic. Nil means
 	// time.Now.
 	Now func() time.Time
-	// KeyFunc computes the Notification.Key of the objects replayed to a
-	// late handler (AddHandler's initial argument). The informer passes the
-	// key function of its cache so that replayed keys match live ones. Nil
-	// means MetaNamespaceKey.
-	KeyFunc func(obj runtime.Object) (string, error)
 }
 
 // withDefaults fills the nil fields, so that the rest of the package never
@@ -42,9 +33,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
-	}
-	if o.KeyFunc == nil {
-		o.KeyFunc = MetaNamespaceKey
 	}
 	return o
 }
@@ -72,21 +60,4 @@ func normalizedResync(d time.Duration) (time.Duration, error) {
 	default:
 		return d, nil
 	}
-}
-
-// MetaNamespaceKey returns "namespace/name" for a namespaced object and
-// "name" for a cluster-scoped one: the conventional cache key, the same one
-// deltafifo uses by default.
-func MetaNamespaceKey(obj runtime.Object) (string, error) {
-	if obj == nil {
-		return "", fmt.Errorf("processor: cannot compute the key of a nil object")
-	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return "", fmt.Errorf("processor: object has no metadata: %w", err)
-	}
-	if ns := m.GetNamespace(); ns != "" {
-		return ns + "/" + m.GetName(), nil
-	}
-	return m.GetName(), nil
 }

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // runState is the processor's lifecycle: it moves forward only,
@@ -124,7 +122,7 @@ func (p *Processor) startLocked(r *Registration) {
 //
 // AddHandler returns ErrNilHandler, ErrNegativeResyncPeriod (wrapped) or,
 // once the processor has stopped, ErrStopped.
-func (p *Processor) AddHandler(h Handler, opts HandlerOptions, initial []runtime.Object) (*Registration, error) {
+func (p *Processor) AddHandler(h Handler, opts HandlerOptions, initial State) (*Registration, error) {
 	if h == nil {
 		return nil, ErrNilHandler
 	}

@@ -2,7 +2,6 @@ package processor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 func TestDeliversInOrderToEveryHandler(t *testing.T) {
@@ -198,14 +196,14 @@ func TestLateHandlerReplaysThenGoesLive(t *testing.T) {
 	early.nextKeys(t, 2)
 
 	g := newGate()
-	snapshot := []runtime.Object{pod("ns", "a"), pod("ns", "b")}
+	snapshot := stateOf(pod("ns", "a"), pod("ns", "b"))
 	late, err := p.AddHandler(g, HandlerOptions{Name: "late"}, snapshot)
 	require.NoError(t, err) // returned although the replay is stuck below
 
 	first := g.waitEntered(t)
-	assert.Equal(t, Notification{Type: Add, Key: "ns/a", Object: snapshot[0], InInitialList: true}, first)
+	assert.Equal(t, Notification{Type: Add, Key: "ns/a", Object: snapshot[0].obj, InInitialList: true}, first)
 	// The pipeline keeps flowing while the late handler replays.
-	upd := Notification{Type: Update, Key: "ns/b", Object: pod("ns", "b"), Old: snapshot[1]}
+	upd := Notification{Type: Update, Key: "ns/b", Object: pod("ns", "b"), Old: snapshot[1].obj}
 	p.Distribute(upd, false)
 	require.Equal(t, "ns/b", early.next(t).Key)
 	assert.False(t, late.HasSynced(), "still replaying")
@@ -226,7 +224,7 @@ func TestLateHandlerSyncsOnlyAfterMarkSynced(t *testing.T) {
 	p := New(Options{})
 	startProcessor(t, p)
 	rec := newRecorder()
-	reg, err := p.AddHandler(rec, HandlerOptions{}, []runtime.Object{pod("ns", "a")})
+	reg, err := p.AddHandler(rec, HandlerOptions{}, stateOf(pod("ns", "a")))
 	require.NoError(t, err)
 	require.True(t, rec.next(t).InInitialList)
 	require.False(t, reg.HasSynced(), "upstream has not synced yet")
@@ -234,44 +232,18 @@ func TestLateHandlerSyncsOnlyAfterMarkSynced(t *testing.T) {
 	waitClosed(t, reg.Synced(), "sync after MarkSynced")
 }
 
-func TestReplayUsesKeyFuncAndReportsKeyErrors(t *testing.T) {
-	sink := newErrSink()
-	keyErr := errors.New("no key for you")
-	p := New(Options{
-		OnError: sink.OnError,
-		KeyFunc: func(obj runtime.Object) (string, error) {
-			name := obj.(interface{ GetName() string }).GetName()
-			if name == "bad" {
-				return "", keyErr
-			}
-			return "custom:" + name, nil
-		},
-	})
+// The keys a late handler hears are the state's own (the cache's keys), not
+// recomputed from the objects.
+func TestReplayUsesTheStatesKeys(t *testing.T) {
+	p := New(Options{})
 	startProcessor(t, p)
 	p.MarkSynced()
 	rec := newRecorder()
-	reg, err := p.AddHandler(rec, HandlerOptions{Name: "h"}, []runtime.Object{pod("ns", "a"), pod("ns", "bad"), pod("ns", "c")})
+	reg, err := p.AddHandler(rec, HandlerOptions{Name: "h"}, Objects{"custom:a": pod("ns", "a"), "custom:c": pod("ns", "c")})
 	require.NoError(t, err)
-	require.Equal(t, []string{"custom:a", "custom:c"}, rec.nextKeys(t, 2))
-	var ke *KeyError
-	require.ErrorAs(t, sink.next(t), &ke)
-	assert.Equal(t, "h", ke.Handler)
-	assert.ErrorIs(t, ke, keyErr)
-	waitClosed(t, reg.Synced(), "sync despite a skipped object")
+	assert.ElementsMatch(t, []string{"custom:a", "custom:c"}, rec.nextKeys(t, 2))
+	waitClosed(t, reg.Synced(), "sync after the replay")
 	assert.Zero(t, reg.Stats().Pending)
-}
-
-func TestMetaNamespaceKey(t *testing.T) {
-	k, err := MetaNamespaceKey(pod("ns", "a"))
-	require.NoError(t, err)
-	assert.Equal(t, "ns/a", k)
-	k, err = MetaNamespaceKey(pod("", "node-1"))
-	require.NoError(t, err)
-	assert.Equal(t, "node-1", k)
-	_, err = MetaNamespaceKey(nil)
-	assert.Error(t, err)
-	_, err = MetaNamespaceKey(&runtime.Unknown{})
-	assert.Error(t, err)
 }
 
 func TestAddHandlerErrors(t *testing.T) {

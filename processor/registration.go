@@ -6,8 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // batchLen is how many entries a handler's goroutine takes from its buffer
@@ -44,7 +42,7 @@ type Registration struct {
 
 	// initial is replayed as Adds before the buffer. It is written before the
 	// goroutine starts and read only by the goroutine.
-	initial []runtime.Object
+	initial State
 
 	wake   chan struct{} // capacity 1: "the buffer is no longer empty"
 	stop   chan struct{} // closed by Remove
@@ -60,7 +58,7 @@ type Registration struct {
 	maxDur    atomic.Int64
 }
 
-func newRegistration(p *Processor, h Handler, name string, period time.Duration, initial []runtime.Object) *Registration {
+func newRegistration(p *Processor, h Handler, name string, period time.Duration, initial State) *Registration {
 	r := &Registration{
 		p:            p,
 		name:         name,
@@ -72,8 +70,10 @@ func newRegistration(p *Processor, h Handler, name string, period time.Duration,
 		done:         make(chan struct{}),
 		synced:       make(chan struct{}),
 	}
-	r.pending.Store(int64(len(initial)))
-	r.maxPending = len(initial)
+	if initial != nil {
+		r.pending.Store(int64(initial.Len()))
+		r.maxPending = initial.Len()
+	}
 	return r
 }
 
@@ -194,18 +194,14 @@ func (r *Registration) run(ctx context.Context) {
 // false if the processor stopped meanwhile.
 func (r *Registration) replay(ctx context.Context) bool {
 	initial := r.initial
-	r.initial = nil // the goroutine is the only reader; let the slice go when done
+	r.initial = nil // the goroutine is the only reader; let the state go when done
+	if initial == nil {
+		return true
+	}
 	clock := r.p.watch.read()
-	for _, obj := range initial {
+	for key, obj := range initial.All() {
 		if r.stopping(ctx) {
 			return false
-		}
-		key, err := r.p.opts.KeyFunc(obj)
-		if err != nil {
-			r.p.opts.OnError(&KeyError{Handler: r.name, Err: err})
-			r.pending.Add(-1)
-			clock = r.p.watch.read()
-			continue
 		}
 		clock = r.deliver(Notification{Type: Add, Key: key, Object: obj, InInitialList: true}, clock)
 	}
