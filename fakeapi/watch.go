@@ -168,17 +168,8 @@ const bookmarkBeforeTimeout = 2 * time.Second
 func (ws *watchStream) stream(ctx context.Context) {
 	s := ws.s
 	startRV := ws.cursor
-	var tick, last <-chan time.Time
-	if ws.bookmarks {
-		t := time.NewTicker(s.opts.BookmarkInterval)
-		defer t.Stop()
-		tick = t.C
-		if ws.lastBookmarkAt > 0 {
-			lt := time.NewTimer(ws.lastBookmarkAt)
-			defer lt.Stop()
-			last = lt.C
-		}
-	}
+	tick, last, stop := ws.bookmarkClocks()
+	defer stop()
 	for {
 		if !ws.waitWhileStalled(ctx) {
 			return
@@ -225,6 +216,22 @@ func (ws *watchStream) stream(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// bookmarkClocks returns the channels that say when a bookmark is due:
+// every BookmarkInterval, and once before the timeout. Both are nil (never
+// ready) for a watch that does not allow bookmarks. stop releases the
+// timers.
+func (ws *watchStream) bookmarkClocks() (tick, last <-chan time.Time, stop func()) {
+	if !ws.bookmarks {
+		return nil, nil, func() {}
+	}
+	t := time.NewTicker(ws.s.opts.BookmarkInterval)
+	if ws.lastBookmarkAt <= 0 {
+		return t.C, nil, t.Stop
+	}
+	lt := time.NewTimer(ws.lastBookmarkAt)
+	return t.C, lt.C, func() { t.Stop(); lt.Stop() }
 }
 
 // waitWhileStalled blocks while a stall fault holds this resource's
