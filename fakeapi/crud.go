@@ -34,31 +34,26 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, req requestInf
 
 // serveCreate answers POST on a collection: 201 with the stored object.
 func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req requestInfo) {
-	enc, err := s.negotiate(r, req.res.protobuf)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	obj, err := s.decodeObject(r, req)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	created, err := s.write(func(st *store) (runtime.Object, error) {
+	s.serveBodyWrite(w, r, req, http.StatusCreated, func(st *store, obj runtime.Object) (runtime.Object, error) {
 		if err := recordManagedFields(obj, nil, req, st.now()); err != nil {
 			return nil, err
 		}
 		return st.create(req.res, obj)
 	})
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.writeObject(w, r, enc, http.StatusCreated, created)
 }
 
 // serveUpdate answers PUT on an object or its status.
 func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, req requestInfo) {
+	s.serveBodyWrite(w, r, req, http.StatusOK, func(st *store, obj runtime.Object) (runtime.Object, error) {
+		return st.updateSubresource(req, obj)
+	})
+}
+
+// serveBodyWrite is the shape every write that carries an object follows:
+// negotiate the answer's encoding, decode the body, apply it to the store
+// under the lock, answer with the stored result and the given status.
+func (s *Server) serveBodyWrite(w http.ResponseWriter, r *http.Request, req requestInfo, status int,
+	apply func(st *store, obj runtime.Object) (runtime.Object, error)) {
 	enc, err := s.negotiate(r, req.res.protobuf)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -69,14 +64,12 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, req request
 		s.writeError(w, r, err)
 		return
 	}
-	updated, err := s.write(func(st *store) (runtime.Object, error) {
-		return st.updateSubresource(req, obj)
-	})
+	stored, err := s.write(func(st *store) (runtime.Object, error) { return apply(st, obj) })
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeObject(w, r, enc, http.StatusOK, updated)
+	s.writeObject(w, r, enc, status, stored)
 }
 
 // updateSubresource applies the real server's split between an object and
