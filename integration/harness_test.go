@@ -101,6 +101,18 @@ func startReflectorAt(t *testing.T, srv *fakeapi.Server, host string, opts refle
 	return r
 }
 
+// synced is how most scenarios begin: a server with pods, a reflector with
+// the quick options over contentType, a churn generator, and the store
+// already equal to the server.
+func synced(t *testing.T, pods int, contentType string) (*fakeapi.Server, *run, *churn) {
+	t.Helper()
+	srv := newServer(t, pods)
+	r := startReflector(t, srv, quick(), contentType, nil)
+	c := newChurn(t, srv)
+	r.requireConverged(t)
+	return srv, r, c
+}
+
 // serverState is what the store must converge to: key -> resourceVersion.
 func serverState(t *testing.T, srv *fakeapi.Server) map[string]string {
 	t.Helper()

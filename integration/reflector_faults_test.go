@@ -39,10 +39,7 @@ func forEachEncoding(t *testing.T, fn func(t *testing.T, contentType string)) {
 
 func TestDroppedWatchesResumeWithoutRelist(t *testing.T) {
 	forEachEncoding(t, func(t *testing.T, ct string) {
-		srv := newServer(t, 50)
-		r := startReflector(t, srv, quick(), ct, nil)
-		c := newChurn(t, srv)
-		r.requireConverged(t)
+		srv, r, c := synced(t, 50, ct)
 		for range 3 {
 			srv.DropWatches()
 			c.writes(t, 20)
@@ -55,10 +52,7 @@ func TestDroppedWatchesResumeWithoutRelist(t *testing.T) {
 
 func TestCompactionWhileWatchIsDownForcesRelist(t *testing.T) {
 	forEachEncoding(t, func(t *testing.T, ct string) {
-		srv := newServer(t, 50)
-		r := startReflector(t, srv, quick(), ct, nil)
-		c := newChurn(t, srv)
-		r.requireConverged(t)
+		srv, r, c := synced(t, 50, ct)
 
 		srv.Faults().FailNext(fakeapi.Failure{Verb: "watch", Resource: "pods", Count: 1 << 20, Code: 503})
 		srv.DropWatches()
@@ -148,10 +142,7 @@ func TestCompactionBetweenListPagesFallsBack(t *testing.T) {
 
 func TestThrottledWatchHonoursRetryAfter(t *testing.T) {
 	forEachEncoding(t, func(t *testing.T, ct string) {
-		srv := newServer(t, 20)
-		r := startReflector(t, srv, quick(), ct, nil)
-		c := newChurn(t, srv)
-		r.requireConverged(t)
+		srv, r, c := synced(t, 20, ct)
 		srv.Faults().FailNext(fakeapi.Failure{Verb: "watch", Resource: "pods", Count: 1, Code: 429, RetryAfterSeconds: 1})
 		srv.DropWatches()
 		c.writes(t, 10)
@@ -177,10 +168,7 @@ func TestServerErrorsOnListBackOffThenSync(t *testing.T) {
 
 func TestStalledStreamIsRestartedByTheWatchdog(t *testing.T) {
 	forEachEncoding(t, func(t *testing.T, ct string) {
-		srv := newServer(t, 20)
-		r := startReflector(t, srv, quick(), ct, nil)
-		c := newChurn(t, srv)
-		r.requireConverged(t)
+		srv, r, c := synced(t, 20, ct)
 		srv.Faults().StallWatches("pods", 0) // until resumed: silent for longer than 3 x 100ms
 		c.writes(t, 10)
 		require.Eventually(t, func() bool { return r.errorsOf(reflector.KindStuckWatch) > 0 }, converged, 5*time.Millisecond,
@@ -193,10 +181,7 @@ func TestStalledStreamIsRestartedByTheWatchdog(t *testing.T) {
 
 func TestCutFrameEndsWatchAndResumes(t *testing.T) {
 	forEachEncoding(t, func(t *testing.T, ct string) {
-		srv := newServer(t, 20)
-		r := startReflector(t, srv, quick(), ct, nil)
-		c := newChurn(t, srv)
-		r.requireConverged(t)
+		srv, r, c := synced(t, 20, ct)
 		watches := r.refl.Stats().Watches
 		srv.Faults().CutNextWatchFrame("pods")
 		c.writes(t, 10)
@@ -209,10 +194,7 @@ func TestCutFrameEndsWatchAndResumes(t *testing.T) {
 
 func TestMalformedFrameIsATypedDecodeError(t *testing.T) {
 	forEachEncoding(t, func(t *testing.T, ct string) {
-		srv := newServer(t, 20)
-		r := startReflector(t, srv, quick(), ct, nil)
-		c := newChurn(t, srv)
-		r.requireConverged(t)
+		srv, r, c := synced(t, 20, ct)
 		srv.Faults().MalformNextWatchFrame("pods")
 		c.writes(t, 10)
 		r.requireConverged(t)
