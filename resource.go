@@ -3,12 +3,11 @@ package informer
 import (
 	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/seed31a95821/informer/reflector/wire"
 )
 
 // Resource says where on the API server a kind lives. The factory derives it
@@ -40,21 +39,11 @@ var clusterScoped = map[schema.GroupKind]bool{
 }
 
 // NewScheme returns a scheme with the kinds the factory serves out of the
-// box: core/v1 and apps/v1, plus meta/v1's list and watch types. Register
-// your own types into it (or into your own scheme) and pass it in
-// FactoryOptions.Scheme.
-func NewScheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	// AddToScheme only fails on conflicting registrations, which cannot
-	// happen in a fresh scheme; a failure here is a programming error.
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme} {
-		if err := add(s); err != nil {
-			panic(fmt.Sprintf("informer: building the default scheme: %v", err))
-		}
-	}
-	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
-	return s
-}
+// box: core/v1 and apps/v1, plus meta/v1's list and watch types. It is the
+// HTTP client's default scheme (wire.NewScheme), so that what the factory can
+// name and what the wire can decode are the same set. Register your own types
+// into it (or into your own scheme) and pass it in FactoryOptions.Scheme.
+func NewScheme() *runtime.Scheme { return wire.NewScheme() }
 
 // resourceFor finds the resource for a Go type through the scheme, with the
 // overrides taking precedence.
