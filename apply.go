@@ -101,9 +101,12 @@ func (s *SharedInformer[T]) applyDelete(key string, d deltafifo.Delta) {
 // inferred deletions first; the new state is every listed object. After the
 // swap, handlers hear the deletions, then the adds and updates.
 func (s *SharedInformer[T]) applyRelist(b deltafifo.Batch) {
+	type note struct {
+		n    processor.Notification
+		sync bool
+	}
 	next := make(map[string]runtime.Object, len(b.Items))
-	var notes []processor.Notification
-	var syncs []bool
+	notes := make([]note, 0, len(b.Items))
 	for _, it := range b.Items {
 		d := it.Deltas[len(it.Deltas)-1] // a relist carries one delta a key
 		if !s.typeOK(it.Key, d.Object) {
@@ -112,24 +115,21 @@ func (s *SharedInformer[T]) applyRelist(b deltafifo.Batch) {
 		old, existed := s.idx.Get(it.Key)
 		switch {
 		case d.Type == deltafifo.Deleted:
-			notes = append(notes, processor.Notification{Type: processor.Delete, Key: it.Key, Object: d.Object, FinalStateUnknown: d.FinalStateUnknown})
-			syncs = append(syncs, false)
+			notes = append(notes, note{n: processor.Notification{Type: processor.Delete, Key: it.Key, Object: d.Object, FinalStateUnknown: d.FinalStateUnknown}})
 		case existed:
 			next[it.Key] = d.Object
-			notes = append(notes, processor.Notification{Type: processor.Update, Key: it.Key, Object: d.Object, Old: old})
-			syncs = append(syncs, isResync(d, old))
+			notes = append(notes, note{n: processor.Notification{Type: processor.Update, Key: it.Key, Object: d.Object, Old: old}, sync: isResync(d, old)})
 		default:
 			next[it.Key] = d.Object
-			notes = append(notes, processor.Notification{Type: processor.Add, Key: it.Key, Object: d.Object, InInitialList: it.InInitialList})
-			syncs = append(syncs, false)
+			notes = append(notes, note{n: processor.Notification{Type: processor.Add, Key: it.Key, Object: d.Object, InInitialList: it.InInitialList}})
 		}
 	}
 	if err := s.idx.Replace(next, b.ResourceVersion); err != nil {
 		s.report(fmt.Errorf("informer %s: relist: %w", s.opts.Name, err))
 		return
 	}
-	for i, n := range notes {
-		s.proc.Distribute(n, syncs[i])
+	for _, nt := range notes {
+		s.proc.Distribute(nt.n, nt.sync)
 	}
 }
 
