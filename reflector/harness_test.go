@@ -117,6 +117,7 @@ type recStore struct {
 	fail    map[string]error // method -> error to return once
 
 	onReplace func() // called by Replace after recording (set before Run)
+	onAdd     func() // called by Add after recording (set before Run)
 }
 
 func newRecStore() *recStore {
@@ -152,7 +153,11 @@ func (s *recStore) record(method, line string, apply func()) error {
 }
 
 func (s *recStore) Add(obj runtime.Object) error {
-	return s.record("add", "add "+key(obj)+"@"+rvOf(obj), func() { s.objs[key(obj)] = obj })
+	err := s.record("add", "add "+key(obj)+"@"+rvOf(obj), func() { s.objs[key(obj)] = obj })
+	if s.onAdd != nil {
+		s.onAdd()
+	}
+	return err
 }
 
 func (s *recStore) Update(obj runtime.Object) error {

@@ -3,9 +3,13 @@ package reflector
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
+	"slices"
+	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -374,6 +378,35 @@ func TestResyncTimer(t *testing.T) {
 	h.clk.Advance(30 * time.Second)
 	assert.Equal(t, "resync", h.store.waitOps(t, 2)[1])
 	require.Eventually(t, func() bool { return h.r.Stats().Resyncs == 1 }, waitFor, time.Millisecond)
+}
+
+// A watch that always has the next event ready must not starve the resync
+// tick: the reflector's fast path looks at its other channels every
+// maxBurst events.
+func TestResyncNotStarvedByABusyWatch(t *testing.T) {
+	h := start(t, newScriptLW(), Options{WatchList: WatchListOff, ResyncPeriod: 30 * time.Second,
+		ShouldResync: func() bool { return true }})
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	h.store.onAdd = func() { once.Do(func() { close(entered); <-release }) }
+	const events = 4 * maxBurst
+	fw := watch.NewFakeWithChanSize(events, false)
+	h.sync("10").watch(fw, nil)
+	h.waitState(StateWatching)
+	h.clk.waitPending(t, 2) // resync and watchdog
+
+	fw.Add(pod("p0", "11")) // the reflector stops inside the store
+	<-entered
+	for i := 1; i < events; i++ {
+		fw.Add(pod(fmt.Sprintf("p%d", i), strconv.Itoa(11+i)))
+	}
+	h.clk.Advance(30 * time.Second) // the resync is due while events wait
+	close(release)
+
+	ops := h.store.waitOps(t, 1+events+1) // replace, the adds, the resync
+	i := slices.Index(ops, "resync")
+	require.GreaterOrEqual(t, i, 0, "no resync in %v", ops)
+	assert.LessOrEqual(t, i, 1+1+maxBurst, "the resync waited for more than maxBurst events")
 }
 
 func TestWatchdogRestartsSilentWatch(t *testing.T) {

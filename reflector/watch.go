@@ -78,16 +78,44 @@ func (r *Reflector) consume(ctx context.Context, w watch.Interface, hold bool) (
 	dog := newQuietTimer(r.opts.Clock, r.opts.stuckWatchLimit())
 	defer dog.stop()
 	events := 0
+	burst := 0 // events taken by the fast path since the last look around
 	for {
+		// The fast path: while events keep coming, take the next one with
+		// a receive on the result channel alone. A select over all four
+		// channels locks each of them on every call, a visible share of
+		// the cost of an event on a busy watch. Every maxBurst events the
+		// loop looks at its other channels, so the resync tick and the
+		// watchdog are never starved; ctx is polled on every event.
+		if burst == maxBurst {
+			burst = 0
+			dog.note(r.opts.Clock.Now())
+			if err := r.lookAround(ctx, dog); err != nil {
+				return events, err
+			}
+		}
+		if !isDone(ctx) {
+			if ev, ok, got := tryReceive(w.ResultChan()); got {
+				burst++
+				if !ok {
+					return events, streamEnd(w)
+				}
+				events++
+				if err := r.handleEvent(ev, &hold); err != nil {
+					return events, err
+				}
+				continue
+			}
+		}
+		// Nothing ready: sleep until something is.
+		burst = 0
 		select {
 		case <-ctx.Done():
 			return events, ctx.Err()
 		case <-r.resyncC():
 			r.resync()
 		case <-dog.C():
-			if dog.expired() {
-				return events, fmt.Errorf("%w: nothing for %v, bookmarks expected every %v",
-					ErrStuckWatch, dog.silence(), r.opts.BookmarkInterval)
+			if err := r.checkWatchdog(dog); err != nil {
+				return events, err
 			}
 		case ev, ok := <-w.ResultChan():
 			if !ok {
@@ -99,6 +127,58 @@ func (r *Reflector) consume(ctx context.Context, w watch.Interface, hold bool) (
 				return events, err
 			}
 		}
+	}
+}
+
+// lookAround serves, without blocking, whatever of ctx, the resync tick and
+// the watchdog is ready. It returns an error if the watch must end.
+func (r *Reflector) lookAround(ctx context.Context, dog *quietTimer) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-r.resyncC():
+		r.resync()
+	case <-dog.C():
+		return r.checkWatchdog(dog)
+	default:
+	}
+	return nil
+}
+
+// checkWatchdog handles the watchdog's timer firing: an error if the
+// watch really was silent for too long, nil if it re-armed.
+func (r *Reflector) checkWatchdog(dog *quietTimer) error {
+	if dog.expired() {
+		return fmt.Errorf("%w: nothing for %v, bookmarks expected every %v",
+			ErrStuckWatch, dog.silence(), r.opts.BookmarkInterval)
+	}
+	return nil
+}
+
+// maxBurst is how many events consume takes through its fast path before
+// it looks at its other channels. A due resync therefore waits for at most
+// that many events, and the watchdog hears of activity at least that often.
+const maxBurst = 64
+
+// tryReceive takes an event from ch if one is ready, without blocking. got
+// is false when none was; ok is false when ch is closed.
+func tryReceive(ch <-chan watch.Event) (ev watch.Event, ok, got bool) {
+	select {
+	case ev, ok = <-ch:
+		return ev, ok, true
+	default:
+		return watch.Event{}, false, false
+	}
+}
+
+// isDone reports whether ctx is done, without blocking: a one-channel
+// select, which the runtime answers without taking the channel's lock.
+func isDone(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return true
+	default:
+		return false
 	}
 }
 
