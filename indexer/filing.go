@@ -26,6 +26,10 @@ type move struct {
 type plan struct {
 	moves []move
 	rv    string // the resourceVersion of the object put, "" if none
+	// nsWas and nsNow back the one-value slices namespaceMove records, so
+	// that filing a key under its namespace allocates nothing. They are
+	// read by state.apply before the next reset, never later.
+	nsWas, nsNow [1]string
 }
 
 func (p *plan) reset() {
@@ -142,12 +146,22 @@ func (p *plan) namespaceMove(i int, prev, cur metav1.Object) {
 	switch {
 	case prev == nil && cur == nil:
 	case prev == nil:
-		p.record(i, nil, []string{cur.GetNamespace()})
+		p.record(i, nil, p.namespaceNow(cur))
 	case cur == nil:
-		p.record(i, []string{prev.GetNamespace()}, nil)
+		p.record(i, p.namespaceWas(prev), nil)
 	case prev.GetNamespace() != cur.GetNamespace():
-		p.record(i, []string{prev.GetNamespace()}, []string{cur.GetNamespace()})
+		p.record(i, p.namespaceWas(prev), p.namespaceNow(cur))
 	}
+}
+
+func (p *plan) namespaceWas(o metav1.Object) []string {
+	p.nsWas[0] = o.GetNamespace()
+	return p.nsWas[:]
+}
+
+func (p *plan) namespaceNow(o metav1.Object) []string {
+	p.nsNow[0] = o.GetNamespace()
+	return p.nsNow[:]
 }
 
 // labelMove plans LabelIndex for an object going from prev to cur (either
