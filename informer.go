@@ -96,6 +96,9 @@ func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInfo
 		Transform:      opts.Transform,
 		AtomicReplace:  opts.AtomicRelist,
 		KeepAllUpdates: opts.KeepAllUpdates,
+		// An event that finds the consumer idle is applied by the
+		// reflector's goroutine at once: see deltafifo.Options.Inline.
+		Inline: s.apply,
 	})
 	s.proc = processor.New(processor.Options{OnError: s.report, Now: nowOf(opts.Reflector.Clock)})
 
@@ -250,6 +253,29 @@ type syncWatchingStore struct {
 // Replace implements reflector.Store.
 func (w syncWatchingStore) Replace(list []runtime.Object, resourceVersion string) error {
 	err := w.Queue.Replace(list, resourceVersion)
+	w.informer()
+	return err
+}
+
+// Add implements reflector.Store. The queue may have applied obj inline
+// (deltafifo.Options.Inline), and then no Pop follows that would notice a
+// sync, so the write checks, as Replace does.
+func (w syncWatchingStore) Add(obj runtime.Object) error {
+	err := w.Queue.Add(obj)
+	w.informer()
+	return err
+}
+
+// Update implements reflector.Store; see Add.
+func (w syncWatchingStore) Update(obj runtime.Object) error {
+	err := w.Queue.Update(obj)
+	w.informer()
+	return err
+}
+
+// Delete implements reflector.Store; see Add.
+func (w syncWatchingStore) Delete(obj runtime.Object) error {
+	err := w.Queue.Delete(obj)
 	w.informer()
 	return err
 }

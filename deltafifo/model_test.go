@@ -45,7 +45,7 @@ func TestModel(t *testing.T) {
 	t.Logf("seed=%d (re-run with -seed=%d or DELTAFIFO_SEED=%d)", base, base, base)
 	const runs, steps = 400, 120
 	for i := range uint64(runs) {
-		m := newModel(t, base+i, i%2 == 1, i%4 < 2)
+		m := newModel(t, base+i, i%2 == 1, i%4 < 2, i%8 >= 4)
 		m.run(steps)
 	}
 }
@@ -56,7 +56,7 @@ type model struct {
 	rng  *rand.Rand
 	q    *Queue
 
-	atomic, compact bool
+	atomic, compact, inline bool
 
 	// The server: objects by key, its resourceVersion counter, and the
 	// version at which each key last changed (for the bookmark invariant).
@@ -76,14 +76,20 @@ type model struct {
 	concurrent bool
 }
 
-func newModel(t *testing.T, seed uint64, atomicMode, compact bool) *model {
+// newModel builds one run's model. With inline, the queue applies writes
+// that find it idle through Options.Inline, on the producer's goroutine.
+func newModel(t *testing.T, seed uint64, atomicMode, compact, inline bool) *model {
 	m := &model{
 		t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		atomic: atomicMode, compact: compact,
+		atomic: atomicMode, compact: compact, inline: inline,
 		server: map[string]*corev1.Pod{}, lastChange: map[string]int{}, told: true,
 		known: newStore(), lastSeen: map[string]int{},
 	}
-	m.q = New(Options{KnownObjects: m.known, AtomicReplace: atomicMode, KeepAllUpdates: !compact})
+	opts := Options{KnownObjects: m.known, AtomicReplace: atomicMode, KeepAllUpdates: !compact}
+	if inline {
+		opts.Inline = func(b Batch) error { m.apply(b); return nil }
+	}
+	m.q = New(opts)
 	return m
 }
 
@@ -93,8 +99,8 @@ func (m *model) fail(format string, args ...any) {
 	if !m.concurrent { // the producer goroutine owns the log while it runs
 		tail = m.log[max(0, len(m.log)-25):]
 	}
-	m.t.Fatalf("seed=%d atomic=%v compact=%v: %s\nlast operations:\n  %s",
-		m.seed, m.atomic, m.compact, fmt.Sprintf(format, args...), strings.Join(tail, "\n  "))
+	m.t.Fatalf("seed=%d atomic=%v compact=%v inline=%v: %s\nlast operations:\n  %s",
+		m.seed, m.atomic, m.compact, m.inline, fmt.Sprintf(format, args...), strings.Join(tail, "\n  "))
 }
 
 func (m *model) check(err error) {
@@ -365,7 +371,7 @@ func TestModelConcurrent(t *testing.T) {
 	base := modelSeed(t)
 	t.Logf("seed=%d", base)
 	for i := range uint64(8) {
-		m := newModel(t, base+i, i%2 == 1, i%4 < 2)
+		m := newModel(t, base+i, i%2 == 1, i%4 < 2, i%8 >= 4)
 		m.concurrent = true
 		consumed := make(chan struct{})
 		go func() {

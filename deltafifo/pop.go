@@ -191,6 +191,9 @@ func (q *Queue) finish(result outcome) {
 		for i := len(q.inFlight) - 1; i >= 0; i-- {
 			u := q.inFlight[i]
 			u.state = queued
+			if u.inline { // it skipped the line; from now on it is queued
+				u.inline, u.queuedAt = false, q.now()
+			}
 			q.waiting.pushFront(u)
 			q.depth += u.size()
 			q.deltas += u.deltaCount()
@@ -202,11 +205,19 @@ func (q *Queue) finish(result outcome) {
 		}
 		for _, u := range q.inFlight {
 			q.retire(u)
+			if u.inline {
+				*u = unit{} // drop the references to the delivered objects
+				q.spare = u
+			}
 		}
 	}
 	clear(q.inFlight) // drop references so delivered objects can be collected
 	q.inFlight = q.inFlight[:0]
-	q.signal()
+	// A Pop waiting for its turn can only take it if something waits; a
+	// Pop waiting for the queue to close must hear of it.
+	if q.waiting.len() > 0 || q.closed {
+		q.signal()
+	}
 }
 
 // retire forgets a processed unit: from now on KnownObjects, not the queue,

@@ -49,6 +49,22 @@ type Options struct {
 	KeepAllUpdates bool
 	// Now is the clock for Stats.OldestAge; nil means time.Now.
 	Now func() time.Time
+	// Inline, if set, lets Add, Update and Delete skip the line when the
+	// queue is idle: when nothing waits and no Pop is processing, the
+	// delta is handed to Inline at once, on the writer's goroutine, as a
+	// one-Item Batch, exactly as Pop would have handed it to its process
+	// function. Waking a sleeping consumer costs more than applying one
+	// delta, so a consumer that keeps up with its producer saves most of
+	// its cost this way. When the consumer falls behind, deltas queue and
+	// compact as usual.
+	//
+	// Inline must do what the consumer's process function does, and obeys
+	// the same contract (see Pop), with one difference: the Batch it gets
+	// is valid only until it returns, because the queue reuses its memory
+	// for the next inline delta. Its error is returned by the write that
+	// ran it, wrapped like Pop's; ErrRequeue puts the delta in line for
+	// the next Pop. Inline must not call back into the queue's writers.
+	Inline func(Batch) error
 }
 
 // Queue holds, for every object key, the deltas the consumer has not seen
@@ -66,6 +82,11 @@ type Queue struct {
 	atomic    bool
 	compact   bool
 	now       func() time.Time
+	inline    func(Batch) error
+	// spare is the key unit the next inline delta uses: units that went
+	// inline and were delivered come back here, so that a consumer that
+	// keeps up allocates no unit at all. Guarded by mu.
+	spare *unit
 
 	// synced mirrors the lock-guarded sync state so that HasSynced, which
 	// informers poll, never waits for the lock.
@@ -120,6 +141,7 @@ func New(opts Options) *Queue {
 		atomic:    opts.AtomicReplace,
 		compact:   !opts.KeepAllUpdates,
 		now:       opts.Now,
+		inline:    opts.Inline,
 		entries:   make(map[string]*unit),
 	}
 	if q.keyOf == nil {
@@ -151,17 +173,50 @@ func (q *Queue) write(t DeltaType, obj runtime.Object) error {
 		return fmt.Errorf("deltafifo: %s: %w", t, err)
 	}
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	if q.closed {
+		q.mu.Unlock()
 		return ErrClosed
 	}
 	q.populate(0)
 	if t == Deleted && !q.deleteIsNews(key) {
 		q.counters.IgnoredDeletes++
+		q.mu.Unlock()
 		return nil
 	}
-	q.enqueue(key, Delta{Type: t, Object: obj}, &opClock{now: q.now})
-	return nil
+	d := Delta{Type: t, Object: obj}
+	if !q.idle() {
+		q.enqueue(key, d, &opClock{now: q.now})
+		q.mu.Unlock()
+		return nil
+	}
+	b := q.takeInline(key, d)
+	q.mu.Unlock()
+	return q.run(b, q.inline)
+}
+
+// idle reports whether a write may go straight to Options.Inline: there is
+// one, nothing waits in line and no batch is in flight. Callers hold mu.
+func (q *Queue) idle() bool {
+	return q.inline != nil && !q.popping && q.waiting.len() == 0
+}
+
+// takeInline makes d a key unit that is in flight at once, as if it had
+// been queued and popped in one step: the same bookkeeping, minus the line
+// and the wake-up. Callers hold mu, and the queue is idle.
+func (q *Queue) takeInline(key string, d Delta) Batch {
+	q.counters.Enqueued++
+	u := q.spare
+	q.spare = nil
+	if u == nil {
+		u = new(unit)
+	}
+	u.initKey(key, d)
+	q.seq++
+	u.seq, u.seg, u.state, u.inline = q.seq, q.seg, inFlight, true
+	q.entries[key] = u
+	q.popping = true
+	q.inFlight = append(q.inFlight, u)
+	return u.batch()
 }
 
 // admit checks an incoming object, computes its key and transforms it.

@@ -15,6 +15,9 @@ type unit struct {
 	state unitState
 	// initial marks units of the first Replace; HasSynced waits for them.
 	initial bool
+	// inline marks a key unit handed to Options.Inline without queueing:
+	// once delivered, the queue may reuse it (see Queue.spare).
+	inline bool
 	// seg is the barrier generation the unit was created in. Deltas join an
 	// existing unit only within the same generation: a relist is a wall
 	// that later deltas must not jump over (see Queue.seg).
@@ -73,10 +76,16 @@ func (b *body) lookup(key string) (runtime.Object, bool) {
 
 // newKeyUnit returns a key unit holding one delta.
 func newKeyUnit(key string, d Delta) *unit {
-	u := &unit{kind: keyUnit}
+	u := new(unit)
+	u.initKey(key, d)
+	return u
+}
+
+// initKey makes u, new or reused, a key unit holding one delta.
+func (u *unit) initKey(key string, d Delta) {
+	*u = unit{kind: keyUnit}
 	u.first[0] = d
 	u.items[0] = Item{Key: key, Deltas: u.first[:1:1]}
-	return u
 }
 
 // size is how many Items the unit delivers (Stats.Depth counts these).

@@ -1,0 +1,186 @@
+package deltafifo
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// inlineRecorder is an Options.Inline that applies batches to a store and
+// records copies of them (an inline Batch is valid only during the call).
+type inlineRecorder struct {
+	s     *store
+	seen  []Item
+	reply func(Batch) error // nil: return nil
+}
+
+func (r *inlineRecorder) process(b Batch) error {
+	r.s.apply(b)
+	for _, it := range b.Items {
+		r.seen = append(r.seen, Item{Key: it.Key, Deltas: append(Deltas(nil), it.Deltas...), InInitialList: it.InInitialList})
+	}
+	if r.reply != nil {
+		return r.reply(b)
+	}
+	return nil
+}
+
+func TestInlineAppliesAtOnceWhenIdle(t *testing.T) {
+	s := newStore()
+	rec := &inlineRecorder{s: s}
+	q := New(Options{KnownObjects: s, Inline: rec.process})
+	a1, a2 := pod("a", "1"), pod("a", "2")
+
+	require.NoError(t, q.Add(a1))
+	// Applied before Add returned, on this goroutine; nothing waits.
+	assert.Equal(t, []Item{item("ns/a", add(a1))}, rec.seen)
+	assert.Equal(t, a1, s.snapshot()["ns/a"])
+	assert.Zero(t, q.queuedUnits())
+
+	require.NoError(t, q.Update(a2))
+	require.NoError(t, q.Delete(a2))
+	assert.Equal(t, []Item{item("ns/a", add(a1)), item("ns/a", upd(a2)), item("ns/a", del(a2))}, rec.seen)
+	assert.Empty(t, s.snapshot())
+
+	// A delete of a key the consumer no longer holds is still not news.
+	require.NoError(t, q.Delete(a2))
+	st := q.Stats()
+	assert.EqualValues(t, 3, st.Enqueued)
+	assert.EqualValues(t, 3, st.Delivered)
+	assert.EqualValues(t, 1, st.IgnoredDeletes)
+	assert.Zero(t, st.Depth)
+	assert.Zero(t, st.InFlight)
+}
+
+func TestInlineQueuesBehindWaitingUnits(t *testing.T) {
+	s := newStore()
+	rec := &inlineRecorder{s: s}
+	q := New(Options{KnownObjects: s, Inline: rec.process})
+	b1, c1 := pod("b", "1"), pod("c", "1")
+
+	// Replace never goes inline, and an Add behind it must not overtake it.
+	require.NoError(t, q.Replace(objs(b1), "10"))
+	require.NoError(t, q.Add(c1))
+	assert.Empty(t, rec.seen, "nothing may skip the line while units wait")
+
+	got := items(popAll(t, q, s))
+	assert.Equal(t, []Item{{Key: "ns/b", Deltas: Deltas{repl(b1)}, InInitialList: true}, item("ns/c", add(c1))}, got)
+	assert.True(t, q.HasSynced())
+
+	// The line is empty again: the next write goes inline.
+	c2 := pod("c", "2")
+	require.NoError(t, q.Update(c2))
+	assert.Equal(t, []Item{item("ns/c", upd(c2))}, rec.seen)
+}
+
+func TestInlineWaitsWhileAPopProcesses(t *testing.T) {
+	s := newStore()
+	rec := &inlineRecorder{s: s}
+	q := New(Options{KnownObjects: s, Inline: rec.process})
+	a1, b1 := pod("a", "1"), pod("b", "1")
+	require.NoError(t, q.Replace(objs(a1), "1"))
+
+	entered, release := make(chan struct{}), make(chan struct{})
+	popped := make(chan error, 1)
+	go func() {
+		popped <- q.Pop(context.Background(), func(b Batch) error {
+			close(entered)
+			<-release
+			s.apply(b)
+			return nil
+		})
+	}()
+	<-entered
+	// A Pop is processing: this write must queue, not run beside it.
+	require.NoError(t, q.Add(b1))
+	assert.Empty(t, rec.seen)
+	close(release)
+	require.NoError(t, <-popped)
+
+	assert.Equal(t, []Item{item("ns/b", add(b1))}, items(popAll(t, q, s)))
+	assert.Empty(t, rec.seen)
+}
+
+func TestInlineInFlightCountsAsApplied(t *testing.T) {
+	s := newStore()
+	entered, release := make(chan struct{}), make(chan struct{})
+	first := true
+	q := New(Options{KnownObjects: s, Inline: func(b Batch) error {
+		if first {
+			first = false
+			close(entered)
+			<-release
+		}
+		s.apply(b)
+		return nil
+	}})
+	a1 := pod("a", "1")
+	added := make(chan error, 1)
+	go func() { added <- q.Add(a1) }()
+	<-entered
+	// The add is in flight, not yet in the store: a Delete of its key is
+	// news all the same, and queues behind it.
+	require.NoError(t, q.Delete(a1))
+	assert.Equal(t, 1, q.queuedUnits())
+	close(release)
+	require.NoError(t, <-added)
+
+	assert.Equal(t, []Item{item("ns/a", del(a1))}, items(popAll(t, q, s)))
+	assert.Empty(t, s.snapshot())
+}
+
+func TestInlineRequeueGoesToTheLine(t *testing.T) {
+	s := newStore()
+	rec := &inlineRecorder{s: s, reply: func(Batch) error { return ErrRequeue }}
+	q := New(Options{KnownObjects: newStore(), Inline: rec.process})
+	a1 := pod("a", "1")
+
+	err := q.Add(a1)
+	require.ErrorIs(t, err, ErrRequeue)
+	st := q.Stats()
+	assert.EqualValues(t, 1, st.Requeued)
+	assert.Equal(t, 1, st.Depth)
+	assert.Less(t, st.OldestAge, time.Hour, "a requeued inline unit gets a real queue time")
+
+	// The next write of the key joins the requeued unit, then Pop delivers
+	// both, in order.
+	a2 := pod("a", "2")
+	require.NoError(t, q.Update(a2))
+	assert.Equal(t, []Item{item("ns/a", add(a1), upd(a2))}, items(popAll(t, q, nil)))
+}
+
+func TestInlineErrorIsReturnedAndCounted(t *testing.T) {
+	boom := errors.New("boom")
+	s := newStore()
+	rec := &inlineRecorder{s: s, reply: func(Batch) error { return boom }}
+	q := New(Options{KnownObjects: s, Inline: rec.process})
+
+	err := q.Add(pod("a", "1"))
+	require.ErrorIs(t, err, boom)
+	st := q.Stats()
+	assert.EqualValues(t, 1, st.Failed)
+	assert.EqualValues(t, 1, st.Delivered)
+	assert.Zero(t, st.Depth, "a failed batch counts as delivered, as with Pop")
+}
+
+func TestInlineReusedUnitsKeepKeysApart(t *testing.T) {
+	s := newStore()
+	rec := &inlineRecorder{s: s}
+	q := New(Options{KnownObjects: s, Inline: rec.process})
+	names := []string{"a", "b", "c", "d"}
+	for _, n := range names {
+		require.NoError(t, q.Add(pod(n, "1")))
+	}
+	for _, n := range names[:2] {
+		require.NoError(t, q.Delete(pod(n, "1")))
+	}
+	assert.Equal(t, []string{"ns/c", "ns/d"}, s.ListKeys())
+	require.Len(t, rec.seen, 6)
+	for i, n := range names {
+		assert.Equal(t, item("ns/"+n, add(pod(n, "1"))), rec.seen[i])
+	}
+}
