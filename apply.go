@@ -47,17 +47,13 @@ func (s *SharedInformer[T]) applyItem(it deltafifo.Item) {
 // says, what the handlers hear depends only on whether the cache already had
 // the object.
 func (s *SharedInformer[T]) applyUpsert(key string, d deltafifo.Delta, initial bool) {
-	old, exists := s.idx.Get(key)
-	if !exists {
-		if err := s.idx.Add(key, d.Object); err != nil {
-			s.report(fmt.Errorf("informer %s: cache %q: %w", s.opts.Name, key, err))
-			return
-		}
-		s.proc.Distribute(processor.Notification{Type: processor.Add, Key: key, Object: d.Object, InInitialList: initial}, false)
+	old, existed, err := s.idx.Swap(key, d.Object)
+	if err != nil {
+		s.report(fmt.Errorf("informer %s: cache %q: %w", s.opts.Name, key, err))
 		return
 	}
-	if err := s.idx.Update(key, d.Object); err != nil {
-		s.report(fmt.Errorf("informer %s: cache %q: %w", s.opts.Name, key, err))
+	if !existed {
+		s.proc.Distribute(processor.Notification{Type: processor.Add, Key: key, Object: d.Object, InInitialList: initial}, false)
 		return
 	}
 	s.proc.Distribute(processor.Notification{Type: processor.Update, Key: key, Object: d.Object, Old: old}, isResync(d, old))

@@ -73,23 +73,34 @@ func New(indexers Indexers) *Indexer {
 // If an index function fails, Add returns an *IndexFuncError and changes
 // nothing. A nil object or an empty key is refused the same way.
 func (x *Indexer) Add(key string, obj runtime.Object) error {
-	return x.put(key, obj)
+	_, _, err := x.put(key, obj)
+	return err
 }
 
 // Update is Add: it stores obj under key and moves the key between index
 // values to match obj.
 func (x *Indexer) Update(key string, obj runtime.Object) error {
+	_, _, err := x.put(key, obj)
+	return err
+}
+
+// Swap is Add that also returns the object key held before, if any. An
+// informer needs that object to tell an add from an update and to hand
+// handlers the old version; Swap finds it with the same lookup that stores
+// the new one, where Get followed by Update would look the key up twice.
+// On error nothing changes and old is nil.
+func (x *Indexer) Swap(key string, obj runtime.Object) (old runtime.Object, existed bool, err error) {
 	return x.put(key, obj)
 }
 
-func (x *Indexer) put(key string, obj runtime.Object) error {
+func (x *Indexer) put(key string, obj runtime.Object) (old runtime.Object, existed bool, err error) {
 	if err := checkItem(key, obj); err != nil {
-		return err
+		return nil, false, err
 	}
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
 	if x.initErr != nil {
-		return x.initErr
+		return nil, false, x.initErr
 	}
 	// Only writers change states, and we hold writeMu: reading the newest
 	// state without mu is safe even while it is open.
@@ -99,10 +110,11 @@ func (x *Indexer) put(key string, obj runtime.Object) error {
 	var prev *entry
 	if l != nil {
 		prev = &l.val
+		old, existed = prev.obj, true
 	}
 	e, err := x.plan.put(s, key, prev, obj)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 
 	edit := x.beginEdit()
@@ -118,7 +130,7 @@ func (x *Indexer) put(key string, obj runtime.Object) error {
 		edit.rv = x.plan.rv
 	}
 	x.endEdit(edit)
-	return nil
+	return old, existed, nil
 }
 
 // Delete removes the object stored under key from the store and every

@@ -434,3 +434,29 @@ func TestLabelIndexComesIntoUse(t *testing.T) {
 	require.NoError(t, x.Replace(nil, "5"))
 	require.True(t, x.latest.Load().labels, "replace keeps it in use")
 }
+
+func TestSwapReturnsWhatItReplaced(t *testing.T) {
+	x := New(nil)
+	v1, v2 := pod("a", "p", "app=web", ""), pod("a", "p", "app=db", "")
+
+	old, existed, err := x.Swap("a/p", v1)
+	require.NoError(t, err)
+	require.False(t, existed)
+	require.Nil(t, old)
+
+	old, existed, err = x.Swap("a/p", v2)
+	require.NoError(t, err)
+	require.True(t, existed)
+	require.Same(t, v1, old)
+	got, _ := x.Get("a/p")
+	require.Same(t, v2, got)
+	require.Equal(t, contents{LabelIndex: {"app=db": {"a/p"}}}, indexContents(t, x, LabelIndex))
+
+	// A refused write changes nothing and returns no old object.
+	old, existed, err = x.Swap("a/p", (*corev1.Pod)(nil))
+	require.ErrorIs(t, err, ErrNilObject)
+	require.False(t, existed)
+	require.Nil(t, old)
+	got, _ = x.Get("a/p")
+	require.Same(t, v2, got)
+}
