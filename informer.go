@@ -54,6 +54,17 @@ type Options struct {
 	Reflector reflector.Options
 }
 
+// inlineHandlerLimit is the most handlers with which the reflector applies
+// an event itself when the consumer is idle. Applying an event costs a
+// fixed part (the cache) plus a push per handler; handing the event to the
+// consumer goroutine costs a goroutine wake-up. With few handlers the
+// wake-up dominates, so the reflector applies the event itself. With many,
+// the pushes dominate, and a consumer that fills the handlers' buffers
+// while the reflector reads the next events keeps both goroutines busy and
+// lets handlers take their notifications in batches. The pipeline
+// benchmarks put the crossover between 10 and 40 handlers.
+const inlineHandlerLimit = 16
+
 // resyncTick is how often the informer asks its handlers whether any of them
 // is due for a resync. It is also the finest resync period a handler can ask
 // for, which is why the processor raises shorter periods to one second.
@@ -97,8 +108,11 @@ func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInfo
 		AtomicReplace:  opts.AtomicRelist,
 		KeepAllUpdates: opts.KeepAllUpdates,
 		// An event that finds the consumer idle is applied by the
-		// reflector's goroutine at once: see deltafifo.Options.Inline.
-		Inline: s.apply,
+		// reflector's goroutine at once (see deltafifo.Options.Inline),
+		// unless there are so many handlers that filling their buffers
+		// is better done by the consumer, in parallel with the watch.
+		Inline:   s.apply,
+		InlineOK: func() bool { return s.proc.Len() <= inlineHandlerLimit },
 	})
 	s.proc = processor.New(processor.Options{OnError: s.report, Now: nowOf(opts.Reflector.Clock)})
 

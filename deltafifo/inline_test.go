@@ -184,3 +184,19 @@ func TestInlineReusedUnitsKeepKeysApart(t *testing.T) {
 		assert.Equal(t, item("ns/"+n, add(pod(n, "1"))), rec.seen[i])
 	}
 }
+
+func TestInlineOKCanSendWritesToTheLine(t *testing.T) {
+	s := newStore()
+	rec := &inlineRecorder{s: s}
+	allow := false
+	q := New(Options{KnownObjects: s, Inline: rec.process, InlineOK: func() bool { return allow }})
+	a1, a2 := pod("a", "1"), pod("a", "2")
+
+	require.NoError(t, q.Add(a1))
+	assert.Empty(t, rec.seen, "InlineOK said no: the write must queue")
+	assert.Equal(t, []Item{item("ns/a", add(a1))}, items(popAll(t, q, s)))
+
+	allow = true
+	require.NoError(t, q.Update(a2))
+	assert.Equal(t, []Item{item("ns/a", upd(a2))}, rec.seen)
+}

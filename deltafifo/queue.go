@@ -65,6 +65,12 @@ type Options struct {
 	// ran it, wrapped like Pop's; ErrRequeue puts the delta in line for
 	// the next Pop. Inline must not call back into the queue's writers.
 	Inline func(Batch) error
+	// InlineOK, if set, is asked before each write that could go to Inline;
+	// false queues the write as if Inline were not set. It lets the owner
+	// keep the hand-off to its consumer when processing a delta is costly
+	// enough that doing it on the writer's goroutine would hold the writer
+	// back more than the hand-off costs.
+	InlineOK func() bool
 }
 
 // Queue holds, for every object key, the deltas the consumer has not seen
@@ -83,6 +89,7 @@ type Queue struct {
 	compact   bool
 	now       func() time.Time
 	inline    func(Batch) error
+	inlineOK  func() bool
 	// spare is the key unit the next inline delta uses: units that went
 	// inline and were delivered come back here, so that a consumer that
 	// keeps up allocates no unit at all. Guarded by mu.
@@ -142,6 +149,7 @@ func New(opts Options) *Queue {
 		compact:   !opts.KeepAllUpdates,
 		now:       opts.Now,
 		inline:    opts.Inline,
+		inlineOK:  opts.InlineOK,
 		entries:   make(map[string]*unit),
 	}
 	if q.keyOf == nil {
@@ -195,9 +203,10 @@ func (q *Queue) write(t DeltaType, obj runtime.Object) error {
 }
 
 // idle reports whether a write may go straight to Options.Inline: there is
-// one, nothing waits in line and no batch is in flight. Callers hold mu.
+// one, nothing waits in line, no batch is in flight and InlineOK agrees.
+// Callers hold mu.
 func (q *Queue) idle() bool {
-	return q.inline != nil && !q.popping && q.waiting.len() == 0
+	return q.inline != nil && !q.popping && q.waiting.len() == 0 && (q.inlineOK == nil || q.inlineOK())
 }
 
 // takeInline makes d a key unit that is in flight at once, as if it had

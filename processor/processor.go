@@ -177,6 +177,10 @@ func (p *Processor) remove(r *Registration) {
 	}
 }
 
+// Len returns the number of registered handlers. Distribute's cost grows
+// with it, which is what the informer uses it for.
+func (p *Processor) Len() int { return len(*p.regs.Load()) }
+
 // Distribute hands n to every handler or, when isSync is true, only to the
 // handlers that the latest ShouldResync found due. It copies n once, appends
 // a pointer to that copy to each handler's buffer and returns: O(handlers)

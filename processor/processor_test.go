@@ -343,3 +343,15 @@ func TestDistributeCopiesOnlyWhenSomeoneListens(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() { p.Distribute(n, false) })
 	assert.Equal(t, 1.0, allocs, "one copy shared by ten buffers")
 }
+
+func TestLenCountsRegisteredHandlers(t *testing.T) {
+	p := New(Options{})
+	assert.Zero(t, p.Len())
+	a, err := p.AddHandler(newRecorder(), HandlerOptions{}, nil)
+	require.NoError(t, err)
+	_, err = p.AddHandler(newRecorder(), HandlerOptions{}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 2, p.Len())
+	a.Remove()
+	assert.Equal(t, 1, p.Len())
+}
