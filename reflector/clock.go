@@ -1,6 +1,9 @@
 package reflector
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Clock is the reflector's only source of time.
 //
@@ -17,6 +20,12 @@ type Clock interface {
 	// NewTimer returns a one-shot timer that delivers on its channel once d
 	// has passed.
 	NewTimer(d time.Duration) Timer
+	// AfterFunc returns a one-shot timer that calls f, on a goroutine of
+	// its own, once d has passed, unless it is stopped first. Its C is nil.
+	// The reflector uses it for the timers of its busiest loop, so that
+	// they ring one alarm channel instead of each taking a place in the
+	// loop's select (see Reflector.alarm).
+	AfterFunc(d time.Duration, f func()) Timer
 }
 
 // Timer is a one-shot timer made by a Clock, the subset of *time.Timer the
@@ -39,6 +48,9 @@ func (RealClock) Now() time.Time { return time.Now() }
 // NewTimer returns a Timer backed by time.NewTimer.
 func (RealClock) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
 
+// AfterFunc returns a Timer backed by time.AfterFunc.
+func (RealClock) AfterFunc(d time.Duration, f func()) Timer { return realTimer{time.AfterFunc(d, f)} }
+
 // realTimer adapts *time.Timer, whose channel is a field, to Timer, whose
 // channel is a method (so that fakes can implement it).
 type realTimer struct{ t *time.Timer }
@@ -58,22 +70,49 @@ func (t realTimer) Stop() bool          { return t.t.Stop() }
 // re-arms for the remainder. A limit <= 0 disables it: C returns nil, a
 // channel that never delivers.
 //
-// Not safe for concurrent use: it belongs to the loop that selects on it.
+// A quietTimer made with a ring function does not deliver on a channel:
+// when its timer fires it sets a flag (see due) and calls ring.
+//
+// Not safe for concurrent use: it belongs to the loop that waits on it.
 type quietTimer struct {
 	clock Clock
 	limit time.Duration
 	last  time.Time // when activity was last noted
 	t     Timer     // nil when disabled
+	ring  func()    // nil: deliver on C
+	fired atomic.Bool
 }
 
 func newQuietTimer(c Clock, limit time.Duration) *quietTimer {
-	q := &quietTimer{clock: c, limit: limit}
+	return newQuietAlarm(c, limit, nil)
+}
+
+// newQuietAlarm is newQuietTimer whose timer calls ring instead of
+// delivering on C.
+func newQuietAlarm(c Clock, limit time.Duration, ring func()) *quietTimer {
+	q := &quietTimer{clock: c, limit: limit, ring: ring}
 	if limit > 0 {
 		q.last = c.Now()
-		q.t = c.NewTimer(limit)
+		q.arm(limit)
 	}
 	return q
 }
+
+// arm starts the timer for d.
+func (q *quietTimer) arm(d time.Duration) {
+	if q.ring == nil {
+		q.t = q.clock.NewTimer(d)
+		return
+	}
+	q.t = q.clock.AfterFunc(d, func() {
+		q.fired.Store(true)
+		q.ring()
+	})
+}
+
+// due reports, once, that the timer of a quietTimer with a ring function
+// has fired: the caller must then call expired.
+func (q *quietTimer) due() bool { return q.fired.Load() && q.fired.Swap(false) }
 
 // C returns the channel to select on (nil when disabled).
 func (q *quietTimer) C() <-chan time.Time {
@@ -86,14 +125,14 @@ func (q *quietTimer) C() <-chan time.Time {
 // note records activity at now.
 func (q *quietTimer) note(now time.Time) { q.last = now }
 
-// expired is called when C delivered. It reports whether the silence has
+// expired is called when C delivered (or due reported true). It reports whether the silence has
 // lasted limit; if not, it re-arms the timer for what is left.
 func (q *quietTimer) expired() bool {
 	silent := q.clock.Now().Sub(q.last)
 	if silent >= q.limit {
 		return true
 	}
-	q.t = q.clock.NewTimer(q.limit - silent)
+	q.arm(q.limit - silent)
 	return false
 }
 

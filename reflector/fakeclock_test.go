@@ -20,7 +20,8 @@ type fakeClock struct {
 type fakeTimer struct {
 	clock *fakeClock
 	at    time.Time
-	ch    chan time.Time
+	ch    chan time.Time // nil for an AfterFunc timer
+	fn    func()         // set for an AfterFunc timer
 }
 
 func newFakeClock() *fakeClock {
@@ -39,6 +40,21 @@ func (c *fakeClock) NewTimer(d time.Duration) Timer {
 	t := &fakeTimer{clock: c, at: c.now.Add(d), ch: make(chan time.Time, 1)}
 	if d <= 0 {
 		t.ch <- c.now
+		return t
+	}
+	c.timers = append(c.timers, t)
+	c.notifyLocked()
+	return t
+}
+
+// AfterFunc arms a timer that calls f, on a goroutine of its own as with
+// time.AfterFunc, when Advance reaches it.
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &fakeTimer{clock: c, at: c.now.Add(d), fn: f}
+	if d <= 0 {
+		go f()
 		return t
 	}
 	c.timers = append(c.timers, t)
@@ -75,7 +91,11 @@ func (c *fakeClock) Advance(d time.Duration) {
 	kept := c.timers[:0]
 	for _, t := range c.timers {
 		if !t.at.After(c.now) {
-			t.ch <- c.now
+			if t.fn != nil {
+				go t.fn()
+			} else {
+				t.ch <- c.now
+			}
 			continue
 		}
 		kept = append(kept, t)

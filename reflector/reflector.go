@@ -23,6 +23,9 @@ type Reflector struct {
 
 	running atomic.Bool // true while Run is executing
 
+	alarm     chan struct{} // capacity 1: a timer fired (see "The reflector's alarm")
+	resyncDue atomic.Bool   // the resync timer fired and was not served yet
+
 	// m is the state machine. Only the goroutine executing Run touches it:
 	// no lock, and no reader elsewhere.
 	m machine
@@ -60,11 +63,22 @@ type machine struct {
 	resync  Timer // nil when resync is off or Run is not executing
 }
 
+// The reflector's alarm.
+//
+// The loops that wait for the server must also wake for the resync tick
+// and the watchdog. Putting each timer's channel in their select would cost
+// on every wait: a select registers a timer channel with the runtime's timer
+// heap each time it blocks on it, and a busy watch blocks once per event.
+// Instead the timers are AfterFunc timers: when one fires it sets its flag
+// (resyncDue, or the watchdog's own) and rings the alarm, a channel of
+// capacity 1 that the loops select on. The loop that wakes on the alarm
+// looks at the flags (serveDue).
+
 // New returns a Reflector that will fill store from lw. Nothing happens
 // until Run. The zero Options are client-go's defaults.
 func New(lw ListerWatcher, store Store, opts Options) *Reflector {
 	opts = opts.withDefaults()
-	r := &Reflector{lw: lw, store: store, opts: opts, check: newTypeCheck(opts.ExpectedType)}
+	r := &Reflector{lw: lw, store: store, opts: opts, check: newTypeCheck(opts.ExpectedType), alarm: make(chan struct{}, 1)}
 	r.m.backoff = backoffState{cfg: opts.Backoff}
 	return r
 }
@@ -159,8 +173,8 @@ func (r *Reflector) stepBackoff(ctx context.Context) (reaction, error) {
 			return stop, nil
 		case <-t.C():
 			return reaction{next: r.m.after}, nil
-		case <-r.resyncC():
-			r.resync()
+		case <-r.alarm:
+			r.serveResync()
 		}
 	}
 }
@@ -211,8 +225,15 @@ func (r *Reflector) dropWatch() {
 // startResync arms the resync timer, if resync is on.
 func (r *Reflector) startResync() {
 	if r.opts.ResyncPeriod > 0 {
-		r.m.resync = r.opts.Clock.NewTimer(r.opts.ResyncPeriod)
+		r.armResync()
 	}
+}
+
+func (r *Reflector) armResync() {
+	r.m.resync = r.opts.Clock.AfterFunc(r.opts.ResyncPeriod, func() {
+		r.resyncDue.Store(true)
+		r.ring()
+	})
 }
 
 func (r *Reflector) stopResync() {
@@ -220,16 +241,25 @@ func (r *Reflector) stopResync() {
 		r.m.resync.Stop()
 		r.m.resync = nil
 	}
+	r.resyncDue.Store(false)
 }
 
-// resyncC is the resync timer's channel, or nil (never ready) when resync
-// is off or the store holds no snapshot yet: resyncing an empty store
-// would only confuse its consumers.
-func (r *Reflector) resyncC() <-chan time.Time {
-	if r.m.resync == nil || !r.m.synced {
-		return nil
+// ring wakes whichever loop is waiting on the alarm, or the next one to.
+func (r *Reflector) ring() {
+	select {
+	case r.alarm <- struct{}{}:
+	default: // already ringing
 	}
-	return r.m.resync.C()
+}
+
+// serveResync serves a resync tick that came due, if any. A tick waits
+// while the store holds no snapshot yet (resyncing an empty store would
+// only confuse its consumers): it stays due, and the first loop to look
+// after the snapshot serves it.
+func (r *Reflector) serveResync() {
+	if r.m.synced && r.resyncDue.Load() && r.resyncDue.Swap(false) {
+		r.resync()
+	}
 }
 
 // resync handles a resync tick: asks ShouldResync, calls Store.Resync, and
@@ -245,7 +275,7 @@ func (r *Reflector) resync() {
 		}
 		r.pub.update(func(p *published) { p.resyncs++ })
 	}
-	r.m.resync = r.opts.Clock.NewTimer(r.opts.ResyncPeriod)
+	r.armResync()
 }
 
 // LastSyncResourceVersion returns the resourceVersion the store has

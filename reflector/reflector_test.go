@@ -401,6 +401,8 @@ func TestResyncNotStarvedByABusyWatch(t *testing.T) {
 		fw.Add(pod(fmt.Sprintf("p%d", i), strconv.Itoa(11+i)))
 	}
 	h.clk.Advance(30 * time.Second) // the resync is due while events wait
+	// The timer's function runs on a goroutine of its own: wait for it.
+	require.Eventually(t, h.r.resyncDue.Load, waitFor, time.Millisecond)
 	close(release)
 
 	ops := h.store.waitOps(t, 1+events+1) // replace, the adds, the resync

@@ -75,8 +75,11 @@ func (r *Reflector) watchEnded(ctx context.Context, err error) (reaction, error)
 // hold is true for a watch started at "" or "0", whose synthetic ADDED
 // events must not advance the resourceVersion (see holdsResourceVersion).
 func (r *Reflector) consume(ctx context.Context, w watch.Interface, hold bool) (int, error) {
-	dog := newQuietTimer(r.opts.Clock, r.opts.stuckWatchLimit())
+	dog := newQuietAlarm(r.opts.Clock, r.opts.stuckWatchLimit(), r.ring)
 	defer dog.stop()
+	// A tick that came due before the store had a snapshot (the alarm
+	// then rang for nobody) is served now.
+	r.serveResync()
 	events := 0
 	burst := 0 // events taken by the fast path since the last look around
 	for {
@@ -106,15 +109,14 @@ func (r *Reflector) consume(ctx context.Context, w watch.Interface, hold bool) (
 				continue
 			}
 		}
-		// Nothing ready: sleep until something is.
+		// Nothing ready: sleep until something is. (A timer that fired
+		// meanwhile has rung the alarm, so the select serves it at once.)
 		burst = 0
 		select {
 		case <-ctx.Done():
 			return events, ctx.Err()
-		case <-r.resyncC():
-			r.resync()
-		case <-dog.C():
-			if err := r.checkWatchdog(dog); err != nil {
+		case <-r.alarm:
+			if err := r.serveDue(dog); err != nil {
 				return events, err
 			}
 		case ev, ok := <-w.ResultChan():
@@ -133,22 +135,18 @@ func (r *Reflector) consume(ctx context.Context, w watch.Interface, hold bool) (
 // lookAround serves, without blocking, whatever of ctx, the resync tick and
 // the watchdog is ready. It returns an error if the watch must end.
 func (r *Reflector) lookAround(ctx context.Context, dog *quietTimer) error {
-	select {
-	case <-ctx.Done():
+	if isDone(ctx) {
 		return ctx.Err()
-	case <-r.resyncC():
-		r.resync()
-	case <-dog.C():
-		return r.checkWatchdog(dog)
-	default:
 	}
-	return nil
+	return r.serveDue(dog)
 }
 
-// checkWatchdog handles the watchdog's timer firing: an error if the
-// watch really was silent for too long, nil if it re-armed.
-func (r *Reflector) checkWatchdog(dog *quietTimer) error {
-	if dog.expired() {
+// serveDue serves the timers that fired: a resync tick, and the watchdog,
+// whose firing ends the watch (with an error) if it really was silent for
+// too long, and otherwise re-arms it.
+func (r *Reflector) serveDue(dog *quietTimer) error {
+	r.serveResync()
+	if dog.due() && dog.expired() {
 		return fmt.Errorf("%w: nothing for %v, bookmarks expected every %v",
 			ErrStuckWatch, dog.silence(), r.opts.BookmarkInterval)
 	}
