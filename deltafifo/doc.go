@@ -63,6 +63,21 @@
 // how much of the batch was applied, and retrying a batch that fails the
 // same way forever would wedge the consumer.
 //
+// # Skipping the line when the consumer is idle
+//
+// A consumer that keeps up with its producer spends most of its life asleep
+// in Pop, and waking a goroutine for every delta costs more than applying
+// the delta. With Options.Inline, a write that finds the queue idle (nothing
+// waiting, nothing in flight) turns its delta into an in-flight item at
+// once and hands it to Inline on the writer's own goroutine: exactly what a
+// Pop would have done a moment later, minus the hand-off. The in-flight
+// rule holds unchanged, so a Pop waits its turn meanwhile, and a write from
+// another goroutine queues behind the inline item. As soon as anything
+// waits in line, writes queue as usual, so a slow consumer still never
+// slows the producer by more than one delta. Options.InlineOK lets the
+// owner decline case by case: the informer declines when it has many
+// handlers, whose buffers are better filled on the consumer's goroutine.
+//
 // # Relists: per-key or atomic
 //
 // By default (per-key mode, like client-go's DeltaFIFO) Replace appends a
@@ -161,6 +176,7 @@
 // A Queue is safe for concurrent use. One mutex guards all of its state
 // (the line of waiting units, the per-key index, the pending relist, the
 // sync counters and the statistics); it is never held while user code runs
-// (KeyFunc, Transform, process), only while KnownObjects is read. HasSynced
+// (KeyFunc, Transform, process, Inline, InlineOK), only while KnownObjects
+// is read. HasSynced
 // reads an atomic and never waits. Errors are documented in errors.go.
 package deltafifo

@@ -180,6 +180,7 @@ func (q *Queue) write(t DeltaType, obj runtime.Object) error {
 	if err != nil {
 		return fmt.Errorf("deltafifo: %s: %w", t, err)
 	}
+	inline := q.inline != nil && (q.inlineOK == nil || q.inlineOK()) // asked without the lock
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
@@ -192,7 +193,7 @@ func (q *Queue) write(t DeltaType, obj runtime.Object) error {
 		return nil
 	}
 	d := Delta{Type: t, Object: obj}
-	if !q.idle() {
+	if !inline || !q.idle() {
 		q.enqueue(key, d, &opClock{now: q.now})
 		q.mu.Unlock()
 		return nil
@@ -202,11 +203,10 @@ func (q *Queue) write(t DeltaType, obj runtime.Object) error {
 	return q.run(b, q.inline)
 }
 
-// idle reports whether a write may go straight to Options.Inline: there is
-// one, nothing waits in line, no batch is in flight and InlineOK agrees.
-// Callers hold mu.
+// idle reports whether nothing waits in line and no batch is in flight, so
+// that a write may go straight to Options.Inline. Callers hold mu.
 func (q *Queue) idle() bool {
-	return q.inline != nil && !q.popping && q.waiting.len() == 0 && (q.inlineOK == nil || q.inlineOK())
+	return !q.popping && q.waiting.len() == 0
 }
 
 // takeInline makes d a key unit that is in flight at once, as if it had

@@ -53,7 +53,15 @@
 // Time is an input: all waiting goes through a Clock (clock.go), so tests
 // drive backoffs, resyncs and the watchdog with a fake clock. Randomness is
 // an input too (Options.Rand). Run starts no goroutine: the machine runs on
-// the caller's, and nothing outlives Run.
+// the caller's, and nothing outlives Run. (The resync and watchdog timers
+// are AfterFunc timers, whose functions only set a flag and ring the
+// reflector's alarm channel; they are stopped before Run returns.)
+//
+// The watch loop is the hottest code in the package: it runs once per event.
+// While events keep coming it takes each one with a receive on the result
+// channel alone and polls the context; every 64 events, and whenever it has
+// to wait, it also serves the alarm, so a resync or a silent watch is never
+// starved by a busy one.
 //
 // # The figures, and where they come from
 //
