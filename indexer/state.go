@@ -97,7 +97,17 @@ func (s *state) apply(moves []move, kh uint64, key string) {
 // file adds key to the bucket of value in idx.
 func (s *state) file(idx trie[bucket], value string, kh uint64, key string) trie[bucket] {
 	vh := s.hash(value)
-	b, _ := idx.get(vh, value)
+	l, owned := idx.find(s.gen, vh, value)
+	if l != nil && owned {
+		// The bucket exists and every node down to it is ours: change it
+		// where it is, without a second descent.
+		l.val = l.val.set(s.gen, kh, key, struct{}{})
+		return idx
+	}
+	var b bucket
+	if l != nil {
+		b = l.val
+	}
 	b = b.set(s.gen, kh, key, struct{}{})
 	return idx.set(s.gen, vh, value, b)
 }
@@ -107,16 +117,19 @@ func (s *state) file(idx trie[bucket], value string, kh uint64, key string) trie
 // UIDs) would otherwise keep one empty bucket per value it ever saw.
 func (s *state) unfile(idx trie[bucket], value string, kh uint64, key string) trie[bucket] {
 	vh := s.hash(value)
-	b, ok := idx.get(vh, value)
-	if !ok {
+	l, owned := idx.find(s.gen, vh, value)
+	if l == nil {
 		return idx
 	}
-	b, removed := b.del(s.gen, kh, key)
-	if !removed {
+	b, removed := l.val.del(s.gen, kh, key)
+	switch {
+	case !removed:
 		return idx
-	}
-	if b.size == 0 {
+	case b.size == 0:
 		idx, _ = idx.del(s.gen, vh, value)
+		return idx
+	case owned:
+		l.val = b // as in file: in place, no second descent
 		return idx
 	}
 	return idx.set(s.gen, vh, value, b)
