@@ -200,3 +200,63 @@ func TestInlineOKCanSendWritesToTheLine(t *testing.T) {
 	require.NoError(t, q.Update(a2))
 	assert.Equal(t, []Item{item("ns/a", upd(a2))}, rec.seen)
 }
+
+// blockingInline returns an Inline that applies to s, but whose first call
+// waits, having closed entered, until release is closed.
+func blockingInline(s *store) (inline func(Batch) error, entered, release chan struct{}) {
+	entered, release = make(chan struct{}), make(chan struct{})
+	first := true
+	return func(b Batch) error {
+		if first {
+			first = false
+			close(entered)
+			<-release
+		}
+		s.apply(b)
+		return nil
+	}, entered, release
+}
+
+func TestResyncSkipsTheKeyInlining(t *testing.T) {
+	a1, a2 := pod("a", "1"), pod("a", "2")
+	s := newStore(a1)
+	inline, entered, release := blockingInline(s)
+	q := New(Options{KnownObjects: s, Inline: inline})
+	require.NoError(t, q.Replace(objs(a1), "1"))
+	popAll(t, q, s)
+
+	done := make(chan error, 1)
+	go func() { done <- q.Update(a2) }()
+	<-entered
+	// The store still holds a1, but a2 is in flight: a Sync of a1 queued
+	// now would be applied after a2 and take the key back in time.
+	require.NoError(t, q.Resync())
+	assert.Zero(t, q.queuedUnits())
+	close(release)
+	require.NoError(t, <-done)
+	assert.Equal(t, a2, s.snapshot()["ns/a"])
+}
+
+func TestReplaceTombstonesTheKeyInlining(t *testing.T) {
+	s := newStore()
+	inline, entered, release := blockingInline(s)
+	q := New(Options{KnownObjects: s, Inline: inline})
+	require.NoError(t, q.Replace(nil, "1"))
+	popAll(t, q, s)
+
+	b1 := pod("b", "2")
+	done := make(chan error, 1)
+	go func() { done <- q.Add(b1) }()
+	<-entered
+	// A relist without b while b's add is in flight: b was deleted, and
+	// only the in-flight add says the consumer will hold it.
+	require.NoError(t, q.Replace(nil, "3"))
+	close(release)
+	require.NoError(t, <-done)
+
+	got := items(popAll(t, q, s))
+	require.Len(t, got, 1)
+	assert.Equal(t, "ns/b", got[0].Key)
+	assert.Equal(t, Deltas{tomb(b1)}, got[0].Deltas)
+	assert.Empty(t, s.snapshot())
+}

@@ -185,18 +185,16 @@ func (q *Queue) finish(result outcome) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.popping = false
+	if u := q.inlining; u != nil {
+		q.inlining = nil
+		q.finishInline(u, result)
+		return
+	}
 	if result == panicked || result == requeued {
 		q.counters.Requeued++
 		// Back to the front in their original order: push the last first.
 		for i := len(q.inFlight) - 1; i >= 0; i-- {
-			u := q.inFlight[i]
-			u.state = queued
-			if u.inline { // it skipped the line; from now on it is queued
-				u.inline, u.queuedAt = false, q.now()
-			}
-			q.waiting.pushFront(u)
-			q.depth += u.size()
-			q.deltas += u.deltaCount()
+			q.requeue(q.inFlight[i])
 		}
 	} else {
 		q.counters.Delivered++
@@ -205,16 +203,47 @@ func (q *Queue) finish(result outcome) {
 		}
 		for _, u := range q.inFlight {
 			q.retire(u)
-			if u.inline {
-				*u = unit{} // drop the references to the delivered objects
-				q.spare = u
-			}
 		}
 	}
 	clear(q.inFlight) // drop references so delivered objects can be collected
 	q.inFlight = q.inFlight[:0]
 	// A Pop waiting for its turn can only take it if something waits; a
 	// Pop waiting for the queue to close must hear of it.
+	if q.waiting.len() > 0 || q.closed {
+		q.signal()
+	}
+}
+
+// requeue puts an in-flight unit back at the front of the line.
+func (q *Queue) requeue(u *unit) {
+	u.state = queued
+	q.waiting.pushFront(u)
+	q.depth += u.size()
+	q.deltas += u.deltaCount()
+}
+
+// finishInline settles the unit Inline processed, as finish does for a
+// popped batch. Callers hold mu.
+func (q *Queue) finishInline(u *unit, result outcome) {
+	if result == panicked || result == requeued {
+		q.counters.Requeued++
+		// It skipped the line; from now on it is an ordinary queued unit.
+		// Later deltas of its key join it, unless one is already queued
+		// behind it (the newest unit of a key is the one they join).
+		u.inline, u.queuedAt = false, q.now()
+		if key := u.items[0].Key; q.entries[key] == nil {
+			q.entries[key] = u
+		}
+		q.requeue(u)
+		q.signal()
+		return
+	}
+	q.counters.Delivered++
+	if result == failed {
+		q.counters.Failed++
+	}
+	*u = unit{} // drop the references to the delivered objects
+	q.spare = u
 	if q.waiting.len() > 0 || q.closed {
 		q.signal()
 	}

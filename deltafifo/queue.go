@@ -94,6 +94,10 @@ type Queue struct {
 	// inline and were delivered come back here, so that a consumer that
 	// keeps up allocates no unit at all. Guarded by mu.
 	spare *unit
+	// inlining is the unit being processed by Inline, or nil. It is in
+	// flight like the units of inFlight, but not listed in entries or
+	// inFlight (see unitOf). Guarded by mu.
+	inlining *unit
 
 	// synced mirrors the lock-guarded sync state so that HasSynced, which
 	// informers poll, never waits for the lock.
@@ -222,10 +226,23 @@ func (q *Queue) takeInline(key string, d Delta) Batch {
 	u.initKey(key, d)
 	q.seq++
 	u.seq, u.seg, u.state, u.inline = q.seq, q.seg, inFlight, true
-	q.entries[key] = u
+	q.inlining = u
 	q.popping = true
-	q.inFlight = append(q.inFlight, u)
 	return u.batch()
+}
+
+// unitOf returns the newest unit, queued or in flight, that holds key, or
+// nil. Queued units and those a Pop took are in entries; the inline unit,
+// which is always older than any queued unit of its key, is kept apart so
+// that the busiest path needs no map writes.
+func (q *Queue) unitOf(key string) *unit {
+	if u := q.entries[key]; u != nil {
+		return u
+	}
+	if u := q.inlining; u != nil && u.items[0].Key == key {
+		return u
+	}
+	return nil
 }
 
 // admit checks an incoming object, computes its key and transforms it.
@@ -384,6 +401,9 @@ func (q *Queue) Stats() Stats {
 	}
 	for _, u := range q.inFlight {
 		s.InFlight += u.size()
+	}
+	if q.inlining != nil {
+		s.InFlight++
 	}
 	return s
 }

@@ -123,6 +123,9 @@ func (q *Queue) forEachCandidate(fn func(key string)) {
 	for key := range q.entries {
 		fn(key)
 	}
+	if u := q.inlining; u != nil && q.entries[u.items[0].Key] == nil {
+		fn(u.items[0].Key)
+	}
 	var base []string
 	switch {
 	case q.relist != nil:
@@ -133,7 +136,7 @@ func (q *Queue) forEachCandidate(fn func(key string)) {
 		base = q.known.ListKeys()
 	}
 	for _, key := range base {
-		if _, seen := q.entries[key]; !seen {
+		if q.unitOf(key) == nil {
 			fn(key)
 		}
 	}
@@ -149,7 +152,7 @@ func (q *Queue) forEachCandidate(fn func(key string)) {
 // first: the key's newest unit (unless a pending relist is newer), the
 // pending relist, then KnownObjects. Callers hold mu.
 func (q *Queue) stateOf(key string) (runtime.Object, bool) {
-	u := q.entries[key]
+	u := q.unitOf(key)
 	if u != nil && (q.relist == nil || u.seq > q.relist.seq) {
 		return u.newest()
 	}
@@ -214,7 +217,7 @@ func (q *Queue) Resync() error {
 	}
 	clk := &opClock{now: q.now}
 	for _, key := range q.known.ListKeys() {
-		if q.entries[key] != nil {
+		if q.unitOf(key) != nil {
 			continue
 		}
 		if obj, ok := q.known.Get(key); ok {
