@@ -77,8 +77,9 @@ func (t realTimer) Stop() bool          { return t.t.Stop() }
 type quietTimer struct {
 	clock Clock
 	limit time.Duration
-	last  time.Time // when activity was last noted
-	t     Timer     // nil when disabled
+	base  time.Time     // when the timer was made
+	last  time.Duration // when activity was last noted, as time since base
+	t     Timer         // nil when disabled
 	ring  func()    // nil: deliver on C
 	fired atomic.Bool
 }
@@ -92,10 +93,20 @@ func newQuietTimer(c Clock, limit time.Duration) *quietTimer {
 func newQuietAlarm(c Clock, limit time.Duration, ring func()) *quietTimer {
 	q := &quietTimer{clock: c, limit: limit, ring: ring}
 	if limit > 0 {
-		q.last = c.Now()
+		q.base = c.Now()
 		q.arm(limit)
 	}
 	return q
+}
+
+// elapsed returns the time since the timer was made. With the real clock it
+// reads only the monotonic clock: note runs once per event on a busy watch,
+// and time.Now also reads the wall clock, which nothing here needs.
+func (q *quietTimer) elapsed() time.Duration {
+	if _, real := q.clock.(RealClock); real {
+		return time.Since(q.base)
+	}
+	return q.clock.Now().Sub(q.base)
 }
 
 // arm starts the timer for d.
@@ -122,13 +133,17 @@ func (q *quietTimer) C() <-chan time.Time {
 	return q.t.C()
 }
 
-// note records activity at now.
-func (q *quietTimer) note(now time.Time) { q.last = now }
+// note records activity now.
+func (q *quietTimer) note() {
+	if q.t != nil {
+		q.last = q.elapsed()
+	}
+}
 
 // expired is called when C delivered (or due reported true). It reports whether the silence has
 // lasted limit; if not, it re-arms the timer for what is left.
 func (q *quietTimer) expired() bool {
-	silent := q.clock.Now().Sub(q.last)
+	silent := q.silence()
 	if silent >= q.limit {
 		return true
 	}
@@ -137,7 +152,7 @@ func (q *quietTimer) expired() bool {
 }
 
 // silence returns how long nothing has happened.
-func (q *quietTimer) silence() time.Duration { return q.clock.Now().Sub(q.last) }
+func (q *quietTimer) silence() time.Duration { return q.elapsed() - q.last }
 
 // stop releases the timer.
 func (q *quietTimer) stop() {

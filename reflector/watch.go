@@ -91,7 +91,7 @@ func (r *Reflector) consume(ctx context.Context, w watch.Interface, hold bool) (
 		// watchdog are never starved; ctx is polled on every event.
 		if burst == maxBurst {
 			burst = 0
-			dog.note(r.opts.Clock.Now())
+			dog.note()
 			if err := r.lookAround(ctx, dog); err != nil {
 				return events, err
 			}
@@ -123,7 +123,7 @@ func (r *Reflector) consume(ctx context.Context, w watch.Interface, hold bool) (
 			if !ok {
 				return events, streamEnd(w)
 			}
-			dog.note(r.opts.Clock.Now())
+			dog.note()
 			events++
 			if err := r.handleEvent(ev, &hold); err != nil {
 				return events, err

@@ -89,7 +89,7 @@ func (r *Reflector) collectInitial(ctx context.Context, w watch.Interface, total
 			if !ok {
 				return nil, "", closedBeforeBookmark(w)
 			}
-			idle.note(r.opts.Clock.Now())
+			idle.note()
 			rv, done, err := r.collectEvent(&set, ev)
 			if err != nil || done {
 				return set.list(), rv, err
