@@ -35,8 +35,9 @@ type Registration struct {
 	// serialise on the processor's mutex.
 	resyncDue atomic.Bool
 
-	mu         sync.Mutex // guards buf, maxPending and closed
+	mu         sync.Mutex // guards buf, pushed, maxPending and closed
 	buf        buffer
+	pushed     uint64 // notifications ever given to the handler, replay included
 	maxPending int
 	closed     bool // no more pushes are accepted: removed, or goroutine exited
 
@@ -49,13 +50,19 @@ type Registration struct {
 	done   chan struct{} // closed when the goroutine has exited (or will never run)
 	synced chan struct{} // closed when the goroutine has handled the sync marker
 
-	// Counters updated by the goroutine and read by Stats; atomics because
-	// taking r.mu twice per notification would double the locking cost.
-	pending   atomic.Int64
+	// Counters written only by the goroutine, read by Stats (and delivered
+	// by push); atomics because taking r.mu once more per notification
+	// would double the locking cost. Pending is pushed - delivered: no
+	// counter is written by both the distributor and the goroutine. They
+	// sit on a cache line of their own, away from mu and buf, which the
+	// distributor writes, so that the two sides do not bounce one line
+	// between them on every notification.
+	_         [64]byte
 	delivered atomic.Uint64
 	panics    atomic.Uint64
 	lastDur   atomic.Int64
 	maxDur    atomic.Int64
+	_         [64 - 32]byte
 }
 
 func newRegistration(p *Processor, h Handler, name string, period time.Duration, initial State) *Registration {
@@ -71,7 +78,7 @@ func newRegistration(p *Processor, h Handler, name string, period time.Duration,
 		synced:       make(chan struct{}),
 	}
 	if initial != nil {
-		r.pending.Store(int64(initial.Len()))
+		r.pushed = uint64(initial.Len())
 		r.maxPending = initial.Len()
 	}
 	return r
@@ -102,14 +109,17 @@ func (r *Registration) Synced() <-chan struct{} { return r.synced }
 
 // Stats returns a snapshot of the handler's progress.
 func (r *Registration) Stats() HandlerStats {
+	// delivered first: it only grows, so pushed, read after it, is never
+	// smaller, and Pending never negative.
+	delivered := r.delivered.Load()
 	r.mu.Lock()
-	maxPending, capacity := r.maxPending, r.buf.capacity()
+	pushed, maxPending, capacity := r.pushed, r.maxPending, r.buf.capacity()
 	r.mu.Unlock()
 	return HandlerStats{
 		Name:               r.name,
-		Pending:            int(r.pending.Load()),
+		Pending:            int(pushed - delivered),
 		MaxPending:         maxPending,
-		Delivered:          r.delivered.Load(),
+		Delivered:          delivered,
 		Panics:             r.panics.Load(),
 		LastHandleDuration: time.Duration(r.lastDur.Load()),
 		MaxHandleDuration:  time.Duration(r.maxDur.Load()),
@@ -141,7 +151,8 @@ func (r *Registration) push(n *Notification) {
 	wasEmpty := r.buf.len() == 0
 	r.buf.push(n)
 	if n != r.p.marker {
-		if p := int(r.pending.Add(1)); p > r.maxPending {
+		r.pushed++
+		if p := int(r.pushed - r.delivered.Load()); p > r.maxPending {
 			r.maxPending = p
 		}
 	}
@@ -256,10 +267,7 @@ func (r *Registration) deliver(n Notification, start time.Duration) (end time.Du
 	if d > r.maxDur.Load() { // only this goroutine writes maxDur
 		r.maxDur.Store(d)
 	}
-	// Decrement pending before counting the delivery, so that a reader who
-	// sees Delivered reach N also sees the matching Pending.
-	r.pending.Add(-1)
-	r.delivered.Add(1)
+	r.delivered.Store(r.delivered.Load() + 1) // only this goroutine writes it: no read-modify-write needed
 	return end
 }
 
@@ -285,7 +293,7 @@ func (r *Registration) shutdown() {
 	r.mu.Lock()
 	r.closed = true
 	r.buf.reset()
-	r.pending.Store(0)
+	r.pushed = r.delivered.Load() // the backlog is dropped: nothing pending
 	r.mu.Unlock()
 }
 
@@ -296,7 +304,7 @@ func (r *Registration) close(started bool) {
 	r.closed = true
 	if !started {
 		r.buf.reset()
-		r.pending.Store(0)
+		r.pushed = r.delivered.Load()
 	}
 	r.mu.Unlock()
 }
