@@ -80,7 +80,7 @@ type quietTimer struct {
 	base  time.Time     // when the timer was made
 	last  time.Duration // when activity was last noted, as time since base
 	t     Timer         // nil when disabled
-	ring  func()    // nil: deliver on C
+	ring  func()        // nil: deliver on C
 	fired atomic.Bool
 }
 
