@@ -29,10 +29,16 @@ func (r *inlineRecorder) process(b Batch) error {
 	return nil
 }
 
+// newInlineQueue returns a queue whose Inline records into rec and applies
+// to s, which is also its KnownObjects.
+func newInlineQueue() (q *Queue, s *store, rec *inlineRecorder) {
+	s = newStore()
+	rec = &inlineRecorder{s: s}
+	return New(Options{KnownObjects: s, Inline: rec.process}), s, rec
+}
+
 func TestInlineAppliesAtOnceWhenIdle(t *testing.T) {
-	s := newStore()
-	rec := &inlineRecorder{s: s}
-	q := New(Options{KnownObjects: s, Inline: rec.process})
+	q, s, rec := newInlineQueue()
 	a1, a2 := pod("a", "1"), pod("a", "2")
 
 	require.NoError(t, q.Add(a1))
@@ -57,9 +63,7 @@ func TestInlineAppliesAtOnceWhenIdle(t *testing.T) {
 }
 
 func TestInlineQueuesBehindWaitingUnits(t *testing.T) {
-	s := newStore()
-	rec := &inlineRecorder{s: s}
-	q := New(Options{KnownObjects: s, Inline: rec.process})
+	q, s, rec := newInlineQueue()
 	b1, c1 := pod("b", "1"), pod("c", "1")
 
 	// Replace never goes inline, and an Add behind it must not overtake it.
@@ -78,9 +82,7 @@ func TestInlineQueuesBehindWaitingUnits(t *testing.T) {
 }
 
 func TestInlineWaitsWhileAPopProcesses(t *testing.T) {
-	s := newStore()
-	rec := &inlineRecorder{s: s}
-	q := New(Options{KnownObjects: s, Inline: rec.process})
+	q, s, rec := newInlineQueue()
 	a1, b1 := pod("a", "1"), pod("b", "1")
 	require.NoError(t, q.Replace(objs(a1), "1"))
 
@@ -107,17 +109,8 @@ func TestInlineWaitsWhileAPopProcesses(t *testing.T) {
 
 func TestInlineInFlightCountsAsApplied(t *testing.T) {
 	s := newStore()
-	entered, release := make(chan struct{}), make(chan struct{})
-	first := true
-	q := New(Options{KnownObjects: s, Inline: func(b Batch) error {
-		if first {
-			first = false
-			close(entered)
-			<-release
-		}
-		s.apply(b)
-		return nil
-	}})
+	inline, entered, release := blockingInline(s)
+	q := New(Options{KnownObjects: s, Inline: inline})
 	a1 := pod("a", "1")
 	added := make(chan error, 1)
 	go func() { added <- q.Add(a1) }()
@@ -168,9 +161,7 @@ func TestInlineErrorIsReturnedAndCounted(t *testing.T) {
 }
 
 func TestInlineReusedUnitsKeepKeysApart(t *testing.T) {
-	s := newStore()
-	rec := &inlineRecorder{s: s}
-	q := New(Options{KnownObjects: s, Inline: rec.process})
+	q, s, rec := newInlineQueue()
 	names := []string{"a", "b", "c", "d"}
 	for _, n := range names {
 		require.NoError(t, q.Add(pod(n, "1")))
