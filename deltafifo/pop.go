@@ -185,33 +185,60 @@ func (q *Queue) finish(result outcome) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.popping = false
-	if u := q.inlining; u != nil {
-		q.inlining = nil
-		q.finishInline(u, result)
-		return
-	}
-	if result == panicked || result == requeued {
+	back := result == panicked || result == requeued
+	if back {
 		q.counters.Requeued++
-		// Back to the front in their original order: push the last first.
-		for i := len(q.inFlight) - 1; i >= 0; i-- {
-			q.requeue(q.inFlight[i])
-		}
 	} else {
 		q.counters.Delivered++
 		if result == failed {
 			q.counters.Failed++
 		}
+	}
+	if u := q.inlining; u != nil {
+		q.inlining = nil
+		q.settleInline(u, back)
+	} else {
+		q.settleInFlight(back)
+	}
+	// A Pop waiting for its turn can only take it if something waits; a
+	// Pop waiting for the queue to close must hear of it.
+	if q.waiting.len() > 0 || q.closed {
+		q.signal()
+	}
+}
+
+// settleInFlight puts the batch a Pop took back at the front of the line,
+// in its original order, or forgets it. Callers hold mu.
+func (q *Queue) settleInFlight(back bool) {
+	if back {
+		for i := len(q.inFlight) - 1; i >= 0; i-- { // push the last first
+			q.requeue(q.inFlight[i])
+		}
+	} else {
 		for _, u := range q.inFlight {
 			q.retire(u)
 		}
 	}
 	clear(q.inFlight) // drop references so delivered objects can be collected
 	q.inFlight = q.inFlight[:0]
-	// A Pop waiting for its turn can only take it if something waits; a
-	// Pop waiting for the queue to close must hear of it.
-	if q.waiting.len() > 0 || q.closed {
-		q.signal()
+}
+
+// settleInline does the same for the unit Inline processed. Callers hold
+// mu.
+func (q *Queue) settleInline(u *unit, back bool) {
+	if !back {
+		*u = unit{} // drop the references to the delivered objects
+		q.spare = u
+		return
 	}
+	// It skipped the line; from now on it is an ordinary queued unit. Later
+	// deltas of its key join it, unless one is already queued behind it
+	// (the newest unit of a key is the one they join).
+	u.queuedAt = q.now()
+	if key := u.items[0].Key; q.entries[key] == nil {
+		q.entries[key] = u
+	}
+	q.requeue(u)
 }
 
 // requeue puts an in-flight unit back at the front of the line.
@@ -220,33 +247,6 @@ func (q *Queue) requeue(u *unit) {
 	q.waiting.pushFront(u)
 	q.depth += u.size()
 	q.deltas += u.deltaCount()
-}
-
-// finishInline settles the unit Inline processed, as finish does for a
-// popped batch. Callers hold mu.
-func (q *Queue) finishInline(u *unit, result outcome) {
-	if result == panicked || result == requeued {
-		q.counters.Requeued++
-		// It skipped the line; from now on it is an ordinary queued unit.
-		// Later deltas of its key join it, unless one is already queued
-		// behind it (the newest unit of a key is the one they join).
-		u.inline, u.queuedAt = false, q.now()
-		if key := u.items[0].Key; q.entries[key] == nil {
-			q.entries[key] = u
-		}
-		q.requeue(u)
-		q.signal()
-		return
-	}
-	q.counters.Delivered++
-	if result == failed {
-		q.counters.Failed++
-	}
-	*u = unit{} // drop the references to the delivered objects
-	q.spare = u
-	if q.waiting.len() > 0 || q.closed {
-		q.signal()
-	}
 }
 
 // retire forgets a processed unit: from now on KnownObjects, not the queue,

@@ -225,7 +225,7 @@ func (q *Queue) takeInline(key string, d Delta) Batch {
 	}
 	u.initKey(key, d)
 	q.seq++
-	u.seq, u.seg, u.state, u.inline = q.seq, q.seg, inFlight, true
+	u.seq, u.seg, u.state = q.seq, q.seg, inFlight
 	q.inlining = u
 	q.popping = true
 	return u.batch()

@@ -15,9 +15,6 @@ type unit struct {
 	state unitState
 	// initial marks units of the first Replace; HasSynced waits for them.
 	initial bool
-	// inline marks a key unit handed to Options.Inline without queueing:
-	// once delivered, the queue may reuse it (see Queue.spare).
-	inline bool
 	// seg is the barrier generation the unit was created in. Deltas join an
 	// existing unit only within the same generation: a relist is a wall
 	// that later deltas must not jump over (see Queue.seg).
