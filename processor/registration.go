@@ -50,9 +50,9 @@ type Registration struct {
 	done   chan struct{} // closed when the goroutine has exited (or will never run)
 	synced chan struct{} // closed when the goroutine has handled the sync marker
 
-	// Counters written only by the goroutine, read by Stats (and delivered
-	// by push); atomics because taking r.mu once more per notification
-	// would double the locking cost. Pending is pushed - delivered: no
+	// Counters written only by the goroutine and read by Stats (push reads
+	// delivered too); atomics because taking r.mu once more per
+	// notification would double the locking cost. Pending is pushed - delivered: no
 	// counter is written by both the distributor and the goroutine. They
 	// sit on a cache line of their own, away from mu and buf, which the
 	// distributor writes, so that the two sides do not bounce one line

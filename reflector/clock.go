@@ -140,8 +140,9 @@ func (q *quietTimer) note() {
 	}
 }
 
-// expired is called when C delivered (or due reported true). It reports whether the silence has
-// lasted limit; if not, it re-arms the timer for what is left.
+// expired is called when C delivered (or due reported true). It reports
+// whether the silence has lasted limit; if not, it re-arms the timer for
+// what is left.
 func (q *quietTimer) expired() bool {
 	silent := q.silence()
 	if silent >= q.limit {
