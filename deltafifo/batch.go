@@ -26,7 +26,8 @@ type Item struct {
 //
 // The batch belongs to the process function: the queue never touches its
 // slices again, unless process returns ErrRequeue (then process must not
-// keep them).
+// keep them). A batch handed to Options.Inline is valid only until Inline
+// returns: the queue reuses its memory.
 type Batch struct {
 	Items  []Item
 	Relist bool
