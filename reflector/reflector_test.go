@@ -435,6 +435,36 @@ func TestWatchdogRestartsSilentWatch(t *testing.T) {
 	assert.Equal(t, int64(0), h.r.Stats().Backoffs)
 }
 
+// An event the loop takes on its fast path counts as activity too, even
+// when it is the only one of its burst.
+func TestWatchdogHearsTheFastPath(t *testing.T) {
+	h := start(t, newScriptLW(), Options{WatchList: WatchListOff, BookmarkInterval: time.Minute, StuckWatchFactor: 3})
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	h.store.onAdd = func() { once.Do(func() { close(entered); <-release }) }
+	fw := watch.NewRaceFreeFake()
+	h.sync("10").watch(fw, nil)
+	h.waitState(StateWatching)
+	assert.Equal(t, []time.Duration{3 * time.Minute}, h.clk.waitPending(t, 1))
+
+	fw.Add(pod("p0", "11")) // noted at 0m; the reflector then waits in the store
+	<-entered
+	h.clk.Advance(2 * time.Minute)
+	fw.Add(pod("p1", "12")) // waiting when the store returns: the fast path takes it at 2m
+	close(release)
+	h.store.waitOps(t, 3)
+	h.clk.Advance(2 * time.Minute) // 4m since start, at most 2m since p1
+	// The watchdog re-arms for what is left of p1's three minutes (p1 is
+	// noted when its burst ends, at 2m or, if the loop is slower than this
+	// test, at 4m). Had it missed p1, it would have found four silent
+	// minutes, reported a stuck watch and asked for a new one.
+	left := h.clk.waitPending(t, 1)
+	require.Len(t, left, 1)
+	assert.True(t, left[0] >= time.Minute && left[0] <= 3*time.Minute, "re-armed for %v", left[0])
+	h.lw.none(t)
+	assert.Empty(t, h.errors())
+}
+
 func TestWatchdogDisabled(t *testing.T) {
 	h := start(t, newScriptLW(), Options{WatchList: WatchListOff, StuckWatchFactor: -1})
 	h.sync("10").watch(watch.NewRaceFreeFake(), nil)

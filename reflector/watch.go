@@ -111,7 +111,12 @@ func (r *Reflector) consume(ctx context.Context, w watch.Interface, hold bool) (
 		}
 		// Nothing ready: sleep until something is. (A timer that fired
 		// meanwhile has rung the alarm, so the select serves it at once.)
-		burst = 0
+		// Events the fast path took are noted to the watchdog now, once
+		// for the burst, so that even a single one counts as activity.
+		if burst > 0 {
+			dog.note()
+			burst = 0
+		}
 		select {
 		case <-ctx.Done():
 			return events, ctx.Err()
@@ -155,7 +160,8 @@ func (r *Reflector) serveDue(dog *quietTimer) error {
 
 // maxBurst is how many events consume takes through its fast path before
 // it looks at its other channels. A due resync therefore waits for at most
-// that many events, and the watchdog hears of activity at least that often.
+// that many events, and the watchdog hears of activity at least that often
+// (and at the end of every burst).
 const maxBurst = 64
 
 // tryReceive takes an event from ch if one is ready, without blocking. got
