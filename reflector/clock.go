@@ -66,30 +66,23 @@ func (t realTimer) Stop() bool          { return t.t.Stop() }
 //
 // Noting activity only records the time; the underlying timer is not reset
 // on every event, which would cost a timer per event on a busy watch. When
-// the timer fires, expired checks whether the silence was real and, if not,
-// re-arms for the remainder. A limit <= 0 disables it: C returns nil, a
-// channel that never delivers.
-//
-// A quietTimer made with a ring function does not deliver on a channel:
-// when its timer fires it sets a flag (see due) and calls ring.
+// the timer fires, it sets a flag (see due) and rings the reflector's alarm;
+// the loop then calls expired, which checks whether the silence was real
+// and, if not, re-arms for the remainder. A limit <= 0 disables it: it
+// never fires.
 //
 // Not safe for concurrent use: it belongs to the loop that waits on it.
 type quietTimer struct {
 	clock Clock
 	limit time.Duration
+	ring  func()        // called when the timer fires
 	base  time.Time     // when the timer was made
 	last  time.Duration // when activity was last noted, as time since base
 	t     Timer         // nil when disabled
-	ring  func()        // nil: deliver on C
 	fired atomic.Bool
 }
 
-func newQuietTimer(c Clock, limit time.Duration) *quietTimer {
-	return newQuietAlarm(c, limit, nil)
-}
-
-// newQuietAlarm is newQuietTimer whose timer calls ring instead of
-// delivering on C.
+// newQuietAlarm returns a quietTimer that calls ring when it fires.
 func newQuietAlarm(c Clock, limit time.Duration, ring func()) *quietTimer {
 	q := &quietTimer{clock: c, limit: limit, ring: ring}
 	if limit > 0 {
@@ -111,27 +104,15 @@ func (q *quietTimer) elapsed() time.Duration {
 
 // arm starts the timer for d.
 func (q *quietTimer) arm(d time.Duration) {
-	if q.ring == nil {
-		q.t = q.clock.NewTimer(d)
-		return
-	}
 	q.t = q.clock.AfterFunc(d, func() {
 		q.fired.Store(true)
 		q.ring()
 	})
 }
 
-// due reports, once, that the timer of a quietTimer with a ring function
-// has fired: the caller must then call expired.
+// due reports, once, that the timer has fired: the caller must then call
+// expired.
 func (q *quietTimer) due() bool { return q.fired.Load() && q.fired.Swap(false) }
-
-// C returns the channel to select on (nil when disabled).
-func (q *quietTimer) C() <-chan time.Time {
-	if q.t == nil {
-		return nil
-	}
-	return q.t.C()
-}
 
 // note records activity now.
 func (q *quietTimer) note() {
@@ -140,9 +121,8 @@ func (q *quietTimer) note() {
 	}
 }
 
-// expired is called when C delivered (or due reported true). It reports
-// whether the silence has lasted limit; if not, it re-arms the timer for
-// what is left.
+// expired is called when due reported true. It reports whether the
+// silence has lasted limit; if not, it re-arms the timer for what is left.
 func (q *quietTimer) expired() bool {
 	silent := q.silence()
 	if silent >= q.limit {

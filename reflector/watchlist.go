@@ -70,7 +70,7 @@ func (r *Reflector) watchListFailed(ctx context.Context, err error) (reaction, e
 // WatchListTimeout, and the whole wait may not exceed the watch's own
 // timeout, whether or not the server enforces it.
 func (r *Reflector) collectInitial(ctx context.Context, w watch.Interface, total time.Duration) ([]runtime.Object, string, error) {
-	idle := newQuietTimer(r.opts.Clock, r.opts.WatchListTimeout)
+	idle := newQuietAlarm(r.opts.Clock, r.opts.WatchListTimeout, r.ring)
 	defer idle.stop()
 	deadline := r.opts.Clock.NewTimer(total)
 	defer deadline.Stop()
@@ -79,8 +79,10 @@ func (r *Reflector) collectInitial(ctx context.Context, w watch.Interface, total
 		select {
 		case <-ctx.Done():
 			return nil, "", ctx.Err()
-		case <-idle.C():
-			if idle.expired() {
+		case <-r.alarm:
+			// A resync tick that rang stays due; the watch that follows
+			// serves it.
+			if idle.due() && idle.expired() {
 				return nil, "", fmt.Errorf("%w: stream silent for %v", ErrWatchListTimeout, idle.silence())
 			}
 		case <-deadline.C():
