@@ -84,15 +84,15 @@ func (r *Reflector) consume(ctx context.Context, w watch.Interface, hold bool) (
 	burst := 0 // events taken by the fast path since the last look around
 	for {
 		// The fast path: while events keep coming, take the next one with
-		// a receive on the result channel alone. A select over all four
-		// channels locks each of them on every call, a visible share of
-		// the cost of an event on a busy watch. Every maxBurst events the
-		// loop looks at its other channels, so the resync tick and the
-		// watchdog are never starved; ctx is polled on every event.
+		// a receive on the result channel alone. A select locks every
+		// channel it waits on, a visible share of the cost of an event on
+		// a busy watch. Every maxBurst events the loop serves the timers
+		// that fired, so the resync tick and the watchdog are never
+		// starved; ctx is polled on every event.
 		if burst == maxBurst {
 			burst = 0
 			dog.note()
-			if err := r.lookAround(ctx, dog); err != nil {
+			if err := r.serveDue(dog); err != nil {
 				return events, err
 			}
 		}
@@ -137,15 +137,6 @@ func (r *Reflector) consume(ctx context.Context, w watch.Interface, hold bool) (
 	}
 }
 
-// lookAround serves, without blocking, whatever of ctx, the resync tick and
-// the watchdog is ready. It returns an error if the watch must end.
-func (r *Reflector) lookAround(ctx context.Context, dog *quietTimer) error {
-	if isDone(ctx) {
-		return ctx.Err()
-	}
-	return r.serveDue(dog)
-}
-
 // serveDue serves the timers that fired: a resync tick, and the watchdog,
 // whose firing ends the watch (with an error) if it really was silent for
 // too long, and otherwise re-arms it.
@@ -159,7 +150,7 @@ func (r *Reflector) serveDue(dog *quietTimer) error {
 }
 
 // maxBurst is how many events consume takes through its fast path before
-// it looks at its other channels. A due resync therefore waits for at most
+// it serves the timers that fired. A due resync therefore waits for at most
 // that many events, and the watchdog hears of activity at least that often
 // (and at the end of every burst).
 const maxBurst = 64
