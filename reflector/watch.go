@@ -81,7 +81,7 @@ func (r *Reflector) consume(ctx context.Context, w watch.Interface, hold bool) (
 	// then rang for nobody) is served now.
 	r.serveResync()
 	events := 0
-	burst := 0 // events taken by the fast path since the last look around
+	burst := 0 // events taken by the fast path since it last served the timers or waited
 	for {
 		// The fast path: while events keep coming, take the next one with
 		// a receive on the result channel alone. A select locks every
