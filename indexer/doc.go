@@ -77,6 +77,12 @@
 // is changed, so the frozen state stays exactly as its readers saw it.
 // (Clojure calls this "transients".)
 //
+// The same rule lets the writer recycle. Deleting keys unlinks trie nodes,
+// and adding keys needs new ones; a node of the writer's own generation that
+// a delete unlinks was never seen by any reader, so the writer keeps it as a
+// spare and builds the next new node from it. A cache whose pods come and go
+// then makes almost no garbage (see editor in trie.go).
+//
 // Two locks make the hand-over safe, and neither is ever held for long:
 //
 //   - writeMu serialises writers. A writer plans its change under it,

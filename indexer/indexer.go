@@ -37,6 +37,7 @@ type Indexer struct {
 	writeMu sync.Mutex
 	nextGen uint64
 	plan    plan
+	eds     editors
 
 	// mu guards the hand-over of the newest state between its writer, which
 	// edits it in place while it is open, and readers, which freeze it before
@@ -118,14 +119,15 @@ func (x *Indexer) put(key string, obj runtime.Object) (old runtime.Object, exist
 	}
 
 	edit := x.beginEdit()
+	ed := x.eds.at(edit)
 	if edit == s && owned && l != nil {
 		// No reader has seen s since we looked, and every node down to the
 		// leaf is ours: replace the value where it is, like a map would.
 		l.val = e
 	} else {
-		edit.objects = edit.objects.set(edit.gen, kh, key, e)
+		edit.objects = edit.objects.set(&ed.objects, kh, key, e)
 	}
-	edit.apply(x.plan.moves, kh, key)
+	edit.apply(ed, x.plan.moves, kh, key)
 	if x.plan.rv != "" {
 		edit.rv = x.plan.rv
 	}
@@ -152,8 +154,9 @@ func (x *Indexer) Delete(key string) error {
 	x.plan.remove(s, old)
 
 	s = x.beginEdit()
-	s.objects, _ = s.objects.del(s.gen, kh, key)
-	s.apply(x.plan.moves, kh, key)
+	ed := x.eds.at(s)
+	s.objects, _ = s.objects.del(&ed.objects, kh, key)
+	s.apply(ed, x.plan.moves, kh, key)
 	x.endEdit(s)
 	return nil
 }
@@ -248,9 +251,10 @@ func (x *Indexer) UseLabelIndex() error {
 	s := cur.thaw(x.nextGen)
 	s.labels = true
 	i := s.defs.byName[LabelIndex]
+	ed := x.eds.at(s)
 	cur.objects.each(func(l *leaf[entry]) bool {
 		for _, v := range labelValues(l.val.obj) {
-			s.indexes[i] = s.file(s.indexes[i], v, l.hash, l.key)
+			s.indexes[i] = s.file(ed, s.indexes[i], v, l.hash, l.key)
 		}
 		return true
 	})
@@ -272,6 +276,7 @@ func (x *Indexer) build(defs *indexSet, labels bool, items iter.Seq2[string, run
 	x.nextGen++
 	s := newState(x.nextGen, x.latest.Load().seed, defs)
 	s.labels = labels
+	ed := x.eds.at(s)
 	for key, obj := range items {
 		if err := checkItem(key, obj); err != nil {
 			return nil, err
@@ -281,8 +286,8 @@ func (x *Indexer) build(defs *indexSet, labels bool, items iter.Seq2[string, run
 			return nil, err
 		}
 		kh := s.hash(key)
-		s.objects = s.objects.set(s.gen, kh, key, e)
-		s.apply(x.plan.moves, kh, key)
+		s.objects = s.objects.set(&ed.objects, kh, key, e)
+		s.apply(ed, x.plan.moves, kh, key)
 	}
 	s.rv = rv
 	return s, nil

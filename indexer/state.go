@@ -79,58 +79,75 @@ func (s *state) lookup(key string) (entry, bool) {
 	return s.objects.get(s.hash(key), key)
 }
 
+// editors are the writer's editors for the three kinds of trie a state is
+// made of, all at the generation of the state being edited. The Indexer
+// keeps one set for the life of the writer, so that nodes one write unlinks
+// serve the next (see editor).
+type editors struct {
+	objects editor[entry]
+	indexes editor[bucket]
+	buckets editor[struct{}]
+}
+
+// at points the editors at s, the open state about to be edited, and
+// returns them.
+func (ed *editors) at(s *state) *editors {
+	ed.objects.gen, ed.indexes.gen, ed.buckets.gen = s.gen, s.gen, s.gen
+	return ed
+}
+
 // apply carries out the index moves of one write of key (whose hash is kh).
-// s must be open.
-func (s *state) apply(moves []move, kh uint64, key string) {
+// s must be open, and ed at s.
+func (s *state) apply(ed *editors, moves []move, kh uint64, key string) {
 	for _, m := range moves {
 		idx := s.indexes[m.index]
 		for _, v := range m.remove {
-			idx = s.unfile(idx, v, kh, key)
+			idx = s.unfile(ed, idx, v, kh, key)
 		}
 		for _, v := range m.add {
-			idx = s.file(idx, v, kh, key)
+			idx = s.file(ed, idx, v, kh, key)
 		}
 		s.indexes[m.index] = idx
 	}
 }
 
 // file adds key to the bucket of value in idx.
-func (s *state) file(idx trie[bucket], value string, kh uint64, key string) trie[bucket] {
+func (s *state) file(ed *editors, idx trie[bucket], value string, kh uint64, key string) trie[bucket] {
 	vh := s.hash(value)
 	l, owned := idx.find(s.gen, vh, value)
 	if l != nil && owned {
 		// The bucket exists and every node down to it is ours: change it
 		// where it is, without a second descent.
-		l.val = l.val.set(s.gen, kh, key, struct{}{})
+		l.val = l.val.set(&ed.buckets, kh, key, struct{}{})
 		return idx
 	}
 	var b bucket
 	if l != nil {
 		b = l.val
 	}
-	b = b.set(s.gen, kh, key, struct{}{})
-	return idx.set(s.gen, vh, value, b)
+	b = b.set(&ed.buckets, kh, key, struct{}{})
+	return idx.set(&ed.indexes, vh, value, b)
 }
 
 // unfile removes key from the bucket of value in idx, and removes the bucket
 // itself when it becomes empty: an index of short-lived values (pod names,
 // UIDs) would otherwise keep one empty bucket per value it ever saw.
-func (s *state) unfile(idx trie[bucket], value string, kh uint64, key string) trie[bucket] {
+func (s *state) unfile(ed *editors, idx trie[bucket], value string, kh uint64, key string) trie[bucket] {
 	vh := s.hash(value)
 	l, owned := idx.find(s.gen, vh, value)
 	if l == nil {
 		return idx
 	}
-	b, removed := l.val.del(s.gen, kh, key)
+	b, removed := l.val.del(&ed.buckets, kh, key)
 	switch {
 	case !removed:
 		return idx
 	case b.size == 0:
-		idx, _ = idx.del(s.gen, vh, value)
+		idx, _ = idx.del(&ed.indexes, vh, value)
 		return idx
 	case owned:
 		l.val = b // as in file: in place, no second descent
 		return idx
 	}
-	return idx.set(s.gen, vh, value, b)
+	return idx.set(&ed.indexes, vh, value, b)
 }

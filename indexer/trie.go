@@ -20,6 +20,12 @@ import (
 // writer starts a new generation, and every node it then touches is copied
 // first. Clojure calls the same idea "transients".
 //
+// Deleting a key unlinks nodes (a node left empty, or holding a single leaf
+// that folds into its parent), and adding one makes nodes (two keys that want
+// one slot move down into a new node). A cache whose objects come and go
+// would make garbage at the rate of its churn, so a writer keeps the nodes it
+// unlinked and builds new ones from them (see editor).
+//
 // The trie itself is not safe for concurrent use; the Indexer decides who may
 // edit which generation (see state.go).
 
@@ -68,6 +74,55 @@ type leaf[V any] struct {
 	hash uint64
 	key  string
 	val  V
+}
+
+// editor is a writer's hold on tries of values of type V: the generation it
+// edits in place, and the nodes it unlinked, kept for reuse.
+//
+// Reuse is safe for exactly the nodes in-place editing is safe for. A node of
+// the editor's own generation was made after the last version any reader saw,
+// so once the edit in progress unlinks it, nothing can reach it any more. A
+// node of an older generation may still be part of a version somebody reads:
+// it is left to the garbage collector.
+//
+// The zero value edits generation sharedGen, which owns no node: every edit
+// copies. Not safe for concurrent use: it belongs to the writer.
+type editor[V any] struct {
+	gen   uint64
+	spare []*node[V]
+}
+
+// maxSpare bounds how many unlinked nodes an editor keeps. After a mass
+// delete the spares are what a regrowing trie will need, but they should not
+// pin much memory if it never regrows: a node holds at most 32 leaves.
+const maxSpare = 512
+
+// newNode returns an empty node of the editor's generation, a spare one if
+// there is one.
+func (ed *editor[V]) newNode() *node[V] {
+	k := len(ed.spare)
+	if k == 0 {
+		return &node[V]{gen: ed.gen}
+	}
+	n := ed.spare[k-1]
+	ed.spare[k-1] = nil
+	ed.spare = ed.spare[:k-1]
+	n.gen = ed.gen
+	return n
+}
+
+// drop takes back n, which the edit in progress has just unlinked, if n is of
+// the editor's generation (see editor). Its slices keep their capacity; what
+// they held is cleared, so that a spare node keeps no key or value alive.
+func (ed *editor[V]) drop(n *node[V]) {
+	if n.gen != ed.gen || len(ed.spare) == maxSpare {
+		return
+	}
+	clear(n.leaves)
+	clear(n.children)
+	n.leaves, n.children = n.leaves[:0], n.children[:0]
+	n.leafMap, n.childMap = 0, 0
+	ed.spare = append(ed.spare, n)
 }
 
 // slotBit returns the bit of the slot that hash h occupies at depth.
@@ -121,14 +176,14 @@ func (t trie[V]) find(gen, h uint64, key string) (*leaf[V], bool) {
 	return nil, false
 }
 
-// set returns the trie with key bound to val. Nodes of generation gen are
+// set returns the trie with key bound to val. Nodes of ed's generation are
 // edited in place; any other node on the path is copied first.
-func (t trie[V]) set(gen, h uint64, key string, val V) trie[V] {
+func (t trie[V]) set(ed *editor[V], h uint64, key string, val V) trie[V] {
 	root := t.root
 	if root == nil {
-		root = &node[V]{gen: gen}
+		root = ed.newNode()
 	}
-	root, added := root.set(gen, 0, h, key, val)
+	root, added := root.set(ed, 0, h, key, val)
 	t.root = root
 	if added {
 		t.size++
@@ -137,11 +192,11 @@ func (t trie[V]) set(gen, h uint64, key string, val V) trie[V] {
 }
 
 // del returns the trie without key, and whether key was there.
-func (t trie[V]) del(gen, h uint64, key string) (trie[V], bool) {
+func (t trie[V]) del(ed *editor[V], h uint64, key string) (trie[V], bool) {
 	if t.root == nil {
 		return t, false
 	}
-	root, removed := t.root.del(gen, 0, h, key)
+	root, removed := t.root.del(ed, 0, h, key)
 	if !removed {
 		return t, false
 	}
@@ -159,52 +214,51 @@ func (t trie[V]) each(yield func(l *leaf[V]) bool) bool {
 	return t.root.each(yield)
 }
 
-// own returns n itself when generation gen may edit it, else a copy owned by
-// gen. The copy gets fresh slices, so editing it can never reach n.
-func (n *node[V]) own(gen uint64) *node[V] {
-	if n.gen == gen {
+// own returns n itself when ed's generation may edit it, else a copy owned by
+// that generation. The copy has slices of its own, so editing it can never
+// reach n.
+func (n *node[V]) own(ed *editor[V]) *node[V] {
+	if n.gen == ed.gen {
 		return n
 	}
-	return &node[V]{
-		gen:      gen,
-		leafMap:  n.leafMap,
-		childMap: n.childMap,
-		leaves:   slices.Clone(n.leaves),
-		children: slices.Clone(n.children),
-	}
+	c := ed.newNode()
+	c.leafMap, c.childMap = n.leafMap, n.childMap
+	c.leaves = append(c.leaves, n.leaves...)
+	c.children = append(c.children, n.children...)
+	return c
 }
 
 // set binds key to val below n and returns the node that replaces n, and
 // whether the key is new.
-func (n *node[V]) set(gen uint64, depth int, h uint64, key string, val V) (*node[V], bool) {
+func (n *node[V]) set(ed *editor[V], depth int, h uint64, key string, val V) (*node[V], bool) {
 	if depth == collisionDepth {
-		return n.setCollision(gen, h, key, val)
+		return n.setCollision(ed, h, key, val)
 	}
 	bit := slotBit(h, depth)
 	switch {
 	case n.childMap&bit != 0:
 		i := position(n.childMap, bit)
-		child, added := n.children[i].set(gen, depth+1, h, key, val)
-		e := n.own(gen)
+		child, added := n.children[i].set(ed, depth+1, h, key, val)
+		e := n.own(ed)
 		e.children[i] = child
 		return e, added
 	case n.leafMap&bit != 0:
 		i := position(n.leafMap, bit)
 		if l := &n.leaves[i]; l.hash == h && l.key == key {
-			e := n.own(gen)
+			e := n.own(ed)
 			e.leaves[i].val = val
 			return e, false
 		}
 		// Two keys want the same slot: move both one level down.
-		child := pair(gen, depth+1, n.leaves[i], leaf[V]{hash: h, key: key, val: val})
-		e := n.own(gen)
+		child := pair(ed, depth+1, n.leaves[i], leaf[V]{hash: h, key: key, val: val})
+		e := n.own(ed)
 		e.leaves = slices.Delete(e.leaves, i, i+1)
 		e.leafMap &^= bit
 		e.children = slices.Insert(e.children, position(e.childMap, bit), child)
 		e.childMap |= bit
 		return e, true
 	default:
-		e := n.own(gen)
+		e := n.own(ed)
 		e.leaves = slices.Insert(e.leaves, position(e.leafMap, bit), leaf[V]{hash: h, key: key, val: val})
 		e.leafMap |= bit
 		return e, true
@@ -213,47 +267,47 @@ func (n *node[V]) set(gen uint64, depth int, h uint64, key string, val V) (*node
 
 // setCollision is set for a node at collisionDepth, whose leaves all share
 // one hash and are told apart by key alone.
-func (n *node[V]) setCollision(gen, h uint64, key string, val V) (*node[V], bool) {
+func (n *node[V]) setCollision(ed *editor[V], h uint64, key string, val V) (*node[V], bool) {
 	for i := range n.leaves {
 		if n.leaves[i].key == key {
-			e := n.own(gen)
+			e := n.own(ed)
 			e.leaves[i].val = val
 			return e, false
 		}
 	}
-	e := n.own(gen)
+	e := n.own(ed)
 	e.leaves = append(e.leaves, leaf[V]{hash: h, key: key, val: val})
 	return e, true
 }
 
 // pair builds the sub-trie at depth that holds two leaves which collided one
 // level up. While their hashes agree at this depth it nests one more level.
-func pair[V any](gen uint64, depth int, a, b leaf[V]) *node[V] {
-	n := &node[V]{gen: gen}
+func pair[V any](ed *editor[V], depth int, a, b leaf[V]) *node[V] {
+	n := ed.newNode()
 	if depth == collisionDepth {
-		n.leaves = []leaf[V]{a, b}
+		n.leaves = append(n.leaves, a, b)
 		return n
 	}
 	ba, bb := slotBit(a.hash, depth), slotBit(b.hash, depth)
 	if ba == bb {
 		n.childMap = ba
-		n.children = []*node[V]{pair(gen, depth+1, a, b)}
+		n.children = append(n.children, pair(ed, depth+1, a, b))
 		return n
 	}
 	n.leafMap = ba | bb
 	if ba < bb {
-		n.leaves = []leaf[V]{a, b}
+		n.leaves = append(n.leaves, a, b)
 	} else {
-		n.leaves = []leaf[V]{b, a}
+		n.leaves = append(n.leaves, b, a)
 	}
 	return n
 }
 
 // del removes key below n. It returns the node that replaces n (nil when n
 // became empty) and whether the key was found.
-func (n *node[V]) del(gen uint64, depth int, h uint64, key string) (*node[V], bool) {
+func (n *node[V]) del(ed *editor[V], depth int, h uint64, key string) (*node[V], bool) {
 	if depth == collisionDepth {
-		return n.delCollision(gen, key)
+		return n.delCollision(ed, key)
 	}
 	bit := slotBit(h, depth)
 	switch {
@@ -263,19 +317,20 @@ func (n *node[V]) del(gen uint64, depth int, h uint64, key string) (*node[V], bo
 			return n, false
 		}
 		if len(n.leaves) == 1 && len(n.children) == 0 {
+			ed.drop(n)
 			return nil, true
 		}
-		e := n.own(gen)
+		e := n.own(ed)
 		e.leaves = slices.Delete(e.leaves, i, i+1)
 		e.leafMap &^= bit
 		return e, true
 	case n.childMap&bit != 0:
 		i := position(n.childMap, bit)
-		child, removed := n.children[i].del(gen, depth+1, h, key)
+		child, removed := n.children[i].del(ed, depth+1, h, key)
 		if !removed {
 			return n, false
 		}
-		return n.replaceChild(gen, i, bit, child), true
+		return n.replaceChild(ed, i, bit, child), true
 	}
 	return n, false
 }
@@ -284,42 +339,48 @@ func (n *node[V]) del(gen uint64, depth int, h uint64, key string) (*node[V], bo
 // empty child is dropped; a child left with a single leaf is folded back into
 // n. Folding keeps the trie canonical: the shape depends only on the keys, not
 // on the history of edits, so deletes give memory back and paths stay short.
-func (n *node[V]) replaceChild(gen uint64, i int, bit uint32, child *node[V]) *node[V] {
+//
+// Every node a delete unlinks is dropped (see editor.drop): an empty child by
+// the del below, n itself when it is left empty, a child folded into n here.
+func (n *node[V]) replaceChild(ed *editor[V], i int, bit uint32, child *node[V]) *node[V] {
 	switch {
 	case child == nil:
 		if len(n.children) == 1 && len(n.leaves) == 0 {
+			ed.drop(n)
 			return nil
 		}
-		e := n.own(gen)
+		e := n.own(ed)
 		e.children = slices.Delete(e.children, i, i+1)
 		e.childMap &^= bit
 		return e
 	case len(child.leaves) == 1 && len(child.children) == 0:
 		// The leaf moves into n at the slot its hash has at n's depth. If n
 		// is then left with that leaf alone, n's parent folds n in turn.
-		e := n.own(gen)
+		e := n.own(ed)
 		e.children = slices.Delete(e.children, i, i+1)
 		e.childMap &^= bit
 		e.leaves = slices.Insert(e.leaves, position(e.leafMap, bit), child.leaves[0])
 		e.leafMap |= bit
+		ed.drop(child)
 		return e
 	default:
-		e := n.own(gen)
+		e := n.own(ed)
 		e.children[i] = child
 		return e
 	}
 }
 
 // delCollision is del for a node at collisionDepth.
-func (n *node[V]) delCollision(gen uint64, key string) (*node[V], bool) {
+func (n *node[V]) delCollision(ed *editor[V], key string) (*node[V], bool) {
 	for i := range n.leaves {
 		if n.leaves[i].key != key {
 			continue
 		}
 		if len(n.leaves) == 1 {
+			ed.drop(n)
 			return nil, true
 		}
-		e := n.own(gen)
+		e := n.own(ed)
 		e.leaves = slices.Delete(e.leaves, i, i+1)
 		return e, true
 	}

@@ -21,7 +21,8 @@ type trieVersion struct {
 // of shared hash prefixes, and full 64-bit collisions. Every few operations
 // the current version is frozen (the generation changes) and kept; at the end
 // each kept version must still equal the map it had, which proves that edits
-// of a new generation never touch nodes of an old one.
+// of a new generation never touch nodes of an old one, nor reuse them as
+// spares.
 func TestTrieMatchesMap(t *testing.T) {
 	seed := maphash.MakeSeed()
 	hashes := map[string]func(string) uint64{
@@ -38,23 +39,23 @@ func TestTrieMatchesMap(t *testing.T) {
 				cur   trie[int]
 				model = map[string]int{}
 				kept  []trieVersion
-				gen   = uint64(1)
+				ed    = &editor[int]{gen: 1}
 			)
 			for step := range 3000 {
 				key := fmt.Sprintf("k%d", rng.IntN(200))
 				if rng.IntN(3) == 0 {
 					var removed bool
-					cur, removed = cur.del(gen, hash(key), key)
+					cur, removed = cur.del(ed, hash(key), key)
 					_, had := model[key]
 					require.Equal(t, had, removed, "step %d: del(%s)", step, key)
 					delete(model, key)
 				} else {
-					cur = cur.set(gen, hash(key), key, step)
+					cur = cur.set(ed, hash(key), key, step)
 					model[key] = step
 				}
 				if rng.IntN(50) == 0 {
 					kept = append(kept, trieVersion{t: cur, model: maps.Clone(model)})
-					gen++
+					ed.gen++
 				}
 			}
 			kept = append(kept, trieVersion{t: cur, model: model})
@@ -119,17 +120,18 @@ func popcount(x uint32) int {
 func TestTrieInPlaceOnlyForOwnGeneration(t *testing.T) {
 	hash := func(k string) uint64 { return uint64(len(k)) }
 	var a trie[int]
-	a = a.set(1, hash("x"), "x", 1)
+	one, two := &editor[int]{gen: 1}, &editor[int]{gen: 2}
+	a = a.set(one, hash("x"), "x", 1)
 	root := a.root
-	a = a.set(1, hash("x"), "x", 2)
+	a = a.set(one, hash("x"), "x", 2)
 	require.Same(t, root, a.root, "the owning generation edits in place")
 
-	b := a.set(2, hash("x"), "x", 3)
+	b := a.set(two, hash("x"), "x", 3)
 	require.NotSame(t, a.root, b.root, "another generation copies")
 	v, _ := a.get(hash("x"), "x")
 	require.Equal(t, 2, v, "the old version is untouched")
 
-	c := b.set(sharedGen+1, hash("y"), "yy", 4) // generation 1 no longer owns b's root
+	c := b.set(one, hash("y"), "yy", 4) // generation 1 does not own b's root
 	require.NotSame(t, b.root, c.root)
 	_, ok := b.get(hash("yy"), "yy")
 	require.False(t, ok)
@@ -138,14 +140,15 @@ func TestTrieInPlaceOnlyForOwnGeneration(t *testing.T) {
 func TestTrieDeleteEverythingFreesTheRoot(t *testing.T) {
 	seed := maphash.MakeSeed()
 	var tr trie[int]
+	ed := &editor[int]{gen: 1}
 	for i := range 1000 {
 		k := fmt.Sprint(i)
-		tr = tr.set(1, maphash.String(seed, k), k, i)
+		tr = tr.set(ed, maphash.String(seed, k), k, i)
 	}
 	for i := range 1000 {
 		k := fmt.Sprint(i)
 		var ok bool
-		tr, ok = tr.del(1, maphash.String(seed, k), k)
+		tr, ok = tr.del(ed, maphash.String(seed, k), k)
 		require.True(t, ok)
 	}
 	require.Zero(t, tr.size)
@@ -169,17 +172,19 @@ func TestJoin(t *testing.T) {
 					m    trie[int]
 					s    trie[struct{}]
 					want = map[string]int{}
+					med  = &editor[int]{gen: 1}
+					sed  = &editor[struct{}]{gen: 1}
 				)
 				for i := range 300 {
 					k := fmt.Sprint(i)
 					if rng.IntN(2) == 0 {
-						m = m.set(1, hash(k), k, i)
+						m = m.set(med, hash(k), k, i)
 						if rng.IntN(3) > 0 {
-							s = s.set(1, hash(k), k, struct{}{})
+							s = s.set(sed, hash(k), k, struct{}{})
 							want[k] = i
 						}
 					} else if rng.IntN(10) == 0 {
-						s = s.set(1, hash(k), k, struct{}{}) // in the set only
+						s = s.set(sed, hash(k), k, struct{}{}) // in the set only
 						want[k] = -1
 					}
 				}
@@ -201,4 +206,71 @@ func TestJoin(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTrieReusesUnlinkedNodes: a trie whose keys come and go, like a cache
+// of short-lived pods, stops allocating once its editor has spare nodes:
+// what deletes unlink, adds build from.
+func TestTrieReusesUnlinkedNodes(t *testing.T) {
+	seed := maphash.MakeSeed()
+	keys := make([]string, 300)
+	hashes := make([]uint64, len(keys))
+	for i := range keys {
+		keys[i] = fmt.Sprintf("ns-%d/pod-%d", i%10, i)
+		hashes[i] = maphash.String(seed, keys[i])
+	}
+	ed := &editor[int]{gen: 1}
+	var tr trie[int]
+	cycle := func() {
+		for i, k := range keys {
+			tr = tr.set(ed, hashes[i], k, i)
+		}
+		for i, k := range keys {
+			tr, _ = tr.del(ed, hashes[i], k)
+		}
+	}
+	// A spare node may take a place that needs more room than it had:
+	// its slices grow, and keep that capacity. The growth is bounded (70
+	// or so nodes, 32 slots each), so the allocations die out.
+	warm := 0
+	for testing.AllocsPerRun(1, cycle) > 0 {
+		warm++
+		require.Less(t, warm, 50, "still allocating after %d cycles", warm)
+	}
+	require.NotEmpty(t, ed.spare, "the deletes kept what they unlinked")
+	require.Zero(t, testing.AllocsPerRun(5, cycle), "allocations per add-all, delete-all cycle")
+	require.Nil(t, tr.root)
+	for _, n := range ed.spare {
+		require.Empty(t, n.leaves, "a spare node holds no key or value")
+		require.Empty(t, n.children)
+		require.Zero(t, n.leafMap|n.childMap)
+	}
+}
+
+// TestTrieKeepsNodesOfOlderGenerations: a node made before the version a
+// reader may hold is never taken as a spare, however it is unlinked.
+func TestTrieKeepsNodesOfOlderGenerations(t *testing.T) {
+	seed := maphash.MakeSeed()
+	hash := func(k string) uint64 { return maphash.String(seed, k) }
+	one := &editor[int]{gen: 1}
+	var old trie[int]
+	for i := range 200 {
+		k := fmt.Sprint(i)
+		old = old.set(one, hash(k), k, i)
+	}
+	two := &editor[int]{gen: 2}
+	cur := old
+	for i := range 200 {
+		k := fmt.Sprint(i)
+		cur, _ = cur.del(two, hash(k), k)
+	}
+	require.Nil(t, cur.root)
+	for _, n := range two.spare {
+		require.Equal(t, uint64(2), n.gen, "only copies made by generation 2 are spares")
+	}
+	want := map[string]int{}
+	for i := range 200 {
+		want[fmt.Sprint(i)] = i
+	}
+	requireTrieEquals(t, old, want, hash, "the version generation 1 left")
 }
