@@ -18,21 +18,38 @@ type KeyFunc func(obj runtime.Object) (string, error)
 // for a cluster-scoped object. It is the same key format as client-go's, so
 // keys read from logs or from a lister mean the same thing in both worlds.
 func MetaNamespaceKey(obj runtime.Object) (string, error) {
+	var buf [keyBufLen]byte
+	b, err := AppendMetaNamespaceKey(buf[:0], obj)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// keyBufLen is room on the stack for the keys of nearly all objects: a
+// namespace and a name of 63 characters each, with room to spare.
+const keyBufLen = 128
+
+// AppendMetaNamespaceKey appends obj's MetaNamespaceKey to dst. It lets a
+// KeyFunc build a key without allocating, to look it up before deciding to
+// keep it (see informer's use of indexer.Indexer.Intern).
+func AppendMetaNamespaceKey(dst []byte, obj runtime.Object) ([]byte, error) {
 	if isNil(obj) {
-		return "", ErrNilObject
+		return dst, ErrNilObject
 	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
-		return "", fmt.Errorf("key of %T: %w", obj, err)
+		return dst, fmt.Errorf("key of %T: %w", obj, err)
 	}
 	name := m.GetName()
 	if name == "" {
-		return "", fmt.Errorf("key of %T: %w", obj, ErrNoName)
+		return dst, fmt.Errorf("key of %T: %w", obj, ErrNoName)
 	}
 	if ns := m.GetNamespace(); ns != "" {
-		return ns + "/" + name, nil
+		dst = append(dst, ns...)
+		dst = append(dst, '/')
 	}
-	return name, nil
+	return append(dst, name...), nil
 }
 
 // isNil reports whether obj is nil or an interface holding a nil pointer.

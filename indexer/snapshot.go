@@ -5,6 +5,7 @@ import (
 	"iter"
 	"maps"
 	"slices"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -219,6 +220,25 @@ func (x *Indexer) Get(key string) (runtime.Object, bool) {
 	e, ok := x.latest.Load().lookup(key)
 	x.mu.Unlock()
 	return e.obj, ok
+}
+
+// Intern returns the key the Indexer holds that is equal to b, if it holds
+// one. A caller about to make a string of b, to name an object the cache may
+// already have (a watch event for an update or a delete), can take the
+// stored string instead: no allocation, and every later comparison of the
+// two strings ends at the pointer, without reading the bytes. It locks like
+// Get.
+func (x *Indexer) Intern(b []byte) (string, bool) {
+	// view is b seen as a string, for the lookup only: it is never kept, so
+	// b may change after Intern returns.
+	view := unsafe.String(unsafe.SliceData(b), len(b))
+	if s := x.latest.Load(); s.frozen.Load() {
+		return s.storedKey(view)
+	}
+	x.mu.Lock()
+	key, ok := x.latest.Load().storedKey(view)
+	x.mu.Unlock()
+	return key, ok
 }
 
 // List returns every stored object, in no particular order. The slice is the

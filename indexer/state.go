@@ -79,6 +79,14 @@ func (s *state) lookup(key string) (entry, bool) {
 	return s.objects.get(s.hash(key), key)
 }
 
+// storedKey returns the key string s stores that equals key.
+func (s *state) storedKey(key string) (string, bool) {
+	if l, _ := s.objects.find(sharedGen, s.hash(key), key); l != nil {
+		return l.key, true
+	}
+	return "", false
+}
+
 // editors are the writer's editors for the three kinds of trie a state is
 // made of, all at the generation of the state being edited. The Indexer
 // keeps one set for the life of the writer, so that nodes one write unlinks
