@@ -58,82 +58,88 @@ type realTimer struct{ t *time.Timer }
 func (t realTimer) C() <-chan time.Time { return t.t.C }
 func (t realTimer) Stop() bool          { return t.t.Stop() }
 
-// quietTimer fires when nothing has happened for limit: it detects silence.
+// quietTimer detects silence: it fires when nothing has happened for limit.
 //
 // The reflector uses it twice: the stuck-watch watchdog (a watch with
 // bookmarks on must say something at least every bookmark interval) and the
 // bounded wait for the WatchList bookmark (initial events must keep flowing).
 //
-// Noting activity only records the time; the underlying timer is not reset
-// on every event, which would cost a timer per event on a busy watch. When
-// the timer fires, it sets a flag (see due) and rings the reflector's alarm;
-// the loop then calls expired, which checks whether the silence was real
-// and, if not, re-arms for the remainder. A limit <= 0 disables it: it
-// never fires.
+// Hearing of activity must cost next to nothing, because the watchdog hears
+// of every event of a busy watch: note only raises a flag, and never reads
+// the clock. Time is kept by a tick instead, a timer of limit/quietTicks.
+// When it fires it sets a flag (see due) and rings the reflector's alarm;
+// the loop then calls expired, which counts the tick as silent unless
+// activity was noted since the last one, and reports expiry after a whole
+// limit of silent ticks in a row. A silence is thus reported at least limit,
+// and at most limit plus one tick, after the last activity. The tick count
+// errs on the side of silence that is too long, never too short: a tick the
+// loop serves late has lasted longer than counted.
+//
+// A limit <= 0 disables it: it never fires.
 //
 // Not safe for concurrent use: it belongs to the loop that waits on it.
 type quietTimer struct {
 	clock Clock
 	limit time.Duration
-	ring  func()        // called when the timer fires
-	base  time.Time     // when the timer was made
-	last  time.Duration // when activity was last noted, as time since base
-	t     Timer         // nil when disabled
+	tick  time.Duration // the length of a full tick
+	ring  func()        // called when a tick ends
+	t     Timer         // the tick in progress; nil when disabled
+	armed time.Duration // the length of the tick in progress
+	quiet time.Duration // silence counted so far: the silent ticks since activity was last heard
+	heard bool          // activity was noted during the tick in progress
 	fired atomic.Bool
 }
 
-// newQuietAlarm returns a quietTimer that calls ring when it fires.
+// quietTicks is how many ticks make up a quietTimer's limit: the precision
+// with which it measures silence, against the number of timers it runs.
+const quietTicks = 4
+
+// newQuietAlarm returns a quietTimer that calls ring at the end of every
+// tick.
 func newQuietAlarm(c Clock, limit time.Duration, ring func()) *quietTimer {
 	q := &quietTimer{clock: c, limit: limit, ring: ring}
 	if limit > 0 {
-		q.base = c.Now()
-		q.arm(limit)
+		q.tick = max(limit/quietTicks, 1)
+		q.arm()
 	}
 	return q
 }
 
-// elapsed returns the time since the timer was made. With the real clock it
-// reads only the monotonic clock: note runs once per event on a busy watch,
-// and time.Now also reads the wall clock, which nothing here needs.
-func (q *quietTimer) elapsed() time.Duration {
-	if _, real := q.clock.(RealClock); real {
-		return time.Since(q.base)
-	}
-	return q.clock.Now().Sub(q.base)
-}
-
-// arm starts the timer for d.
-func (q *quietTimer) arm(d time.Duration) {
-	q.t = q.clock.AfterFunc(d, func() {
+// arm starts the next tick: a full one, or what is left of the limit.
+func (q *quietTimer) arm() {
+	q.armed = min(q.tick, q.limit-q.quiet)
+	q.t = q.clock.AfterFunc(q.armed, func() {
 		q.fired.Store(true)
 		q.ring()
 	})
 }
 
-// due reports, once, that the timer has fired: the caller must then call
+// due reports, once, that a tick has ended: the caller must then call
 // expired.
 func (q *quietTimer) due() bool { return q.fired.Load() && q.fired.Swap(false) }
 
-// note records activity now.
-func (q *quietTimer) note() {
-	if q.t != nil {
-		q.last = q.elapsed()
-	}
-}
+// note records activity.
+func (q *quietTimer) note() { q.heard = true }
 
-// expired is called when due reported true. It reports whether the
-// silence has lasted limit; if not, it re-arms the timer for what is left.
+// expired is called when due reported true. It counts the tick that ended,
+// reports whether the silence has now lasted limit and, if not, starts the
+// next tick.
 func (q *quietTimer) expired() bool {
-	silent := q.silence()
-	if silent >= q.limit {
+	if q.heard {
+		q.heard, q.quiet = false, 0
+	} else {
+		q.quiet += q.armed
+	}
+	if q.quiet >= q.limit {
 		return true
 	}
-	q.arm(q.limit - silent)
+	q.arm()
 	return false
 }
 
-// silence returns how long nothing has happened.
-func (q *quietTimer) silence() time.Duration { return q.elapsed() - q.last }
+// silence returns how long nothing has happened, as far as the ticks tell:
+// at least this long.
+func (q *quietTimer) silence() time.Duration { return q.quiet }
 
 // stop releases the timer.
 func (q *quietTimer) stop() {

@@ -57,6 +57,8 @@ type Options struct {
 	// bookmark: the stream may not stay silent longer than this while the
 	// reflector waits for it (and the whole wait may not exceed the watch's
 	// own timeout). Then the reflector falls back to list+watch. Default 10s.
+	// Silence is measured as the watchdog's is (see StuckWatchFactor): the
+	// fall-back comes at most a quarter of WatchListTimeout late.
 	WatchListTimeout time.Duration
 
 	// BookmarkInterval is how often the server sends bookmarks on an idle
@@ -65,7 +67,10 @@ type Options struct {
 	// StuckWatchFactor: a watch silent for longer than StuckWatchFactor x
 	// BookmarkInterval is presumed dead (a half-open TCP connection, a
 	// proxy that swallowed the stream) and restarted from the last
-	// resourceVersion. Default 3; negative disables the watchdog.
+	// resourceVersion. Default 3; negative disables the watchdog. The
+	// watchdog measures silence in ticks of a quarter of that limit, so it
+	// acts between the limit and the limit plus a quarter after the last
+	// event: never early.
 	StuckWatchFactor float64
 
 	// Clock is the source of time. Default RealClock.

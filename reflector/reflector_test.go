@@ -411,56 +411,92 @@ func TestResyncNotStarvedByABusyWatch(t *testing.T) {
 	assert.LessOrEqual(t, i, 1+1+maxBurst, "the resync waited for more than maxBurst events")
 }
 
+// tickQuiet advances the clock by one watchdog tick and waits until the
+// reflector has counted it and started the next one.
+func (h *harness) tickQuiet(t *testing.T, tick time.Duration) {
+	t.Helper()
+	h.clk.Advance(tick)
+	h.clk.waitPending(t, 1)
+}
+
 func TestWatchdogRestartsSilentWatch(t *testing.T) {
 	h := start(t, newScriptLW(), Options{WatchList: WatchListOff, BookmarkInterval: time.Minute, StuckWatchFactor: 3})
 	fw := watch.NewRaceFreeFake()
 	h.sync("10").watch(fw, nil)
 	h.waitState(StateWatching)
 
-	assert.Equal(t, []time.Duration{3 * time.Minute}, h.clk.waitPending(t, 1))
-	h.clk.Advance(2 * time.Minute)
+	// The limit is 3m; the watchdog keeps time in ticks of a quarter of it.
+	const tick = 45 * time.Second
+	assert.Equal(t, []time.Duration{tick}, h.clk.waitPending(t, 1))
+	h.tickQuiet(t, tick)
+	h.tickQuiet(t, tick) // 1m30s of silence counted
 	fw.Action(watch.Bookmark, bookmark("20", false))
 	h.store.waitOps(t, 2)
-	h.clk.Advance(2 * time.Minute) // 4m since start, 2m since the bookmark
-	// The watchdog re-arms for the remaining minute instead of firing.
-	assert.Equal(t, []time.Duration{time.Minute}, h.clk.waitPending(t, 1))
+	h.tickQuiet(t, tick) // this tick heard the bookmark: the count starts over
+	h.tickQuiet(t, tick)
+	h.tickQuiet(t, tick)
+	h.tickQuiet(t, tick) // 2m15s counted: not yet
 	h.lw.none(t)
-	h.clk.Advance(time.Minute)
+	assert.Empty(t, h.errors())
+	h.clk.Advance(tick) // 3m counted (3m45s after the bookmark, within a tick of the limit)
 
 	e := h.waitErr(KindStuckWatch)
 	assert.ErrorIs(t, e, ErrStuckWatch)
+	assert.ErrorContains(t, e, "nothing for 3m0s")
 	w := h.lw.next(t, "watch")
 	assert.Equal(t, "20", w.opts.ResourceVersion, "restarted from the last RV, no backoff")
 	assert.True(t, fw.IsStopped())
 	assert.Equal(t, int64(0), h.r.Stats().Backoffs)
 }
 
-// An event the loop takes on its fast path counts as activity too, even
-// when it is the only one of its burst.
+// Events the loop takes from its fast path count as activity. The store
+// holds up the first event after each of the loop's pauses to serve its
+// timers (every maxBurst events): a watchdog tick ends meanwhile, and the
+// loop counts it at its next pause, after maxBurst more events, all taken
+// from the fast path. Five such ticks in a row, more than the limit: had the
+// fast path not been heard, the watch would have been restarted.
 func TestWatchdogHearsTheFastPath(t *testing.T) {
 	h := start(t, newScriptLW(), Options{WatchList: WatchListOff, BookmarkInterval: time.Minute, StuckWatchFactor: 3})
-	entered, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	h.store.onAdd = func() { once.Do(func() { close(entered); <-release }) }
-	fw := watch.NewRaceFreeFake()
+	const rounds = 5
+	entered, release, gone := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(gone) }) // runs before the harness stops the reflector
+	var adds int
+	h.store.onAdd = func() {
+		adds++ // the reflector's goroutine only
+		if n := adds - (maxBurst + 2); n >= 0 && n%maxBurst == 0 && n/maxBurst < rounds {
+			select {
+			case entered <- struct{}{}:
+				select {
+				case <-release:
+				case <-gone:
+				}
+			case <-gone:
+			}
+		}
+	}
+	total := 1 + maxBurst*(rounds+1)
+	fw := watch.NewFakeWithChanSize(total, false)
+	for i := range total { // all waiting before the watch starts
+		fw.Add(pod("p", strconv.Itoa(11+i)))
+	}
 	h.sync("10").watch(fw, nil)
-	h.waitState(StateWatching)
-	assert.Equal(t, []time.Duration{3 * time.Minute}, h.clk.waitPending(t, 1))
-
-	fw.Add(pod("p0", "11")) // noted at 0m; the reflector then waits in the store
-	<-entered
-	h.clk.Advance(2 * time.Minute)
-	fw.Add(pod("p1", "12")) // waiting when the store returns: the fast path takes it at 2m
-	close(release)
-	h.store.waitOps(t, 3)
-	h.clk.Advance(2 * time.Minute) // 4m since start, at most 2m since p1
-	// The watchdog re-arms for what is left of p1's three minutes (p1 is
-	// noted when its burst ends, at 2m or, if the loop is slower than this
-	// test, at 4m). Had it missed p1, it would have found four silent
-	// minutes, reported a stuck watch and asked for a new one.
-	left := h.clk.waitPending(t, 1)
-	require.Len(t, left, 1)
-	assert.True(t, left[0] >= time.Minute && left[0] <= 3*time.Minute, "re-armed for %v", left[0])
+	const tick = 45 * time.Second // a quarter of the 3m limit
+	for round := range rounds {
+		select {
+		case <-entered:
+		case <-time.After(waitFor):
+			t.Fatalf("round %d: the store was not reached; errors: %v", round, h.errors())
+		}
+		h.clk.waitPending(t, 1)
+		select {
+		case <-h.r.alarm: // rung by the last tick, which the loop served without waiting
+		default:
+		}
+		h.clk.Advance(tick)
+		require.Eventually(t, func() bool { return len(h.r.alarm) == 1 }, waitFor, time.Millisecond, "the tick rang")
+		release <- struct{}{}
+	}
+	h.waitRV(strconv.Itoa(10 + total))
 	h.lw.none(t)
 	assert.Empty(t, h.errors())
 }

@@ -91,7 +91,6 @@ func (r *Reflector) consume(ctx context.Context, w watch.Interface, hold bool) (
 		// starved; ctx is polled on every event.
 		if burst == maxBurst {
 			burst = 0
-			dog.note()
 			if err := r.serveDue(dog); err != nil {
 				return events, err
 			}
@@ -102,6 +101,7 @@ func (r *Reflector) consume(ctx context.Context, w watch.Interface, hold bool) (
 				if !ok {
 					return events, streamEnd(w)
 				}
+				dog.note()
 				events++
 				if err := r.handleEvent(ev, &hold); err != nil {
 					return events, err
@@ -111,12 +111,7 @@ func (r *Reflector) consume(ctx context.Context, w watch.Interface, hold bool) (
 		}
 		// Nothing ready: sleep until something is. (A timer that fired
 		// meanwhile has rung the alarm, so the select serves it at once.)
-		// Events the fast path took are noted to the watchdog now, once
-		// for the burst, so that even a single one counts as activity.
-		if burst > 0 {
-			dog.note()
-			burst = 0
-		}
+		burst = 0
 		select {
 		case <-ctx.Done():
 			return events, ctx.Err()
@@ -151,8 +146,7 @@ func (r *Reflector) serveDue(dog *quietTimer) error {
 
 // maxBurst is how many events consume takes through its fast path before
 // it serves the timers that fired. A due resync therefore waits for at most
-// that many events, and the watchdog hears of activity at least that often
-// (and at the end of every burst).
+// that many events, and so does a watchdog tick.
 const maxBurst = 64
 
 // tryReceive takes an event from ch if one is ready, without blocking. got

@@ -70,8 +70,12 @@ func TestWatchListTimeoutFallsBackToListAndStopsTrying(t *testing.T) {
 	h := start(t, newScriptLW(), Options{WatchListTimeout: 10 * time.Second})
 	fw := watch.NewRaceFreeFake() // a server that ignores sendInitialEvents
 	h.lw.next(t, "watch").watch(fw, nil)
-	h.clk.waitPending(t, 2) // the idle wait and the overall deadline
-	h.clk.Advance(10 * time.Second)
+	// The idle wait keeps time in ticks of a quarter of its 10s; the
+	// overall deadline is the other timer.
+	for range 4 {
+		h.clk.waitPending(t, 2)
+		h.clk.Advance(10 * time.Second / 4)
+	}
 
 	e := h.waitErr(KindWatchListTimeout)
 	assert.Equal(t, opWatchList, e.Op)
