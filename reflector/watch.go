@@ -98,12 +98,10 @@ func (r *Reflector) consume(ctx context.Context, w watch.Interface, hold bool) (
 		if !isDone(ctx) {
 			if ev, ok, got := tryReceive(w.ResultChan()); got {
 				burst++
-				if !ok {
-					return events, streamEnd(w)
+				if ok {
+					events++
 				}
-				dog.note()
-				events++
-				if err := r.handleEvent(ev, &hold); err != nil {
+				if over, err := r.received(ev, ok, w, dog, &hold); over {
 					return events, err
 				}
 				continue
@@ -120,16 +118,27 @@ func (r *Reflector) consume(ctx context.Context, w watch.Interface, hold bool) (
 				return events, err
 			}
 		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return events, streamEnd(w)
+			if ok {
+				events++
 			}
-			dog.note()
-			events++
-			if err := r.handleEvent(ev, &hold); err != nil {
+			if over, err := r.received(ev, ok, w, dog, &hold); over {
 				return events, err
 			}
 		}
 	}
+}
+
+// received handles what a receive from w's result channel gave, on either
+// path of consume: the end of the stream (over, and why: nil for a normal
+// close), or an event, which the watchdog hears of and the store is given
+// (over if it was an ERROR event).
+func (r *Reflector) received(ev watch.Event, ok bool, w watch.Interface, dog *quietTimer, hold *bool) (over bool, err error) {
+	if !ok {
+		return true, streamEnd(w)
+	}
+	dog.note()
+	err = r.handleEvent(ev, hold)
+	return err != nil, err
 }
 
 // serveDue serves the timers that fired: a resync tick, and the watchdog,
