@@ -212,14 +212,8 @@ func hasLabelValue(obj runtime.Object, value string) bool {
 // copy its path in every trie, and the informer reads the old object before
 // every write it makes.
 func (x *Indexer) Get(key string) (runtime.Object, bool) {
-	if s := x.latest.Load(); s.frozen.Load() {
-		e, ok := s.lookup(key)
-		return e.obj, ok
-	}
-	x.mu.Lock()
-	e, ok := x.latest.Load().lookup(key)
-	x.mu.Unlock()
-	return e.obj, ok
+	l, ok := x.point(key)
+	return l.val.obj, ok
 }
 
 // Intern returns the key the Indexer holds that is equal to b, if it holds
@@ -229,16 +223,22 @@ func (x *Indexer) Get(key string) (runtime.Object, bool) {
 // two strings ends at the pointer, without reading the bytes. It locks like
 // Get.
 func (x *Indexer) Intern(b []byte) (string, bool) {
-	// view is b seen as a string, for the lookup only: it is never kept, so
-	// b may change after Intern returns.
-	view := unsafe.String(unsafe.SliceData(b), len(b))
+	// b seen as a string, for the lookup only: it is never kept, so b may
+	// change after Intern returns.
+	l, ok := x.point(unsafe.String(unsafe.SliceData(b), len(b)))
+	return l.key, ok
+}
+
+// point is Get and Intern: the leaf of key in the newest state, read without
+// freezing it (see Get).
+func (x *Indexer) point(key string) (leaf[entry], bool) {
 	if s := x.latest.Load(); s.frozen.Load() {
-		return s.storedKey(view)
+		return s.leafOf(key)
 	}
 	x.mu.Lock()
-	key, ok := x.latest.Load().storedKey(view)
+	l, ok := x.latest.Load().leafOf(key)
 	x.mu.Unlock()
-	return key, ok
+	return l, ok
 }
 
 // List returns every stored object, in no particular order. The slice is the

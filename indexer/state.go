@@ -79,12 +79,13 @@ func (s *state) lookup(key string) (entry, bool) {
 	return s.objects.get(s.hash(key), key)
 }
 
-// storedKey returns the key string s stores that equals key.
-func (s *state) storedKey(key string) (string, bool) {
+// leafOf returns a copy of the leaf that holds key: the key string s
+// stores, and its entry.
+func (s *state) leafOf(key string) (leaf[entry], bool) {
 	if l, _ := s.objects.find(sharedGen, s.hash(key), key); l != nil {
-		return l.key, true
+		return *l, true
 	}
-	return "", false
+	return leaf[entry]{}, false
 }
 
 // editors are the writer's editors for the three kinds of trie a state is
