@@ -11,28 +11,37 @@
 // every registered handler without letting any one of them hold up the
 // informer or the other handlers.
 //
-// # One goroutine and one buffer per handler
+// # One goroutine per handler, one journal for all
 //
 // A handler might enqueue a key in a microsecond or call a remote service for
 // a second. If the informer called handlers directly, the slowest one would
 // set the pace for the cache and for all the others. So each handler gets
-// its own goroutine and its own unbounded buffer: Distribute appends the
-// notification to every buffer and returns, and each goroutine drains its
-// buffer in order. A slow handler only grows its own backlog, which its
-// Registration.Stats exposes (Pending, MaxPending, handling times) so that
-// the lag is visible rather than guessed.
+// its own goroutine, reading at its own pace.
 //
-// Unbounded means memory, so the buffer gives memory back: it is a list of
-// fixed-size chunks, and drained chunks are released. After a burst the
-// buffer shrinks to at most two chunks (client-go's ring buffer keeps its
-// peak size forever, kubernetes#122067).
+// What the goroutines read is one shared journal: an append-only list of
+// fixed-size pages of notifications. Distribute appends a notification once,
+// by value, and returns; each handler has a cursor, and its backlog is the
+// part of the journal between its cursor and the end. (client-go gives each
+// handler its own buffer and appends to every one of them, so distributing
+// costs O(handlers).) A slow handler holds up nobody: it only keeps more
+// pages alive. Its Registration.Stats exposes the backlog (Pending,
+// MaxPending, handling times) so that the lag is visible rather than
+// guessed.
+//
+// Unbounded means memory, so the journal gives memory back. Each page counts
+// the cursors that have yet to leave it; the last to leave empties it and
+// hands it back for reuse, so a handler that drains a burst returns the
+// burst's memory as it goes. After the burst the journal is back to a few
+// pages (client-go's buffers keep their peak size forever,
+// kubernetes#122067). A handler removed while stuck in Handle stops
+// claiming new pages at once, so it cannot make the journal grow either.
 //
 // # Knowing when a handler has caught up
 //
 // The informer calls MarkSynced once its cache holds the initial list. At
-// that moment the processor places a marker in every handler's buffer,
-// behind the initial notifications. When a handler's goroutine reaches its
-// marker, the handler has seen the whole initial state: its
+// that moment the processor appends a marker to the journal, behind the
+// initial notifications. When a handler's goroutine reaches the marker, the
+// handler has seen the whole initial state: its
 // Registration.HasSynced becomes true and its Synced channel closes. A handler
 // that panics still moves past its notifications, so it still syncs (in
 // client-go it never does, kubernetes#129024).
@@ -47,22 +56,24 @@
 //
 // A handler added while the informer runs needs the current state first. The
 // informer passes an immutable snapshot of its cache (a State, taken in O(1))
-// to AddHandler; the handler's own goroutine replays it as Adds with
-// InInitialList set, then continues with the live stream, which Distribute
-// has been buffering meanwhile. Nothing else waits for the replay.
+// to AddHandler; the handler joins the journal at its end at that moment,
+// and its own goroutine replays the snapshot as Adds with InInitialList set,
+// then continues with the live stream, which the journal has been keeping
+// for it meanwhile. Nothing else waits for the replay.
 //
 // # Resync
 //
 // A handler may ask to be re-sent every cached object periodically
 // (HandlerOptions.ResyncPeriod), as an Update whose Old and Object are the
-// same. Periods are per handler: ShouldResync(now) marks which handlers are
-// due, and a Distribute with isSync set reaches only those. The exact
-// schedule is described in resync.go.
+// same. Periods are per handler: ShouldResync(now) records which handlers
+// are due, and a Distribute with isSync set appends a notification addressed
+// to those only; the others skip it. The exact schedule is described in
+// resync.go.
 //
 // # Lifecycle
 //
 // Handlers added before Run start with Run. Run blocks until its context is
-// done and every handler goroutine has returned; buffered notifications are
-// then dropped. Registration.Remove stops one handler and returns a channel
+// done and every handler goroutine has returned; notifications not yet
+// handled are then dropped. Registration.Remove stops one handler and returns a channel
 // closed when its goroutine is gone. No goroutine outlives Run.
 package processor

@@ -38,8 +38,8 @@ func (t EventType) String() string {
 
 // Notification is one change handed to a handler.
 //
-// It is a plain value: the processor copies it into each handler's buffer, so
-// a handler may keep it. The objects it points to are shared with the cache
+// It is a plain value: the processor stores it once, in the journal every
+// handler reads, and hands each handler a copy, so a handler may keep it. The objects it points to are shared with the cache
 // and with every other handler, so a handler must treat them as read-only
 // (DeepCopy before modifying).
 type Notification struct {

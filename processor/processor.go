@@ -24,17 +24,31 @@ const (
 // A Processor is safe for concurrent use. It is meant to be fed by one
 // goroutine (the informer's), which calls Distribute, MarkSynced and
 // ShouldResync in stream order; AddHandler, Remove and Stats may be called
-// from anywhere.
+// from anywhere. Concurrent Distribute calls are safe but serialise: the
+// journal has one end.
 type Processor struct {
 	opts  Options
 	watch stopwatch // times Handle calls
 
-	// marker is the sync marker MarkSynced places in every buffer: a
-	// pointer no Distribute call ever produces, recognised by identity. When
-	// a handler's goroutine reaches it, everything before it has been
+	// j is the journal every handler reads (see journal). Besides
+	// notifications it carries the sync marker MarkSynced appends: when a
+	// handler's goroutine reaches it, everything before it has been
 	// handled. Carrying this in the stream itself, instead of counting
 	// notifications, is what keeps HasSynced exact without polling.
-	marker *Notification
+	j *journal
+
+	// sleepers counts the handler goroutines that are parked, or about to
+	// park, waiting for the journal to grow: while it is 0, which is most of
+	// the time under load, Distribute wakes nobody and looks at no
+	// registration.
+	sleepers atomic.Int32
+
+	// due is the set of handlers due in the current resync round, replaced
+	// by each ShouldResync; resync notifications carry it.
+	due atomic.Pointer[recipients]
+
+	// marker is what the sync marker's entry points to.
+	marker *recipients
 
 	// mu guards state, runCtx, synced, seq, writes to regs, and each
 	// Registration's nextResync, started and removed fields. It is never held
@@ -60,7 +74,8 @@ func New(opts Options) *Processor {
 	p := &Processor{
 		opts:   opts.withDefaults(),
 		watch:  newStopwatch(opts.Now),
-		marker: new(Notification),
+		j:      newJournal(),
+		marker: &recipients{marker: true},
 	}
 	p.regs.Store(&[]*Registration{})
 	return p
@@ -68,7 +83,7 @@ func New(opts Options) *Processor {
 
 // Run starts a goroutine per registered handler, then blocks until ctx is
 // done and every handler goroutine has exited. A handler busy in Handle is
-// waited for; notifications still buffered when ctx is done are dropped,
+// waited for; notifications not yet handled when ctx is done are dropped,
 // because nobody is left to want them. Calling Run a second time returns at
 // once without doing anything.
 func (p *Processor) Run(ctx context.Context) {
@@ -144,11 +159,12 @@ func (p *Processor) AddHandler(h Handler, opts HandlerOptions, initial State) (*
 	if period > 0 {
 		r.nextResync = p.opts.Now().Add(period)
 	}
-	if p.synced {
-		// The upstream cache is already synced: this handler is synced as
-		// soon as it has replayed initial, which comes before its buffer.
-		r.push(p.marker)
-	}
+	// The upstream cache may already be synced (the marker is behind the
+	// join point): this handler is synced as soon as it has replayed
+	// initial, which comes before the journal.
+	r.syncAfterReplay = p.synced
+	r.cur, r.plainAtJoin = p.j.join()
+	r.atSeq.Store(r.cur.page.seq.Load())
 	regs := *p.regs.Load()
 	p.regs.Store(new(append(slices.Clip(regs), r)))
 	if p.state == running {
@@ -169,39 +185,64 @@ func (p *Processor) remove(r *Registration) {
 	if i := slices.Index(regs, r); i >= 0 {
 		p.regs.Store(new(slices.Delete(slices.Clone(regs), i, i+1)))
 	}
-	r.close(r.started)
+	r.closed.Store(true) // the backlog is dropped
 	if r.started {
+		// stop first: once the goroutine sees it, it reads no more entries,
+		// so detaching its cursor cannot pull a page from under it.
 		close(r.stop) // the goroutine closes done when it exits
+		p.j.detach(&r.cur)
 	} else {
-		close(r.done) // no goroutine ever ran, and Run will not start one
+		p.j.leave(&r.cur) // no goroutine ever ran, and Run will not start one
+		close(r.done)
 	}
 }
 
-// Len returns the number of registered handlers. Distribute's cost grows
-// with it, which is what the informer uses it for.
+// Len returns the number of registered handlers. The cost of waking the
+// handlers that keep up, and so wait for every notification, grows with it,
+// which is what the informer uses it for.
 func (p *Processor) Len() int { return len(*p.regs.Load()) }
 
 // Distribute hands n to every handler or, when isSync is true, only to the
-// handlers that the latest ShouldResync found due. It copies n once, appends
-// a pointer to that copy to each handler's buffer and returns: O(handlers)
-// appends, and it never waits for a handler.
+// handlers that the latest ShouldResync found due. It appends n to the
+// journal once, whatever the number of handlers, wakes the handler
+// goroutines that were waiting for more (usually none, under load) and
+// returns: it never waits for a handler.
 //
 // The informer sets isSync for a periodic resync's Sync deltas and for an
 // object that a relist found unchanged: both mean "you have seen this
 // already", which only handlers that asked for a resync want to hear again.
 func (p *Processor) Distribute(n Notification, isSync bool) {
-	var shared *Notification // one copy for all handlers, made on first use
+	if len(*p.regs.Load()) == 0 {
+		return
+	}
+	e := entry{n: n}
+	if isSync {
+		due := p.due.Load()
+		if due == nil || len(due.due) == 0 {
+			return
+		}
+		for r := range due.due {
+			r.extra.Add(1) // before the entry is published: see Registration.extra
+		}
+		e.to = due
+	}
+	p.j.append(e)
+	p.wakeSleepers()
+}
+
+// wakeSleepers wakes the handler goroutines parked waiting for the journal
+// to grow. See Registration.park for the handshake.
+func (p *Processor) wakeSleepers() {
+	if p.sleepers.Load() == 0 {
+		return
+	}
 	for _, r := range *p.regs.Load() {
-		if isSync && !r.resyncDue.Load() {
-			continue
+		if r.parked.Load() && r.unpark() {
+			select {
+			case r.wake <- struct{}{}:
+			default: // cannot happen: one wake per park, taken by that park
+			}
 		}
-		if shared == nil {
-			// Copy inside the branch, not with &n up front: &n would move n
-			// to the heap on every call, even when no handler is due.
-			shared = new(Notification)
-			*shared = n
-		}
-		r.push(shared)
 	}
 }
 
@@ -216,7 +257,8 @@ func (p *Processor) MarkSynced() {
 		return
 	}
 	p.synced = true
-	for _, r := range *p.regs.Load() {
-		r.push(p.marker)
+	if len(*p.regs.Load()) > 0 {
+		p.j.append(entry{to: p.marker})
+		p.wakeSleepers()
 	}
 }

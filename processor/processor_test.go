@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -90,7 +91,7 @@ func TestBufferCapacityShrinksAfterBurst(t *testing.T) {
 	close(g.release)
 	require.Eventually(t, func() bool { return reg.Stats().Delivered == burst }, waitFor, millisecond)
 	st := reg.Stats()
-	assert.LessOrEqual(t, st.BufferCapacity, 2*chunkLen, "capacity fell back from %d", grown)
+	assert.LessOrEqual(t, st.BufferCapacity, 2*pageLen, "capacity fell back from %d", grown)
 	assert.Equal(t, burst, st.MaxPending)
 	assert.Zero(t, st.Pending)
 }
@@ -328,10 +329,12 @@ func TestGeneratedNames(t *testing.T) {
 	assert.Equal(t, "Delete", Delete.String())
 }
 
-// TestDistributeCopiesOnlyWhenSomeoneListens checks the allocation profile
-// of Distribute: one shared copy when at least one handler takes the
-// notification, none when a resync notification finds nobody due.
-func TestDistributeCopiesOnlyWhenSomeoneListens(t *testing.T) {
+// TestDistributeAllocatesNothingPerNotification checks the allocation
+// profile of Distribute: the notification is stored by value in the shared
+// journal, whose pages hold pageLen of them, so ten handlers cost no
+// allocation per notification, and a resync notification that finds nobody
+// due costs nothing at all.
+func TestDistributeAllocatesNothingPerNotification(t *testing.T) {
 	p := New(Options{})
 	for range 10 {
 		_, err := p.AddHandler(newRecorder(), HandlerOptions{}, nil)
@@ -339,9 +342,42 @@ func TestDistributeCopiesOnlyWhenSomeoneListens(t *testing.T) {
 	}
 	n := addOf("ns", "a")
 	assert.Zero(t, testing.AllocsPerRun(100, func() { p.Distribute(n, true) }), "nobody is due")
-	p.Distribute(n, false) // the buffers' first chunks are allocated here
-	allocs := testing.AllocsPerRun(100, func() { p.Distribute(n, false) })
-	assert.Equal(t, 1.0, allocs, "one copy shared by ten buffers")
+	made := p.j.made()
+	allocs := testing.AllocsPerRun(4*pageLen, func() { p.Distribute(n, false) })
+	assert.Zero(t, allocs, "less than one allocation per notification")
+	assert.Equal(t, 4, p.j.made()-made, "one page per pageLen notifications nobody has read yet")
+}
+
+// TestRemovedStuckHandlerDoesNotHoldTheJournal removes a handler while it
+// is stuck in Handle: from then on it must not keep the pages distributed
+// after its removal alive, or one stuck handler would make the journal grow
+// without bound while the others keep up.
+func TestRemovedStuckHandlerDoesNotHoldTheJournal(t *testing.T) {
+	p := New(Options{})
+	stuck, live := newGate(), newRecorder()
+	reg, err := p.AddHandler(stuck, HandlerOptions{}, nil)
+	require.NoError(t, err)
+	liveReg, err := p.AddHandler(live, HandlerOptions{}, nil)
+	require.NoError(t, err)
+	startProcessor(t, p)
+	p.Distribute(addOf("ns", "first"), false)
+	stuck.waitEntered(t)
+	done := reg.Remove()
+
+	made := p.j.made()
+	for i := range 50 * pageLen {
+		p.Distribute(addOf("ns", strconv.Itoa(i)), false)
+		if i%pageLen == 0 { // the live handler catches up, a page at a time
+			want := uint64(i + 2)
+			require.Eventually(t, func() bool { return liveReg.Stats().Delivered == want }, waitFor, millisecond)
+		}
+	}
+	assert.LessOrEqual(t, p.j.made()-made, spareLen+4, "pages were reused, not kept for the removed handler")
+
+	close(stuck.release)
+	waitClosed(t, done, "the removed handler's goroutine")
+	assert.Zero(t, reg.Stats().Pending)
+	assert.Zero(t, reg.Stats().BufferCapacity)
 }
 
 func TestLenCountsRegisteredHandlers(t *testing.T) {

@@ -3,17 +3,16 @@ package processor
 import (
 	"context"
 	"runtime/debug"
-	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// batchLen is how many entries a handler's goroutine takes from its buffer
-// per lock acquisition.
+// batchLen is how many entries a handler's goroutine takes from the journal
+// at a time, between two looks at the writer's progress.
 const batchLen = 32
 
-// Registration is one handler added to a Processor: its buffer, its
-// goroutine's state and its statistics. It is the handle AddHandler returns,
+// Registration is one handler added to a Processor: its place in the
+// journal, its goroutine's state and its statistics. It is the handle AddHandler returns,
 // through which the caller asks whether the handler has synced, reads its
 // stats and removes it.
 //
@@ -30,33 +29,45 @@ type Registration struct {
 	started    bool      // a goroutine was started for this registration
 	removed    bool      // Remove was called
 
-	// resyncDue is written by ShouldResync (under p.mu) and read by
-	// Distribute without any lock, so that distributing a resync does not
-	// serialise on the processor's mutex.
-	resyncDue atomic.Bool
+	// syncAfterReplay is set when the handler is added after MarkSynced:
+	// it is synced as soon as it has replayed initial. It is written before
+	// the goroutine starts.
+	syncAfterReplay bool
 
-	mu         sync.Mutex // guards buf, pushed, maxPending and closed
-	buf        buffer
-	pushed     uint64 // notifications ever given to the handler, replay included
-	maxPending int
-	closed     bool // no more pushes are accepted: removed, or goroutine exited
+	// cur is the goroutine's position in the journal. It is set when the
+	// handler joins, in AddHandler, and from then on only the goroutine
+	// touches it (or remove, if the goroutine never started). atSeq mirrors
+	// the number of cur's page, for Stats.
+	cur   cursor
+	atSeq atomic.Uint64
 
-	// initial is replayed as Adds before the buffer. It is written before the
+	// Counters for Pending. The handler is owed every plain notification
+	// appended since it joined (the processor's plain count minus
+	// plainAtJoin), plus extra: its initial replay and the resync
+	// notifications of rounds it was due in. Both are raised before the
+	// entries they count are published, so that Pending is never negative.
+	plainAtJoin uint64
+	extra       atomic.Uint64
+	maxPending  atomic.Int64
+	closed      atomic.Bool // removed, or goroutine exited: the backlog is dropped
+
+	// parked is set while the goroutine sleeps, or is about to, waiting for
+	// the journal to grow; a writer that clears it owes the goroutine a wake.
+	parked atomic.Bool
+
+	// initial is replayed as Adds before the journal. It is written before the
 	// goroutine starts and read only by the goroutine.
 	initial State
 
-	wake   chan struct{} // capacity 1: "the buffer is no longer empty"
+	wake   chan struct{} // capacity 1: "the journal has grown"
 	stop   chan struct{} // closed by Remove
 	done   chan struct{} // closed when the goroutine has exited (or will never run)
 	synced chan struct{} // closed when the goroutine has handled the sync marker
 
-	// Counters written only by the goroutine and read by Stats (push reads
-	// delivered too); atomics because taking r.mu once more per
-	// notification would double the locking cost. Pending is pushed - delivered: no
-	// counter is written by both the distributor and the goroutine. They
-	// sit on a cache line of their own, away from mu and buf, which the
-	// distributor writes, so that the two sides do not bounce one line
-	// between them on every notification.
+	// Counters written only by the goroutine and read by Stats. They sit on
+	// a cache line of their own, away from the fields the writer reads, so
+	// that the two sides do not bounce one line between them on every
+	// notification.
 	_         [64]byte
 	delivered atomic.Uint64
 	panics    atomic.Uint64
@@ -78,8 +89,8 @@ func newRegistration(p *Processor, h Handler, name string, period time.Duration,
 		synced:       make(chan struct{}),
 	}
 	if initial != nil {
-		r.pushed = uint64(initial.Len())
-		r.maxPending = initial.Len()
+		r.extra.Store(uint64(initial.Len()))
+		r.maxPending.Store(int64(initial.Len()))
 	}
 	return r
 }
@@ -109,27 +120,42 @@ func (r *Registration) Synced() <-chan struct{} { return r.synced }
 
 // Stats returns a snapshot of the handler's progress.
 func (r *Registration) Stats() HandlerStats {
-	// delivered first: it only grows, so pushed, read after it, is never
-	// smaller, and Pending never negative.
-	delivered := r.delivered.Load()
-	r.mu.Lock()
-	pushed, maxPending, capacity := r.pushed, r.maxPending, r.buf.capacity()
-	r.mu.Unlock()
-	return HandlerStats{
+	st := HandlerStats{
 		Name:               r.name,
-		Pending:            int(pushed - delivered),
-		MaxPending:         maxPending,
-		Delivered:          delivered,
+		Delivered:          r.delivered.Load(),
 		Panics:             r.panics.Load(),
 		LastHandleDuration: time.Duration(r.lastDur.Load()),
 		MaxHandleDuration:  time.Duration(r.maxDur.Load()),
-		BufferCapacity:     capacity,
+	}
+	if !r.closed.Load() {
+		st.Pending = int(r.pending(st.Delivered))
+		st.BufferCapacity = r.p.j.pagesFrom(r.atSeq.Load()) * pageLen
+	}
+	st.MaxPending = int(r.raiseMaxPending(int64(st.Pending)))
+	return st
+}
+
+// pending returns how many notifications the handler is owed beyond the
+// delivered ones. delivered must be read before: it only grows, and what
+// is owed, read after it, is never smaller.
+func (r *Registration) pending(delivered uint64) uint64 {
+	return r.p.j.plain.Load() - r.plainAtJoin + r.extra.Load() - delivered
+}
+
+// raiseMaxPending records p as the highest Pending if it is, and returns
+// the highest.
+func (r *Registration) raiseMaxPending(p int64) int64 {
+	for {
+		m := r.maxPending.Load()
+		if p <= m || r.maxPending.CompareAndSwap(m, p) {
+			return max(m, p)
+		}
 	}
 }
 
 // Remove stops delivery to the handler and returns a channel that is closed
 // once its goroutine has finished, including any Handle call in progress.
-// Notifications still buffered are dropped. Remove is idempotent: later calls
+// Notifications not yet handled are dropped. Remove is idempotent: later calls
 // return the same channel. Do not wait on the channel from inside the
 // handler itself: the goroutine cannot finish while it is waiting.
 func (r *Registration) Remove() <-chan struct{} {
@@ -137,35 +163,7 @@ func (r *Registration) Remove() <-chan struct{} {
 	return r.done
 }
 
-// push appends e to the buffer and wakes the goroutine if it may be asleep.
-// It never blocks on the handler: this is the O(1) step Distribute takes per
-// handler.
-func (r *Registration) push(n *Notification) {
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		return
-	}
-	// The goroutine sleeps only after finding the buffer empty under r.mu,
-	// so only a push onto an empty buffer needs to wake it.
-	wasEmpty := r.buf.len() == 0
-	r.buf.push(n)
-	if n != r.p.marker {
-		r.pushed++
-		if p := int(r.pushed - r.delivered.Load()); p > r.maxPending {
-			r.maxPending = p
-		}
-	}
-	r.mu.Unlock()
-	if wasEmpty {
-		select {
-		case r.wake <- struct{}{}:
-		default: // a wake-up is already pending
-		}
-	}
-}
-
-// run is the handler's goroutine: replay, then drain the buffer until the
+// run is the handler's goroutine: replay, then read the journal until the
 // processor stops or the registration is removed.
 func (r *Registration) run(ctx context.Context) {
 	defer close(r.done)
@@ -173,30 +171,63 @@ func (r *Registration) run(ctx context.Context) {
 	if !r.replay(ctx) {
 		return
 	}
-	batch := make([]*Notification, batchLen)
+	if r.syncAfterReplay {
+		close(r.synced)
+	}
 	for {
-		r.mu.Lock()
-		n := r.buf.popInto(batch)
-		r.mu.Unlock()
-		if n == 0 {
-			select {
-			case <-ctx.Done():
+		es := r.cur.next(r.p.j, batchLen)
+		if es == nil {
+			if !r.park(ctx) {
 				return
-			case <-r.stop:
-				return
-			case <-r.wake:
-				continue
 			}
+			continue
 		}
+		r.atSeq.Store(r.cur.page.seq.Load())
+		r.raiseMaxPending(int64(r.pending(r.delivered.Load())))
 		clock := r.p.watch.read()
-		for i := range batch[:n] {
+		for i := range es {
 			if r.stopping(ctx) {
 				return
 			}
-			clock = r.handleEntry(batch[i], clock)
-			batch[i] = nil // release the objects for the garbage collector
+			clock = r.handleEntry(&es[i], clock)
 		}
 	}
+}
+
+// park waits until the journal grows past the cursor, and reports false if
+// the goroutine must exit instead.
+//
+// The handshake with the writer (Processor.wakeSleepers): the goroutine
+// raises parked and counts itself asleep, then looks at the journal once
+// more; the writer publishes an entry, then looks at the count. Whichever
+// goes second sees the other's move, so an entry is never left unread by a
+// sleeping goroutine. The one that lowers parked settles the count, and if
+// it is the writer, it also sends the wake.
+func (r *Registration) park(ctx context.Context) bool {
+	r.parked.Store(true)
+	r.p.sleepers.Add(1)
+	if r.cur.ready() && r.unpark() {
+		return true
+	}
+	select {
+	case <-ctx.Done():
+		r.unpark()
+		return false
+	case <-r.stop:
+		r.unpark()
+		return false
+	case <-r.wake:
+		return true
+	}
+}
+
+// unpark lowers parked if it is still raised, and reports whether it was.
+func (r *Registration) unpark() bool {
+	if r.parked.CompareAndSwap(true, false) {
+		r.p.sleepers.Add(-1)
+		return true
+	}
+	return false
 }
 
 // replay delivers the initial objects as Adds flagged InInitialList. It runs
@@ -238,18 +269,21 @@ func (r *Registration) stopping(ctx context.Context) bool {
 	}
 }
 
-// handleEntry delivers a notification or, for the sync marker, records that
-// the handler has synced. clock is as for deliver.
-func (r *Registration) handleEntry(n *Notification, clock time.Duration) time.Duration {
-	if n != r.p.marker {
-		return r.deliver(*n, clock)
+// handleEntry delivers a notification meant for the handler or, for the
+// sync marker, records that the handler has synced. clock is as for deliver.
+func (r *Registration) handleEntry(e *entry, clock time.Duration) time.Duration {
+	if e.isMarker() {
+		select {
+		case <-r.synced: // already closed; MarkSynced places one marker, but be safe
+		default:
+			close(r.synced)
+		}
+		return clock
 	}
-	select {
-	case <-r.synced: // already closed; MarkSynced places one marker, but be safe
-	default:
-		close(r.synced)
+	if !e.isFor(r) {
+		return clock
 	}
-	return clock
+	return r.deliver(e.n, clock)
 }
 
 // deliver calls the handler once and records how it went. start is a clock
@@ -287,24 +321,9 @@ func (r *Registration) call(n Notification) (panicked bool) {
 	return false
 }
 
-// shutdown runs when the goroutine exits: it refuses further pushes and drops
-// what is buffered.
+// shutdown runs when the goroutine exits: it drops the backlog, and the
+// cursor, so that the journal's pages are not kept alive for it.
 func (r *Registration) shutdown() {
-	r.mu.Lock()
-	r.closed = true
-	r.buf.reset()
-	r.pushed = r.delivered.Load() // the backlog is dropped: nothing pending
-	r.mu.Unlock()
-}
-
-// close refuses further pushes and, if the goroutine never started (and so
-// never will), also drops the buffer. Called by the processor under p.mu.
-func (r *Registration) close(started bool) {
-	r.mu.Lock()
-	r.closed = true
-	if !started {
-		r.buf.reset()
-		r.pushed = r.delivered.Load()
-	}
-	r.mu.Unlock()
+	r.closed.Store(true)
+	r.p.j.leave(&r.cur)
 }

@@ -103,7 +103,7 @@ func TestStatsWithFakeClock(t *testing.T) {
 	}
 	p.MarkSynced()
 	before := reg.Stats()
-	assert.Equal(t, HandlerStats{Name: "timed", Pending: 3, MaxPending: 3, BufferCapacity: chunkLen}, before)
+	assert.Equal(t, HandlerStats{Name: "timed", Pending: 3, MaxPending: 3, BufferCapacity: pageLen}, before)
 
 	startProcessor(t, p)
 	waitClosed(t, reg.Synced(), "sync")
@@ -114,7 +114,7 @@ func TestStatsWithFakeClock(t *testing.T) {
 		Delivered:          3,
 		LastHandleDuration: 10 * time.Millisecond,
 		MaxHandleDuration:  20 * time.Millisecond,
-		BufferCapacity:     chunkLen,
+		BufferCapacity:     pageLen,
 	}, reg.Stats())
 }
 

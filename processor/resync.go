@@ -33,14 +33,16 @@ func resyncStep(now, next time.Time, period time.Duration) (due bool, newNext ti
 func (p *Processor) ShouldResync(now time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	anyDue := false
+	due := make(map[*Registration]bool)
 	for _, r := range *p.regs.Load() {
-		due, next := resyncStep(now, r.nextResync, r.resyncPeriod)
+		isDue, next := resyncStep(now, r.nextResync, r.resyncPeriod)
 		r.nextResync = next
-		r.resyncDue.Store(due)
-		anyDue = anyDue || due
+		if isDue {
+			due[r] = true
+		}
 	}
-	return anyDue
+	p.due.Store(&recipients{due: due})
+	return len(due) > 0
 }
 
 // ResyncInterval returns the shortest resync period among the current

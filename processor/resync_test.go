@@ -154,3 +154,39 @@ func TestResyncIntervalFollowsHandlers(t *testing.T) {
 	require.Zero(t, p.ResyncInterval())
 	require.False(t, slices.Contains(*p.regs.Load(), slow))
 }
+
+// TestResyncRoundIsFixedWhenDistributed checks that whether a handler gets a
+// resync notification is decided when the notification is distributed, by
+// the round in force then, and not when the handler gets to it: a handler
+// stuck behind reads an earlier round's notifications after a later round
+// has started.
+func TestResyncRoundIsFixedWhenDistributed(t *testing.T) {
+	clock := newFakeClock()
+	p := New(Options{Now: clock.Now})
+	behind, other := newGate(), newRecorder()
+	_, err := p.AddHandler(behind, HandlerOptions{Name: "behind", ResyncPeriod: time.Second}, nil)
+	require.NoError(t, err)
+	_, err = p.AddHandler(other, HandlerOptions{Name: "other", ResyncPeriod: 3 * time.Second}, nil)
+	require.NoError(t, err)
+	startProcessor(t, p)
+	p.Distribute(addOf("ns", "first"), false)
+	got := []string{behind.waitEntered(t).Key} // stuck until released
+
+	clock.Advance(time.Second) // t=1s: behind is due, other is not
+	require.True(t, p.ShouldResync(clock.Now()))
+	p.Distribute(addOf("ns", "round-1"), true)
+	clock.Advance(2 * time.Second) // t=3s: other is due, and behind again
+	require.True(t, p.ShouldResync(clock.Now()))
+	p.Distribute(addOf("ns", "round-2"), true)
+	clock.Advance(time.Second / 2) // t=3.5s: nobody is due
+	require.False(t, p.ShouldResync(clock.Now()))
+	p.Distribute(addOf("ns", "round-3"), true)
+	p.Distribute(addOf("ns", "last"), false)
+
+	assert.Equal(t, []string{"ns/first", "ns/round-2", "ns/last"}, other.nextKeys(t, 3))
+	close(behind.release)
+	for range 3 {
+		got = append(got, behind.waitEntered(t).Key)
+	}
+	assert.Equal(t, []string{"ns/first", "ns/round-1", "ns/round-2", "ns/last"}, got)
+}

@@ -13,7 +13,10 @@ type HandlerStats struct {
 	// drops to 0 when the handler is removed or the processor stops, since
 	// the backlog is then discarded.
 	Pending int
-	// MaxPending is the highest Pending ever observed: the worst backlog.
+	// MaxPending is the highest Pending observed: the worst backlog. It is
+	// observed each time the handler's goroutine takes work (a batch of up
+	// to 32 notifications) and each time Stats is called, so it can miss a
+	// peak between two observations by at most one batch.
 	MaxPending int
 	// Delivered counts the notifications the handler has finished handling,
 	// including those during which it panicked.
@@ -28,9 +31,11 @@ type HandlerStats struct {
 	LastHandleDuration time.Duration
 	// MaxHandleDuration is the longest Handle call so far.
 	MaxHandleDuration time.Duration
-	// BufferCapacity is how many notifications the handler's buffer can hold
-	// without allocating. It grows during a burst and falls back once the
-	// backlog is drained.
+	// BufferCapacity is how many notifications the journal pages the
+	// handler keeps alive can hold: the pages from the one it is reading to
+	// the one being written (see the package documentation). It grows while
+	// the handler falls behind and falls back as it catches up. It is 0 once
+	// the handler is removed or its goroutine has exited.
 	BufferCapacity int
 }
 

@@ -1,0 +1,226 @@
+package processor
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// numbered is the entry for the i-th notification of a test stream.
+func numbered(i int) entry {
+	return entry{n: Notification{Type: Add, Key: strconv.Itoa(i), Object: pod("ns", strconv.Itoa(i))}}
+}
+
+// readAll reads from c until it catches up, in batches of at most max
+// entries, and returns the keys it read.
+func readAll(j *journal, c *cursor, max int) []string {
+	var keys []string
+	for {
+		es := c.next(j, max)
+		if es == nil {
+			return keys
+		}
+		for i := range es {
+			keys = append(keys, es[i].n.Key)
+		}
+	}
+}
+
+func keysFrom(from, to int) []string {
+	var keys []string
+	for i := from; i < to; i++ {
+		keys = append(keys, strconv.Itoa(i))
+	}
+	return keys
+}
+
+// made is how many pages j has allocated so far, the first one included.
+func (j *journal) made() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.allocated
+}
+
+func TestJournalReadsInOrderAcrossPages(t *testing.T) {
+	j := newJournal()
+	c, plain := j.join()
+	require.Zero(t, plain)
+	const n = 5*pageLen + 7
+	for i := range n {
+		j.append(numbered(i))
+	}
+	assert.Equal(t, keysFrom(0, n), readAll(j, &c, batchLen))
+	assert.Nil(t, c.next(j, batchLen), "caught up")
+	assert.False(t, c.ready())
+	j.append(numbered(n))
+	assert.True(t, c.ready())
+	assert.Equal(t, keysFrom(n, n+1), readAll(j, &c, batchLen))
+	assert.Equal(t, uint64(n+1), j.plain.Load())
+}
+
+func TestJournalJoinStartsAtTheEnd(t *testing.T) {
+	j := newJournal()
+	early, _ := j.join()
+	for i := range pageLen + 3 {
+		j.append(numbered(i))
+	}
+	late, plain := j.join()
+	assert.Equal(t, uint64(pageLen+3), plain, "the count at the join point")
+	j.append(numbered(pageLen + 3))
+	assert.Equal(t, keysFrom(pageLen+3, pageLen+4), readAll(j, &late, 5), "only what came after the join")
+	assert.Equal(t, keysFrom(0, pageLen+4), readAll(j, &early, 5))
+}
+
+// TestJournalReusesPagesOnceEveryReaderPassed follows the reference counts:
+// a page goes back to the spares when the last reader leaves it, emptied,
+// and not before.
+func TestJournalReusesPagesOnceEveryReaderPassed(t *testing.T) {
+	j := newJournal()
+	fast, _ := j.join()
+	slow, _ := j.join()
+	for i := range 3 * pageLen {
+		j.append(numbered(i))
+	}
+	j.append(numbered(3 * pageLen)) // a fourth page: the third is full and left by the writer
+	first := slow.page
+	require.Len(t, readAll(j, &fast, pageLen), 3*pageLen+1)
+	assert.Empty(t, j.spare, "the slow reader still needs the first three pages")
+	assert.Equal(t, int32(1), first.refs.Load(), "only the slow reader's claim is left")
+
+	require.Len(t, readAll(j, &slow, pageLen), 3*pageLen+1)
+	require.Len(t, j.spare, 3, "both readers and the writer left the first three pages")
+	for _, p := range j.spare {
+		assert.Equal(t, [pageLen]entry{}, p.entries, "a spare page keeps no object alive")
+		assert.Zero(t, p.written.Load())
+		assert.Nil(t, p.next.Load())
+	}
+
+	made := j.made()
+	for i := range 3 * pageLen {
+		j.append(numbered(i))
+	}
+	assert.Equal(t, made, j.made(), "the spares were used instead of new pages")
+	assert.Equal(t, keysFrom(0, 3*pageLen), readAll(j, &fast, 7))
+}
+
+func TestJournalKeepsAtMostSpareLenPages(t *testing.T) {
+	j := newJournal()
+	c, _ := j.join()
+	burst := (spareLen + 10) * pageLen
+	for i := range burst {
+		j.append(numbered(i))
+	}
+	j.append(numbered(burst))
+	require.Len(t, readAll(j, &c, pageLen), burst+1)
+	assert.Len(t, j.spare, spareLen, "the rest went to the garbage collector")
+}
+
+// TestJournalDetachedCursorStopsClaiming is a removed handler stuck in
+// Handle: it keeps what it had, not what comes after, so the other readers'
+// pages are reused while it is stuck, and its own claims come back when it
+// leaves.
+func TestJournalDetachedCursorStopsClaiming(t *testing.T) {
+	j := newJournal()
+	stuck, _ := j.join()
+	live, _ := j.join()
+	for i := range 2 * pageLen {
+		j.append(numbered(i))
+	}
+	j.detach(&stuck)
+	j.detach(&stuck) // idempotent: the reader count drops once
+	made := j.made()
+	for i := range 40 * pageLen {
+		j.append(numbered(i))
+		if i%pageLen == 0 {
+			readAll(j, &live, pageLen)
+		}
+	}
+	readAll(j, &live, pageLen)
+	assert.LessOrEqual(t, j.made()-made, 4, "pages after the detach were reused, not kept for the stuck reader")
+
+	claimed := stuck.page
+	j.leave(&stuck)
+	assert.Nil(t, stuck.page)
+	assert.Zero(t, claimed.refs.Load(), "its claims came back when it left")
+	j.leave(&stuck) // a left cursor has nothing more to give back
+	j.mu.Lock()
+	assert.Equal(t, int32(1), j.readers)
+	j.mu.Unlock()
+}
+
+func TestJournalLeaveGivesBackEveryClaim(t *testing.T) {
+	j := newJournal()
+	idle, _ := j.join()
+	for i := range 3*pageLen + 1 {
+		j.append(numbered(i))
+	}
+	pages := []*page{idle.page, idle.page.next.Load(), idle.page.next.Load().next.Load()}
+	j.leave(&idle)
+	for i, p := range pages {
+		assert.Zero(t, p.refs.Load(), "page %d", i)
+	}
+	assert.Equal(t, int32(1), j.tail.Load().refs.Load(), "the tail keeps the writer's claim")
+}
+
+// TestJournalConcurrentReaders runs one writer against readers that come
+// and go, each reading in batches of random size: every reader must see
+// exactly the stream from its join point on, in order, however the pages
+// were reused under it. Run it with -race.
+func TestJournalConcurrentReaders(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	j := newJournal()
+	const total = 60 * pageLen
+	var (
+		wg     sync.WaitGroup
+		stop   = make(chan struct{})
+		failed = make(chan string, 16)
+	)
+	reader := func(seed uint64) {
+		defer wg.Done()
+		rng := rand.New(rand.NewPCG(seed, 1))
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			c, plain := j.join()
+			want := int(plain) // the next number this reader must see
+			for range rng.IntN(4 * pageLen) {
+				es := c.next(j, rng.IntN(batchLen)+1)
+				for i := range es {
+					if got := es[i].n.Key; got != strconv.Itoa(want) {
+						failed <- "read " + got + ", want " + strconv.Itoa(want)
+						j.leave(&c)
+						return
+					}
+					want++
+				}
+			}
+			if rng.IntN(2) == 0 {
+				j.detach(&c)
+			}
+			j.leave(&c)
+		}
+	}
+	for i := range 4 {
+		wg.Add(1)
+		go reader(rng.Uint64() + uint64(i))
+	}
+	for i := range total {
+		j.append(numbered(i))
+	}
+	close(stop)
+	wg.Wait()
+	close(failed)
+	for msg := range failed {
+		t.Error(msg)
+	}
+}
