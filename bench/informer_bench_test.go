@@ -5,6 +5,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -28,7 +29,8 @@ import (
 //	go run golang.org/x/perf/cmd/benchstat@latest -col /impl pipeline.txt
 //
 // prints, for 1, 10 and 100 handlers, the wall-clock time (sec/op), CPU
-// time (cpu-ns/op, see processCPU), bytes and allocations per event through
+// time (cpu-ns/op, see processCPU), bytes and allocations per event (the
+// exact allocs/event beside allocs/op, which is rounded down) through
 // reflector -> queue -> indexer -> processor -> handlers, and the ratio
 // between the two implementations.
 //
@@ -209,18 +211,24 @@ func benchmarkPipeline(b *testing.B, impl pipelineImpl, pool *replayPool, handle
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
+	var mem0, mem1 runtime.MemStats
+	runtime.ReadMemStats(&mem0)
 	cpu0 := processCPU()
 	b.ResetTimer()
 	stop := r.start()
 	err = r.await(pipelineTimeout)
 	b.StopTimer()
 	cpu := processCPU() - cpu0
+	runtime.ReadMemStats(&mem1)
 	stop()
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	// allocs/op is rounded down to a whole number; below one allocation per
+	// event that says 0, so the exact figure is reported as well.
+	b.ReportMetric(float64(mem1.Mallocs-mem0.Mallocs)/float64(b.N), "allocs/event")
 }
 
 // processCPU returns the CPU time (user and system, all threads) this process
