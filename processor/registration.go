@@ -176,13 +176,15 @@ func (r *Registration) run(ctx context.Context) {
 	}
 	for {
 		es := r.cur.next(r.p.j, batchLen)
+		if seq := r.cur.page.seq.Load(); seq != r.atSeq.Load() {
+			r.atSeq.Store(seq) // the cursor moved to a new page
+		}
 		if es == nil {
 			if !r.park(ctx) {
 				return
 			}
 			continue
 		}
-		r.atSeq.Store(r.cur.page.seq.Load())
 		r.raiseMaxPending(int64(r.pending(r.delivered.Load())))
 		clock := r.p.watch.read()
 		for i := range es {
