@@ -202,6 +202,11 @@ func (j *journal) join() (cursor, uint64) {
 func (j *journal) detach(c *cursor) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	j.detachLocked(c)
+}
+
+// detachLocked is detach with mu held; a second call does nothing.
+func (j *journal) detachLocked(c *cursor) {
 	if c.detached {
 		return
 	}
@@ -220,11 +225,7 @@ func (j *journal) leave(c *cursor) {
 		return
 	}
 	j.mu.Lock()
-	if !c.detached {
-		c.detached = true
-		c.lastClaim = j.tail.Load().seq.Load()
-		j.readers--
-	}
+	j.detachLocked(c)
 	var claimed []*page
 	for p := c.page; p != nil && p.seq.Load() <= c.lastClaim; p = p.next.Load() {
 		claimed = append(claimed, p)

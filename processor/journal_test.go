@@ -39,6 +39,13 @@ func keysFrom(from, to int) []string {
 	return keys
 }
 
+// fill appends the notifications numbered from to to-1.
+func fill(j *journal, from, to int) {
+	for i := from; i < to; i++ {
+		j.append(numbered(i))
+	}
+}
+
 // made is how many pages j has allocated so far, the first one included.
 func (j *journal) made() int {
 	j.mu.Lock()
@@ -51,13 +58,11 @@ func TestJournalReadsInOrderAcrossPages(t *testing.T) {
 	c, plain := j.join()
 	require.Zero(t, plain)
 	const n = 5*pageLen + 7
-	for i := range n {
-		j.append(numbered(i))
-	}
+	fill(j, 0, n)
 	assert.Equal(t, keysFrom(0, n), readAll(j, &c, batchLen))
 	assert.Nil(t, c.next(j, batchLen), "caught up")
 	assert.False(t, c.ready())
-	j.append(numbered(n))
+	fill(j, n, n+1)
 	assert.True(t, c.ready())
 	assert.Equal(t, keysFrom(n, n+1), readAll(j, &c, batchLen))
 	assert.Equal(t, uint64(n+1), j.plain.Load())
@@ -66,9 +71,7 @@ func TestJournalReadsInOrderAcrossPages(t *testing.T) {
 func TestJournalJoinStartsAtTheEnd(t *testing.T) {
 	j := newJournal()
 	early, _ := j.join()
-	for i := range pageLen + 3 {
-		j.append(numbered(i))
-	}
+	fill(j, 0, pageLen+3)
 	late, plain := j.join()
 	assert.Equal(t, uint64(pageLen+3), plain, "the count at the join point")
 	j.append(numbered(pageLen + 3))
@@ -83,10 +86,7 @@ func TestJournalReusesPagesOnceEveryReaderPassed(t *testing.T) {
 	j := newJournal()
 	fast, _ := j.join()
 	slow, _ := j.join()
-	for i := range 3 * pageLen {
-		j.append(numbered(i))
-	}
-	j.append(numbered(3 * pageLen)) // a fourth page: the third is full and left by the writer
+	fill(j, 0, 3*pageLen+1) // a fourth page: the third is full and left by the writer
 	first := slow.page
 	require.Len(t, readAll(j, &fast, pageLen), 3*pageLen+1)
 	assert.Empty(t, j.spare, "the slow reader still needs the first three pages")
@@ -101,9 +101,7 @@ func TestJournalReusesPagesOnceEveryReaderPassed(t *testing.T) {
 	}
 
 	made := j.made()
-	for i := range 3 * pageLen {
-		j.append(numbered(i))
-	}
+	fill(j, 0, 3*pageLen)
 	assert.Equal(t, made, j.made(), "the spares were used instead of new pages")
 	assert.Equal(t, keysFrom(0, 3*pageLen), readAll(j, &fast, 7))
 }
@@ -112,10 +110,7 @@ func TestJournalKeepsAtMostSpareLenPages(t *testing.T) {
 	j := newJournal()
 	c, _ := j.join()
 	burst := (spareLen + 10) * pageLen
-	for i := range burst {
-		j.append(numbered(i))
-	}
-	j.append(numbered(burst))
+	fill(j, 0, burst+1)
 	require.Len(t, readAll(j, &c, pageLen), burst+1)
 	assert.Len(t, j.spare, spareLen, "the rest went to the garbage collector")
 }
@@ -128,9 +123,7 @@ func TestJournalDetachedCursorStopsClaiming(t *testing.T) {
 	j := newJournal()
 	stuck, _ := j.join()
 	live, _ := j.join()
-	for i := range 2 * pageLen {
-		j.append(numbered(i))
-	}
+	fill(j, 0, 2*pageLen)
 	j.detach(&stuck)
 	j.detach(&stuck) // idempotent: the reader count drops once
 	made := j.made()
@@ -156,9 +149,7 @@ func TestJournalDetachedCursorStopsClaiming(t *testing.T) {
 func TestJournalLeaveGivesBackEveryClaim(t *testing.T) {
 	j := newJournal()
 	idle, _ := j.join()
-	for i := range 3*pageLen + 1 {
-		j.append(numbered(i))
-	}
+	fill(j, 0, 3*pageLen+1)
 	pages := []*page{idle.page, idle.page.next.Load(), idle.page.next.Load().next.Load()}
 	j.leave(&idle)
 	for i, p := range pages {
@@ -214,9 +205,7 @@ func TestJournalConcurrentReaders(t *testing.T) {
 		wg.Add(1)
 		go reader(rng.Uint64() + uint64(i))
 	}
-	for i := range total {
-		j.append(numbered(i))
-	}
+	fill(j, 0, total)
 	close(stop)
 	wg.Wait()
 	close(failed)
