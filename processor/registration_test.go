@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -121,6 +122,10 @@ func TestStatsWithFakeClock(t *testing.T) {
 // TestConcurrentUse distributes a numbered stream while other goroutines add,
 // remove and inspect handlers. Every handler must see a strictly increasing
 // subsequence, and the permanent handler the whole stream. Run with -race.
+// TestConcurrentUse distributes while other goroutines add, remove and
+// resync handlers. Every handler must see the stream from where it joined
+// on, in order, without a gap or a duplicate, and those still registered
+// must reach its end. Run it with -race.
 func TestConcurrentUse(t *testing.T) {
 	seed := time.Now().UnixNano()
 	t.Logf("seed=%d", seed)
@@ -129,18 +134,22 @@ func TestConcurrentUse(t *testing.T) {
 	const total = 3000
 	var failed sync.Once
 	fail := make(chan string, 1)
-	orderChecker := func(name string) Handler {
-		last := -1
+	// orderChecker returns a handler that checks that each notification
+	// follows the previous one, and the number of the last one it saw.
+	orderChecker := func(name string) (Handler, *atomic.Int64) {
+		var last atomic.Int64
+		last.Store(-1)
 		return HandlerFunc(func(n Notification) {
-			var seq int
+			var seq int64
 			fmt.Sscanf(n.Key, "ns/%d", &seq)
-			if seq <= last {
-				failed.Do(func() { fail <- fmt.Sprintf("%s got %d after %d", name, seq, last) })
+			if prev := last.Load(); prev >= 0 && seq != prev+1 {
+				failed.Do(func() { fail <- fmt.Sprintf("%s got %d after %d", name, seq, prev) })
 			}
-			last = seq
-		})
+			last.Store(seq)
+		}), &last
 	}
-	permanent, err := p.AddHandler(orderChecker("permanent"), HandlerOptions{}, nil)
+	h, _ := orderChecker("permanent")
+	permanent, err := p.AddHandler(h, HandlerOptions{}, nil)
 	require.NoError(t, err)
 	startProcessor(t, p)
 
@@ -154,29 +163,43 @@ func TestConcurrentUse(t *testing.T) {
 		}
 	})
 	churnSeeds := []uint64{rng.Uint64(), rng.Uint64()}
+	kept := make([][]*atomic.Int64, len(churnSeeds))
 	for w, s := range churnSeeds {
 		wg.Go(func() {
 			r := rand.New(rand.NewPCG(s, 2))
 			var regs []*Registration
+			lasts := map[*Registration]*atomic.Int64{}
 			for i := range 50 {
-				reg, err := p.AddHandler(orderChecker(fmt.Sprintf("w%d-%d", w, i)), HandlerOptions{ResyncPeriod: time.Second}, nil)
+				h, last := orderChecker(fmt.Sprintf("w%d-%d", w, i))
+				reg, err := p.AddHandler(h, HandlerOptions{ResyncPeriod: time.Second}, nil)
 				if err != nil {
 					failed.Do(func() { fail <- err.Error() })
 					return
 				}
 				regs = append(regs, reg)
+				lasts[reg] = last
 				_ = reg.Stats()
 				p.ShouldResync(time.Now())
 				if r.IntN(2) == 0 {
 					victim := regs[r.IntN(len(regs))]
 					<-victim.Remove()
+					delete(lasts, victim)
 				}
+			}
+			for _, last := range lasts {
+				kept[w] = append(kept[w], last)
 			}
 		})
 	}
 	wg.Wait()
 	require.Eventually(t, func() bool { return permanent.Stats().Delivered == total }, waitFor, millisecond)
 	require.True(t, permanent.HasSynced())
+	for _, lasts := range kept {
+		for _, last := range lasts {
+			// A handler that joined after the last notification saw none.
+			require.Eventually(t, func() bool { l := last.Load(); return l == total-1 || l == -1 }, waitFor, millisecond)
+		}
+	}
 	select {
 	case msg := <-fail:
 		t.Fatal(msg)
