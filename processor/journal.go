@@ -96,7 +96,7 @@ type journal struct {
 	// load lasts, released by the garbage collector once it is over.
 	overflow sync.Pool
 	// allocated counts the pages ever allocated, the first one included:
-	// how often reuse failed, for tests and benchmarks.
+	// how often reuse failed, which the tests check.
 	allocated int
 }
 

@@ -226,6 +226,11 @@ func (p *Processor) Distribute(n Notification, isSync bool) {
 		}
 		e.to = due
 	}
+	p.publish(e)
+}
+
+// publish appends e to the journal and wakes the handlers waiting for it.
+func (p *Processor) publish(e entry) {
 	p.j.append(e)
 	p.wakeSleepers()
 }
@@ -258,7 +263,6 @@ func (p *Processor) MarkSynced() {
 	}
 	p.synced = true
 	if len(*p.regs.Load()) > 0 {
-		p.j.append(entry{to: p.marker})
-		p.wakeSleepers()
+		p.publish(entry{to: p.marker})
 	}
 }

@@ -12,9 +12,9 @@ import (
 const batchLen = 32
 
 // Registration is one handler added to a Processor: its place in the
-// journal, its goroutine's state and its statistics. It is the handle AddHandler returns,
-// through which the caller asks whether the handler has synced, reads its
-// stats and removes it.
+// journal, its goroutine's state and its statistics. It is the handle
+// AddHandler returns, through which the caller asks whether the handler has
+// synced, reads its stats and removes it.
 //
 // A Registration is safe for concurrent use.
 type Registration struct {
