@@ -32,7 +32,9 @@ import (
 // time (cpu-ns/op, see processCPU), bytes and allocations per event (the
 // exact allocs/event beside allocs/op, which is rounded down) through
 // reflector -> queue -> indexer -> processor -> handlers, and the ratio
-// between the two implementations.
+// between the two implementations. A third column, impl=floor, is no
+// informer: it is what the benchmark itself costs, plus one channel hop per
+// handler (see floor_bench_test.go).
 //
 // The timer runs from the call to Run until the last handler has been told
 // about the last event. Building the events, the informer and its handlers
@@ -195,7 +197,7 @@ func (r *pipelineRun) await(timeout time.Duration) error {
 func BenchmarkPipeline(b *testing.B) {
 	pool := newReplayPool()
 	for _, handlers := range pipelineHandlerCounts {
-		for _, impl := range pipelineImpls {
+		for _, impl := range append(pipelineImpls, floorImpl) {
 			b.Run(fmt.Sprintf("handlers=%d/impl=%s", handlers, impl.name), func(b *testing.B) {
 				benchmarkPipeline(b, impl, pool, handlers)
 			})
@@ -255,6 +257,8 @@ func processCPU() time.Duration {
 // delivered twice; the cache ends up holding exactly the live pods; one
 // list and one watch were made and WatchList was not used; and every
 // goroutine of the informer and of the replayer ends when it is stopped.
+// The floor (floor_bench_test.go), which keeps no cache, is held to all of
+// it but the cache.
 func TestPipelineHarness(t *testing.T) {
 	pool := newReplayPool()
 	// More than one pool cycle plus a part: wrap-around is exercised and
@@ -265,7 +269,7 @@ func TestPipelineHarness(t *testing.T) {
 	if len(wantKeys) == 0 || wantAdds == 0 || wantUpdates == 0 || wantDeletes == 0 {
 		t.Fatalf("fixture too small to test anything: %d keys, %d/%d/%d", len(wantKeys), wantAdds, wantUpdates, wantDeletes)
 	}
-	for _, impl := range pipelineImpls {
+	for _, impl := range append(pipelineImpls, floorImpl) {
 		t.Run("impl="+impl.name, func(t *testing.T) {
 			defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 			r, err := newPipelineRun(impl, pool, 3, n)
@@ -285,17 +289,25 @@ func TestPipelineHarness(t *testing.T) {
 					t.Errorf("handler %d: adds/updates/deletes = %v, want %v", i, got, want)
 				}
 			}
-			if len(gotKeys) != len(wantKeys) {
-				t.Errorf("cache holds %d pods, want %d", len(gotKeys), len(wantKeys))
-			}
-			for _, k := range gotKeys {
-				if !wantKeys[k] {
-					t.Errorf("cache holds %s, which the events deleted or never created", k)
-				}
+			if impl.name != floorImpl.name { // the floor keeps no cache
+				checkPipelineCache(t, gotKeys, wantKeys)
 			}
 			if l, w, wl := r.lw.lists.Load(), r.lw.watches.Load(), r.lw.watchLists.Load(); l != 1 || w != 1 || wl != 0 {
 				t.Errorf("lists, watches, WatchList requests = %d, %d, %d; want 1, 1, 0", l, w, wl)
 			}
 		})
+	}
+}
+
+// checkPipelineCache checks that a cache holds exactly the pods in want.
+func checkPipelineCache(t *testing.T, got []string, want map[string]bool) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("cache holds %d pods, want %d", len(got), len(want))
+	}
+	for _, k := range got {
+		if !want[k] {
+			t.Errorf("cache holds %s, which the events deleted or never created", k)
+		}
 	}
 }
