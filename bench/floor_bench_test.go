@@ -30,6 +30,10 @@ const floorChanCap = 256
 
 var floorImpl = pipelineImpl{name: "floor", build: buildFloorPipeline}
 
+// pipelineRunImpls are what BenchmarkPipeline runs and TestPipelineHarness
+// checks: the two informers, then the floor.
+var pipelineRunImpls = append(pipelineImpls[:len(pipelineImpls):len(pipelineImpls)], floorImpl)
+
 // buildFloorPipeline returns the floor's Run. keys reports nothing: there is
 // no cache.
 func buildFloorPipeline(lw *replayLW, tally *pipelineTally) (func(context.Context), func() []string, error) {

@@ -197,7 +197,7 @@ func (r *pipelineRun) await(timeout time.Duration) error {
 func BenchmarkPipeline(b *testing.B) {
 	pool := newReplayPool()
 	for _, handlers := range pipelineHandlerCounts {
-		for _, impl := range append(pipelineImpls, floorImpl) {
+		for _, impl := range pipelineRunImpls {
 			b.Run(fmt.Sprintf("handlers=%d/impl=%s", handlers, impl.name), func(b *testing.B) {
 				benchmarkPipeline(b, impl, pool, handlers)
 			})
@@ -269,7 +269,7 @@ func TestPipelineHarness(t *testing.T) {
 	if len(wantKeys) == 0 || wantAdds == 0 || wantUpdates == 0 || wantDeletes == 0 {
 		t.Fatalf("fixture too small to test anything: %d keys, %d/%d/%d", len(wantKeys), wantAdds, wantUpdates, wantDeletes)
 	}
-	for _, impl := range append(pipelineImpls, floorImpl) {
+	for _, impl := range pipelineRunImpls {
 		t.Run("impl="+impl.name, func(t *testing.T) {
 			defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 			r, err := newPipelineRun(impl, pool, 3, n)
