@@ -255,9 +255,3 @@ func resourceVersionOf(obj runtime.Object) string {
 	}
 	return ""
 }
-
-func setRVString(obj runtime.Object, rv string) {
-	if m, err := meta.Accessor(obj); err == nil {
-		m.SetResourceVersion(rv)
-	}
-}

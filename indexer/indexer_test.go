@@ -41,10 +41,6 @@ func replace(rv string, pods ...*corev1.Pod) step {
 	}}
 }
 
-func addIndexers(idx Indexers) step {
-	return step{do: func(x *Indexer) error { return x.AddIndexers(idx) }}
-}
-
 func failsWith(s step, err error) step {
 	s.wantErr = err
 	return s
