@@ -16,10 +16,8 @@
 # machine for every goroutine during that round; the line shows it next
 # to the ratios.
 
-FNR == 1 { file++ }
-
-# The probe file, when there are two files.
-file == 1 && ARGC == 3 && $1 == "round" {
+# A probe line (only the probe file has them).
+/^round [0-9]+ cpu0 / {
 	probe[$2] = sprintf("cpu0 %s cpu1 %s (%.2fx)", $4, $6, $6 > 0 ? $4 / $6 : 0)
 	probes++
 	next
