@@ -42,6 +42,9 @@ func (tc typeCheck) admit(obj runtime.Object) (metav1.Object, error) {
 	if obj == nil {
 		return nil, fmt.Errorf("%w: nil object", ErrNoMetadata)
 	}
+	if isNilPointer(obj) {
+		return nil, fmt.Errorf("%w: nil %T", ErrNoMetadata, obj)
+	}
 	if tc.want != nil {
 		if got := reflect.TypeOf(obj); got != tc.want {
 			return nil, fmt.Errorf("%w: got %v, want %v", ErrWrongType, got, tc.want)
@@ -57,6 +60,14 @@ func (tc typeCheck) admit(obj runtime.Object) (metav1.Object, error) {
 		return nil, fmt.Errorf("%w: %T: %v", ErrNoMetadata, obj, err)
 	}
 	return m, nil
+}
+
+// isNilPointer reports a typed nil, such as a (*corev1.Pod)(nil) from a
+// buggy ListerWatcher: not nil to ==, yet every accessor, and apierrors'
+// FromObject, dereferences it.
+func isNilPointer(obj runtime.Object) bool {
+	v := reflect.ValueOf(obj)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // typeName names a prototype for Options.Name: its GroupVersionKind for a

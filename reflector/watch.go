@@ -6,6 +6,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -196,7 +197,7 @@ func streamEnd(w watch.Interface) error {
 func (r *Reflector) handleEvent(ev watch.Event, hold *bool) error {
 	if ev.Type == watch.Error {
 		r.pub.event(ev.Type, "")
-		return apierrors.FromObject(ev.Object)
+		return eventError(ev.Object)
 	}
 	m, err := r.check.admit(ev.Object)
 	if err != nil {
@@ -227,6 +228,16 @@ func (r *Reflector) handleEvent(ev watch.Event, hold *bool) error {
 	}
 	r.advance(ev.Type, rv, *hold)
 	return nil
+}
+
+// eventError turns an ERROR event's object, normally a *metav1.Status, into
+// an error. A typed nil is passed on as nil, which apierrors.FromObject
+// reports as an unexpected object (KindDecode) instead of dereferencing it.
+func eventError(obj runtime.Object) error {
+	if isNilPointer(obj) {
+		obj = nil
+	}
+	return apierrors.FromObject(obj)
 }
 
 // advance records an event and the progress it carries. An event without a

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -115,7 +114,7 @@ func closedBeforeBookmark(w watch.Interface) error {
 func (r *Reflector) collectEvent(set *initialSet, ev watch.Event) (rv string, done bool, err error) {
 	if ev.Type == watch.Error {
 		r.pub.event(ev.Type, "")
-		return "", false, apierrors.FromObject(ev.Object)
+		return "", false, eventError(ev.Object)
 	}
 	m, err := r.check.admit(ev.Object)
 	if err != nil {
