@@ -89,7 +89,8 @@ func New(lw ListerWatcher, store Store, opts Options) *Reflector {
 // List and Watch, and close its watches, when their context is done).
 //
 // Run may be called again after it returned: it resumes with a watch from
-// the last resourceVersion. It returns ErrAlreadyRunning if called while
+// the last resourceVersion (or relists when that is "" or "0", which a
+// watch cannot resume from). It returns ErrAlreadyRunning if called while
 // running, and ErrNotConfigured if New was given a nil ListerWatcher or
 // Store.
 func (r *Reflector) Run(ctx context.Context) error {
@@ -117,12 +118,13 @@ func (r *Reflector) Run(ctx context.Context) error {
 }
 
 // startState is where Run begins: listing on the first run, resuming the
-// watch on a later one.
+// watch on a later one, unless the last resourceVersion is no position to
+// resume from (see resumable).
 func (r *Reflector) startState() State {
-	if r.m.synced {
-		return StateWatching
+	if !r.m.synced {
+		return StateListing
 	}
-	return StateListing
+	return resumable(reaction{next: StateWatching}, r.m.lastSyncRV).next
 }
 
 // step executes the current state's step: one small function per state.
@@ -229,7 +231,14 @@ func (r *Reflector) startResync() {
 	}
 }
 
+// armResync arms the resync timer for the next period, stopping the one it
+// replaces. There is one to stop when the tick being served was a late one:
+// its timer fired as an earlier Run returned, but its function set the flag
+// only after that Run's stopResync, and this Run has armed its own since.
 func (r *Reflector) armResync() {
+	if r.m.resync != nil {
+		r.m.resync.Stop()
+	}
 	r.m.resync = r.opts.Clock.AfterFunc(r.opts.ResyncPeriod, func() {
 		r.resyncDue.Store(true)
 		r.ring()
