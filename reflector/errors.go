@@ -102,9 +102,13 @@ var (
 	ErrUnknownEvent = errors.New("unknown watch event type")
 	// ErrNotList: a List response that meta.ListAccessor cannot read.
 	ErrNotList = errors.New("list response is not a list")
-	// ErrDecode marks a malformed response. A ListerWatcher (the wire
-	// package) wraps its decoding errors with it so that they are
-	// classified as KindDecode.
+	// ErrDecode marks a malformed response. A ListerWatcher may wrap its
+	// decoding errors with it so that they are classified as KindDecode.
+	// The wire package does not import this one: its malformed watch frames
+	// arrive as ERROR events marked as decoding failures, and its JSON
+	// errors are recognised by type, but a list it cannot decode as
+	// protobuf (wire.ErrMalformedObject) counts as KindOther. The reaction
+	// is the same for both kinds: back off and list again.
 	ErrDecode = errors.New("malformed response")
 	// ErrWatchListTimeout: no initial-events-end bookmark in time.
 	ErrWatchListTimeout = errors.New("no initial-events-end bookmark in time")

@@ -10,7 +10,8 @@ import (
 // API error (test with k8s.io/apimachinery/pkg/api/errors helpers such as
 // IsResourceExpired, IsGone or IsTooManyRequests), or wraps the transport's
 // own error (test with errors.As for *net.OpError, or errors.Is for
-// syscall.ECONNREFUSED).
+// syscall.ECONNREFUSED). The one exception is a request that cannot be
+// built at all, which a Config that passed validation rules out.
 var (
 	// ErrInvalidConfig is wrapped by every *ConfigError: a Config field is
 	// missing, malformed or contradicts another field.
@@ -40,6 +41,12 @@ var (
 	// connection closed or was reset). No event is delivered for the partial
 	// frame; this is the ordinary way a watch dies when a server restarts.
 	ErrTruncatedFrame = errors.New("wire: watch stream ended inside a frame")
+
+	// ErrMalformedObject means a non-watch response body (a list page, one
+	// object) could not be decoded: bad JSON, a broken protobuf envelope or
+	// message, or items of the wrong shape. The decoder's own error (a
+	// *json.SyntaxError, for example) is wrapped as well.
+	ErrMalformedObject = errors.New("wire: malformed response object")
 
 	// ErrObjectTooLarge means a non-watch response body (a list page is one
 	// object) was longer than Config.MaxObjectBytes.

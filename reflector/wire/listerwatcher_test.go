@@ -2,6 +2,9 @@ package wire
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -392,3 +395,23 @@ func TestDeploymentsUseTheirGroupPath(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// A list body that does not decode is ErrMalformedObject, whatever the
+// encoding, and the decoder's own error stays in the chain.
+func TestListMalformedBodyIsTyped(t *testing.T) {
+	bodies := map[string][]byte{
+		ContentTypeJSON:     []byte(`{"kind":"PodList","items":[{"metadata":`),
+		ContentTypeProtobuf: append([]byte("k8s\x00"), 0xff, 0xff, 0xff),
+	}
+	for mt, body := range bodies {
+		t.Run(mt, func(t *testing.T) {
+			ts := newTestServer(t, serveBody(mt, http.StatusOK, body))
+			_, err := newTestLW(t, ts, Options{}, nil).List(context.Background(), metav1.ListOptions{})
+			assert.ErrorIs(t, err, ErrMalformedObject)
+		})
+	}
+	ts := newTestServer(t, serveBody(ContentTypeJSON, http.StatusOK, []byte(`{"items":`)))
+	_, err := newTestLW(t, ts, Options{}, nil).List(context.Background(), metav1.ListOptions{})
+	var syntax *json.SyntaxError
+	assert.True(t, errors.As(err, &syntax) || errors.Is(err, io.ErrUnexpectedEOF), "JSON's own error is kept: %v", err)
+}

@@ -137,7 +137,7 @@ func (t *target) decodeList(mediaType string, body []byte) (runtime.Object, erro
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("wire: walking list items: %w", err)
+		return nil, fmt.Errorf("%w: walking list items: %w", ErrMalformedObject, err)
 	}
 	return list, nil
 }
@@ -149,22 +149,22 @@ func decodeObject(mediaType string, body []byte, into runtime.Object) (apiVersio
 	if mediaType == ContentTypeProtobuf {
 		env, err := parseProtoEnvelope(body)
 		if err != nil {
-			return "", "", fmt.Errorf("wire: decoding protobuf envelope: %w", err)
+			return "", "", fmt.Errorf("%w: protobuf envelope: %w", ErrMalformedObject, err)
 		}
 		if len(env.contentEncoding) > 0 {
-			return "", "", fmt.Errorf("wire: protobuf content encoding %q is not supported", env.contentEncoding)
+			return "", "", fmt.Errorf("%w: protobuf content encoding %q", ErrUnsupportedMediaType, env.contentEncoding)
 		}
 		pu, ok := into.(protoUnmarshaler)
 		if !ok {
-			return "", "", fmt.Errorf("wire: %T has no protobuf form", into)
+			return "", "", fmt.Errorf("%w: %T has no protobuf form", ErrUnsupportedMediaType, into)
 		}
 		if err := pu.Unmarshal(env.raw); err != nil {
-			return "", "", fmt.Errorf("wire: decoding protobuf %s: %w", env.kind, err)
+			return "", "", fmt.Errorf("%w: protobuf %s: %w", ErrMalformedObject, env.kind, err)
 		}
 		return string(env.apiVersion), string(env.kind), nil
 	}
 	if err := json.Unmarshal(body, into); err != nil {
-		return "", "", fmt.Errorf("wire: decoding JSON: %w", err)
+		return "", "", fmt.Errorf("%w: JSON: %w", ErrMalformedObject, err)
 	}
 	apiVersion, kind = typeMetaOf(into)
 	return apiVersion, kind, nil

@@ -173,7 +173,7 @@ func (d *jsonEventDecoder) fail(start int64, err error, begun bool) error {
 		}
 		return fmt.Errorf("wire: reading watch stream: %w", readErr.err)
 	case errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF: // EOF after the frame began
-		return &FrameError{Kind: ErrTruncatedFrame, Offset: start, Size: d.limit.delivered - start}
+		return &FrameError{Kind: ErrTruncatedFrame, Offset: start, Size: d.limit.delivered - start, Cause: io.ErrUnexpectedEOF}
 	}
 	return &FrameError{Kind: ErrMalformedFrame, Offset: start, Cause: err}
 }
@@ -273,7 +273,7 @@ func (d *protobufEventDecoder) readFailure(start, size int64, err error) error {
 	case err == io.EOF && d.offset == start:
 		return io.EOF
 	case err == io.ErrUnexpectedEOF || err == io.EOF:
-		return &FrameError{Kind: ErrTruncatedFrame, Offset: start, Size: size}
+		return &FrameError{Kind: ErrTruncatedFrame, Offset: start, Size: size, Cause: io.ErrUnexpectedEOF}
 	case d.offset > start:
 		return &FrameError{Kind: ErrTruncatedFrame, Offset: start, Size: size, Cause: err}
 	}

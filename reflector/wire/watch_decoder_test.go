@@ -61,6 +61,7 @@ func TestWatchFrameCutInHalf(t *testing.T) {
 				require.Len(t, evs, 2, "cut=%d", cut)
 				assert.Equal(t, "b", podName(t, evs[1].Object))
 				assert.ErrorIs(t, err, ErrTruncatedFrame, "cut=%d", cut)
+				assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "cut=%d: the cause, for callers that classify network failures", cut)
 				var fe *FrameError
 				require.ErrorAs(t, err, &fe)
 				assert.Equal(t, int64(len(stream)-cut), fe.Offset, "offset of the cut frame")
