@@ -54,6 +54,10 @@ type Factory struct {
 	cancel    context.CancelFunc // stops every informer; set by Start
 	shutdown  bool
 	wg        sync.WaitGroup // one count per running informer
+
+	// stopped is closed by Shutdown: no informer of the factory can sync
+	// after it, so WaitForCacheSync stops waiting.
+	stopped chan struct{}
 }
 
 // runner is what the factory needs of a SharedInformer[T] of any T.
@@ -68,7 +72,7 @@ func NewFactory(cfg wire.Config, opts FactoryOptions) *Factory {
 	if opts.Scheme == nil {
 		opts.Scheme = NewScheme()
 	}
-	return &Factory{cfg: cfg, opts: opts, informers: map[string]runner{}}
+	return &Factory{cfg: cfg, opts: opts, informers: map[string]runner{}, stopped: make(chan struct{})}
 }
 
 // For returns the factory's informer for objects of type T, such as
@@ -169,13 +173,18 @@ func (f *Factory) startLocked(inf runner) {
 }
 
 // WaitForCacheSync blocks until every informer requested so far has synced,
-// or ctx is done. It reports, by resource name, which ones synced. It waits on
-// channels, never polling.
+// or ctx is done, or the informers stop (Shutdown, or the end of the context
+// Start was given): an informer that has stopped will never sync. It reports,
+// by resource name, which ones synced. It waits on channels, never polling.
 func (f *Factory) WaitForCacheSync(ctx context.Context) map[string]bool {
 	f.mu.Lock()
 	waiting := make(map[string]runner, len(f.informers))
 	for k, inf := range f.informers {
 		waiting[k] = inf
+	}
+	var runEnded <-chan struct{} // nil, so never ready, until Start
+	if f.ctx != nil {
+		runEnded = f.ctx.Done()
 	}
 	f.mu.Unlock()
 
@@ -184,9 +193,12 @@ func (f *Factory) WaitForCacheSync(ctx context.Context) map[string]bool {
 		select {
 		case <-inf.Synced():
 			result[k] = true
+			continue
 		case <-ctx.Done():
-			result[k] = isClosed(inf.Synced()) // ctx may end while others are done
+		case <-runEnded:
+		case <-f.stopped:
 		}
+		result[k] = isClosed(inf.Synced()) // the end may come while others are done
 	}
 	return result
 }
@@ -195,6 +207,9 @@ func (f *Factory) WaitForCacheSync(ctx context.Context) map[string]bool {
 // their goroutines have returned. The factory hands out no informer after it.
 func (f *Factory) Shutdown() {
 	f.mu.Lock()
+	if !f.shutdown {
+		close(f.stopped)
+	}
 	f.shutdown = true
 	if f.cancel != nil {
 		f.cancel()

@@ -348,3 +348,36 @@ func TestResyncRedeliversOnlyToDueHandlers(t *testing.T) {
 	quiet.waitFor(t, "add marker")
 	require.NotContains(t, quiet.seen(), "update a")
 }
+
+// TestWaitForCacheSyncReturnsWhenInformersStop waits, with a context that
+// never ends, for an informer that cannot sync, and stops the factory's
+// informers: none of them can sync after that, so the wait must end, and
+// report it.
+func TestWaitForCacheSyncReturnsWhenInformersStop(t *testing.T) {
+	for _, stop := range []string{"shutdown", "shutdown-before-start", "start-context-ends"} {
+		t.Run(stop, func(t *testing.T) {
+			e := newEnv(t, informer.FactoryOptions{})
+			e.srv.Faults().FailNext(fakeapi.Failure{Resource: "pods", Count: 1 << 20, Code: 500})
+			_, err := informer.For[*corev1.Pod](e.factory)
+			require.NoError(t, err)
+			startCtx, endStart := context.WithCancel(e.ctx)
+			defer endStart()
+			if stop != "shutdown-before-start" {
+				e.factory.Start(startCtx)
+			}
+			got := make(chan map[string]bool, 1)
+			go func() { got <- e.factory.WaitForCacheSync(context.Background()) }()
+			if stop == "start-context-ends" {
+				endStart()
+			} else {
+				e.factory.Shutdown()
+			}
+			select {
+			case synced := <-got:
+				require.Equal(t, map[string]bool{"pods": false}, synced)
+			case <-time.After(waitFor):
+				t.Fatal("WaitForCacheSync still waits for informers that stopped")
+			}
+		})
+	}
+}
