@@ -105,10 +105,15 @@ func (s *SharedInformer[T]) applyRelist(b deltafifo.Batch) {
 	notes := make([]note, 0, len(b.Items))
 	for _, it := range b.Items {
 		d := it.Deltas[len(it.Deltas)-1] // a relist carries one delta a key
+		old, existed := s.idx.Get(it.Key)
 		if !s.typeOK(it.Key, d.Object) {
+			// Keep what the cache holds, as applyItem does: leaving it out
+			// of next would drop it without telling the handlers.
+			if existed {
+				next[it.Key] = old
+			}
 			continue
 		}
-		old, existed := s.idx.Get(it.Key)
 		switch {
 		case d.Type == deltafifo.Deleted:
 			notes = append(notes, note{n: processor.Notification{Type: processor.Delete, Key: it.Key, Object: d.Object, FinalStateUnknown: d.FinalStateUnknown}})
