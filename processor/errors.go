@@ -12,8 +12,9 @@ var (
 	// ErrStopped is returned by AddHandler once Run has returned or its
 	// context is done: no goroutine would ever deliver to the new handler.
 	ErrStopped = errors.New("processor: stopped")
-	// ErrNilHandler is returned by AddHandler when the handler is nil, which
-	// would otherwise panic later on the handler's own goroutine.
+	// ErrNilHandler is returned by AddHandler when the handler is nil (or a
+	// nil HandlerFunc), which would otherwise panic later on the handler's
+	// own goroutine.
 	ErrNilHandler = errors.New("processor: nil handler")
 	// ErrNegativeResyncPeriod is returned by AddHandler for a negative
 	// HandlerOptions.ResyncPeriod. Zero means "never"; positive values below

@@ -138,7 +138,7 @@ func (p *Processor) startLocked(r *Registration) {
 // AddHandler returns ErrNilHandler, ErrNegativeResyncPeriod (wrapped) or,
 // once the processor has stopped, ErrStopped.
 func (p *Processor) AddHandler(h Handler, opts HandlerOptions, initial State) (*Registration, error) {
-	if h == nil {
+	if f, ok := h.(HandlerFunc); h == nil || ok && f == nil {
 		return nil, ErrNilHandler
 	}
 	period, err := normalizedResync(opts.ResyncPeriod)

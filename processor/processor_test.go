@@ -252,6 +252,9 @@ func TestAddHandlerErrors(t *testing.T) {
 	p := New(Options{})
 	_, err := p.AddHandler(nil, HandlerOptions{}, nil)
 	require.ErrorIs(t, err, ErrNilHandler)
+	var nilFunc HandlerFunc // a nil function would panic on every notification
+	_, err = p.AddHandler(nilFunc, HandlerOptions{}, nil)
+	require.ErrorIs(t, err, ErrNilHandler)
 	_, err = p.AddHandler(newRecorder(), HandlerOptions{ResyncPeriod: -1}, nil)
 	require.ErrorIs(t, err, ErrNegativeResyncPeriod)
 

@@ -172,6 +172,11 @@ func (r *Registration) run(ctx context.Context) {
 		return
 	}
 	if r.syncAfterReplay {
+		// Removed or stopped during the last replayed object: the handler
+		// never reached its sync point, as with the marker in handleEntry.
+		if r.stopping(ctx) {
+			return
+		}
 		close(r.synced)
 	}
 	for {
@@ -243,10 +248,18 @@ func (r *Registration) replay(ctx context.Context) bool {
 		return true
 	}
 	clock := r.p.watch.read()
+	i := 0
 	for key, obj := range initial.All() {
 		if r.stopping(ctx) {
 			return false
 		}
+		// The live stream piles up behind the replay: observe the backlog
+		// once per batchLen objects, as run does once per batch, so that
+		// MaxPending misses a peak by at most one batch here too.
+		if i%batchLen == 0 {
+			r.raiseMaxPending(int64(r.pending(r.delivered.Load())))
+		}
+		i++
 		clock = r.deliver(Notification{Type: Add, Key: key, Object: obj, InInitialList: true}, clock)
 	}
 	return true

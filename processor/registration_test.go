@@ -206,3 +206,65 @@ func TestConcurrentUse(t *testing.T) {
 	default:
 	}
 }
+
+// TestLateHandlerRemovedDuringReplayNeverSyncs removes a handler added after
+// MarkSynced while it replays its last initial object: like a handler removed
+// before it reaches the sync marker, it must not report HasSynced.
+func TestLateHandlerRemovedDuringReplayNeverSyncs(t *testing.T) {
+	p := New(Options{})
+	startProcessor(t, p)
+	p.MarkSynced()
+	g := newGate()
+	reg, err := p.AddHandler(g, HandlerOptions{Name: "late"}, stateOf(pod("ns", "a")))
+	require.NoError(t, err)
+	g.waitEntered(t) // replaying its only object
+	done := reg.Remove()
+	g.open(t, 1)
+	waitClosed(t, done, "the removed handler's goroutine")
+	assert.False(t, reg.HasSynced(), "removed before it synced")
+}
+
+// TestRemovedBeforeMarkerNeverSyncs is the same removal for a handler whose
+// sync point is the marker in the journal.
+func TestRemovedBeforeMarkerNeverSyncs(t *testing.T) {
+	p := New(Options{})
+	g := newGate()
+	reg, err := p.AddHandler(g, HandlerOptions{}, nil)
+	require.NoError(t, err)
+	startProcessor(t, p)
+	p.Distribute(addOf("ns", "a"), false)
+	p.MarkSynced()
+	g.waitEntered(t)
+	done := reg.Remove()
+	g.open(t, 1)
+	waitClosed(t, done, "the removed handler's goroutine")
+	assert.False(t, reg.HasSynced(), "removed before it synced")
+}
+
+// TestMaxPendingSeesTheBacklogDuringReplay checks HandlerStats.MaxPending's
+// promise, that it misses a peak by at most one batch, for a late handler:
+// the live stream piles up behind its initial replay, and nobody calls Stats
+// until the end.
+func TestMaxPendingSeesTheBacklogDuringReplay(t *testing.T) {
+	p := New(Options{})
+	startProcessor(t, p)
+	p.MarkSynced()
+	const initial, live = 4 * batchLen, 4 * batchLen
+	var state orderedState
+	for i := range initial {
+		state = append(state, stateOf(pod("init", fmt.Sprint(i)))...)
+	}
+	g := newGate()
+	reg, err := p.AddHandler(g, HandlerOptions{}, state)
+	require.NoError(t, err)
+	g.waitEntered(t) // stuck on its first replayed object
+	for i := range live {
+		p.Distribute(addOf("ns", fmt.Sprint(i)), false)
+	}
+	// The peak is now: nothing handled, initial+live owed.
+	close(g.release)
+	for range initial + live - 1 {
+		g.waitEntered(t)
+	}
+	assert.GreaterOrEqual(t, reg.Stats().MaxPending, initial+live-batchLen)
+}
