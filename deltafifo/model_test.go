@@ -1,6 +1,7 @@
 package deltafifo
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -50,6 +51,20 @@ func TestModel(t *testing.T) {
 	}
 }
 
+// TestModelFaults is TestModel with process functions (Pop's and Inline)
+// that requeue, panic, fail after applying, or let the producer write while
+// they hold a batch.
+func TestModelFaults(t *testing.T) {
+	base := modelSeed(t)
+	t.Logf("seed=%d (re-run with -seed=%d or DELTAFIFO_SEED=%d)", base, base, base)
+	const runs, steps = 400, 120
+	for i := range uint64(runs) {
+		m := newModel(t, base+i, i%2 == 1, i%4 < 2, i%8 >= 4)
+		m.faults = true
+		m.run(steps)
+	}
+}
+
 type model struct {
 	t    *testing.T
 	seed uint64
@@ -57,6 +72,10 @@ type model struct {
 	q    *Queue
 
 	atomic, compact, inline bool
+	// faults makes process functions (Pop's and Inline) misbehave now and
+	// then: requeue, panic, fail after applying, or let producer operations
+	// run while they hold the batch.
+	faults bool
 
 	// The server: objects by key, its resourceVersion counter, and the
 	// version at which each key last changed (for the bookmark invariant).
@@ -87,7 +106,9 @@ func newModel(t *testing.T, seed uint64, atomicMode, compact, inline bool) *mode
 	}
 	opts := Options{KnownObjects: m.known, AtomicReplace: atomicMode, KeepAllUpdates: !compact}
 	if inline {
-		opts.Inline = func(b Batch) error { m.apply(b); return nil }
+		opts.Inline = func(b Batch) error { return m.process(b, "Inline") }
+		// With faults on, the owner sometimes declines the hand-off.
+		opts.InlineOK = func() bool { return !m.faults || m.rng.IntN(4) > 0 }
 	}
 	m.q = New(opts)
 	return m
@@ -130,7 +151,7 @@ func (m *model) produce() {
 		key := fmt.Sprintf("k%d", m.rng.IntN(6))
 		if m.server["ns/"+key] == nil { // a repeated delete for an absent key
 			m.logf("Delete(%s) spurious", key)
-			m.check(m.q.Delete(pod(key, strconv.Itoa(m.rv))))
+			m.checkFault(m.survive(func() error { return m.q.Delete(pod(key, strconv.Itoa(m.rv))) }))
 		}
 	case r < 78:
 		m.replace()
@@ -170,7 +191,63 @@ func (m *model) change(hidden bool) {
 		return
 	}
 	m.logf("%s(%s@%d)", verb, name, m.rv)
-	m.check(tell(obj))
+	m.checkFault(m.survive(func() error { return tell(obj) }))
+}
+
+var errFault = errors.New("process failed after applying")
+
+// errPanic is what survive returns when a process function panicked.
+var errPanic = errors.New("process panicked")
+
+// process is a process function (for Pop or Inline). With faults on it may
+// run producer operations while the batch is in flight, then requeue it,
+// panic (both before applying), or apply it and fail anyway.
+func (m *model) process(b Batch, who string) error {
+	if !m.faults {
+		m.apply(b)
+		return nil
+	}
+	if m.rng.IntN(100) < 20 {
+		m.logf("%s: interleave", who)
+		for range 1 + m.rng.IntN(3) {
+			m.produce()
+		}
+	}
+	switch r := m.rng.IntN(100); {
+	case r < 8:
+		m.logf("%s: requeue", who)
+		return ErrRequeue
+	case r < 12:
+		m.logf("%s: panic", who)
+		panic(errPanic)
+	case r < 16:
+		m.logf("%s: fail after applying", who)
+		m.apply(b)
+		return errFault
+	}
+	m.apply(b)
+	return nil
+}
+
+// survive runs f, turning a panic of a process function into errPanic.
+func (m *model) survive(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if r != errPanic {
+				panic(r)
+			}
+			err = errPanic
+		}
+	}()
+	return f()
+}
+
+// checkFault fails on any error but those the faults cause.
+func (m *model) checkFault(err error) {
+	m.t.Helper()
+	if err != nil && !errors.Is(err, ErrRequeue) && !errors.Is(err, errFault) && !errors.Is(err, errPanic) {
+		m.fail("unexpected error: %v", err)
+	}
 }
 
 func (m *model) replace() {
@@ -193,17 +270,18 @@ func (m *model) consume() {
 	interleave := m.rng.IntN(100) < 30
 	requeue := m.rng.IntN(100) < 5
 	m.logf("PopBatch(%d) interleave=%v requeue=%v", n, interleave, requeue)
-	err := m.q.PopBatch(m.t.Context(), n, func(b Batch) error {
-		if interleave {
-			for range 1 + m.rng.IntN(3) {
-				m.produce()
+	err := m.survive(func() error {
+		return m.q.PopBatch(m.t.Context(), n, func(b Batch) error {
+			if interleave {
+				for range 1 + m.rng.IntN(3) {
+					m.produce()
+				}
 			}
-		}
-		if requeue {
-			return ErrRequeue
-		}
-		m.apply(b)
-		return nil
+			if requeue {
+				return ErrRequeue
+			}
+			return m.process(b, "Pop")
+		})
 	})
 	if requeue {
 		if err == nil {
@@ -211,7 +289,7 @@ func (m *model) consume() {
 		}
 		return
 	}
-	m.check(err)
+	m.checkFault(err)
 }
 
 // quiesce repairs anything hidden with a Replace, drains the queue and

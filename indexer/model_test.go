@@ -245,3 +245,53 @@ func TestIndexerMatchesModel(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexerMatchesModelInPlace is TestIndexerMatchesModel with runs of
+// writes between reads. A read freezes the newest state, so checking after
+// every write would make every write copy its paths: here most writes edit
+// an open state in place and recycle the nodes deletes unlink, which is
+// the path a busy informer takes. Point reads (Get, Intern), which do not
+// freeze, are mixed in, and snapshots are kept along the way.
+func TestIndexerMatchesModelInPlace(t *testing.T) {
+	rng := rand.New(rand.NewPCG(uint64(testSeed(t)), 4))
+	for run := range 40 {
+		x, m := New(Indexers{"node": byNode}), newModel()
+		type kept struct {
+			snap  Snapshot
+			model *model
+			at    string
+		}
+		var snaps []kept
+		useLabels := []int{0, rng.IntN(400), 400}[rng.IntN(3)]
+		for n := range 400 {
+			what := fmt.Sprintf("run %d step %d: %s", run, n, m.step(t, rng, x, n))
+			if n == useLabels {
+				require.NoError(t, x.UseLabelIndex())
+			}
+			if rng.IntN(3) == 0 { // a point read leaves the state open
+				p := randomPod(rng)
+				got, ok := x.Get(keyOf(p))
+				want, has := m.objects[keyOf(p)]
+				require.Equal(t, has, ok, what)
+				if has {
+					require.Same(t, want, got, what)
+				}
+				k, ok := x.Intern([]byte(keyOf(p)))
+				require.Equal(t, has, ok, what)
+				if has {
+					require.Equal(t, keyOf(p), k, what)
+				}
+			}
+			switch rng.IntN(25) {
+			case 0:
+				m.check(t, x, n >= useLabels, what)
+			case 1:
+				snaps = append(snaps, kept{x.Snapshot(), m.clone(), what})
+			}
+		}
+		m.check(t, x, useLabels < 400, fmt.Sprintf("run %d: end", run))
+		for _, k := range snaps {
+			k.model.checkSnapshot(t, k.snap, "snapshot after "+k.at)
+		}
+	}
+}
