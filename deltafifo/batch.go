@@ -24,10 +24,13 @@ type Item struct {
 //   - No Items, ResourceVersion set: a progress marker (a bookmark, or the
 //     end of a per-key Replace). Nothing to apply; record the version.
 //
-// The batch belongs to the process function: the queue never touches its
-// slices again, unless process returns ErrRequeue (then process must not
-// keep them). A batch handed to Options.Inline is valid only until Inline
-// returns: the queue reuses its memory.
+// A batch is read-only. While process runs, its slices may still be the
+// queue's own memory for those keys, which the queue reads to answer a
+// concurrent Delete, Replace or Resync: process may read them and keep
+// them, but never modify them. Once process has returned nil the queue
+// never touches them again; after ErrRequeue (or a panic) it takes them
+// back, and process must not keep them. A batch handed to Options.Inline is
+// valid only until Inline returns: the queue reuses its memory.
 type Batch struct {
 	Items  []Item
 	Relist bool
