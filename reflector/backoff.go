@@ -109,10 +109,16 @@ type backoffState struct {
 // and the counter must not overflow during a week-long outage.
 const maxAttempt = 64
 
+// maxRetryAfter caps the wait a server can impose with Retry-After. A real
+// API server asks for seconds; one asking for hours is broken or hostile,
+// and obeying it would leave the cache stale for that long.
+const maxRetryAfter = 10 * time.Minute
+
 // next returns the delay before the next retry. now is the current time,
 // u a uniform draw in [0, 1), and floor a minimum imposed by the server
-// (Retry-After), 0 if none.
+// (Retry-After, honoured up to maxRetryAfter), 0 if none.
 func (s *backoffState) next(now time.Time, u float64, floor time.Duration) time.Duration {
+	floor = min(floor, maxRetryAfter)
 	// "Reset after two minutes of health": count from the end of the last
 	// wait, the moment the reflector went back to work. If it has worked
 	// that long without failing, the failure at hand is a new incident.

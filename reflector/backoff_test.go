@@ -1,6 +1,7 @@
 package reflector
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -93,4 +94,16 @@ func TestBackoffFloorFromRetryAfter(t *testing.T) {
 	assert.Equal(t, 7*time.Second, s.next(now, 0.1, 7*time.Second), "the server's Retry-After wins")
 	assert.Equal(t, now.Add(7*time.Second), s.quietAt, "health is counted from the end of the real wait")
 	assert.Equal(t, 1, s.attempt)
+}
+
+// A server may ask for any Retry-After (a Status carries it as an int32 of
+// seconds): a broken or hostile one asking for years must not park the
+// reflector for years. The request is honoured up to maxRetryAfter.
+func TestBackoffRetryAfterIsCapped(t *testing.T) {
+	cfg := Backoff{}.withDefaults()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := backoffState{cfg: cfg}
+	years := time.Duration(math.MaxInt32) * time.Second
+	assert.Equal(t, maxRetryAfter, s.next(now, 0.1, years))
+	assert.Equal(t, 3*time.Minute, s.next(now, 0.1, 3*time.Minute), "a long but sane request is honoured")
 }

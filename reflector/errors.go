@@ -40,7 +40,7 @@ const (
 	// restored from a backup). The reflector relists.
 	KindTooLargeRV
 	// KindThrottled is HTTP 429. The reflector backs off, honouring
-	// Retry-After.
+	// Retry-After up to ten minutes.
 	KindThrottled
 	// KindNetwork is a transport failure: connection refused or reset, EOF,
 	// timeout. The reflector backs off and resumes from its last
