@@ -40,6 +40,9 @@ type machine struct {
 	state State
 	after State         // BackingOff: the state the wait leads to
 	delay time.Duration // BackingOff: how long to wait
+	// heading is the state the machine was in, or waiting to enter, when
+	// it last took a step: where a later Run picks up (see startState).
+	heading State
 
 	// watch is a stream opened by WatchList and handed, still open, to
 	// Watching: after the initial-events-end bookmark the same watch
@@ -89,8 +92,8 @@ func New(lw ListerWatcher, store Store, opts Options) *Reflector {
 // List and Watch, and close its watches, when their context is done).
 //
 // Run may be called again after it returned: it resumes with a watch from
-// the last resourceVersion (or relists when that is "" or "0", which a
-// watch cannot resume from). It returns ErrAlreadyRunning if called while
+// the last resourceVersion, or relists when the last Run was about to, or
+// when that version is "" or "0", which a watch cannot resume from. It returns ErrAlreadyRunning if called while
 // running, and ErrNotConfigured if New was given a nil ListerWatcher or
 // Store.
 func (r *Reflector) Run(ctx context.Context) error {
@@ -107,6 +110,7 @@ func (r *Reflector) Run(ctx context.Context) error {
 
 	r.enter(r.startState())
 	for r.m.state != StateStopped {
+		r.m.heading = r.pending()
 		if ctx.Err() != nil {
 			break
 		}
@@ -117,12 +121,26 @@ func (r *Reflector) Run(ctx context.Context) error {
 	return nil
 }
 
-// startState is where Run begins: listing on the first run, resuming the
-// watch on a later one, unless the last resourceVersion is no position to
+// pending is the state the machine is in, or for a backoff, the state the
+// wait leads to.
+func (r *Reflector) pending() State {
+	if r.m.state == StateBackingOff {
+		return r.m.after
+	}
+	return r.m.state
+}
+
+// startState is where Run begins: listing on the first run; on a later one,
+// relisting if the last Run stopped on its way to a relist (the store may
+// need the repair, or the resourceVersion has expired), and otherwise
+// resuming the watch, unless the last resourceVersion is no position to
 // resume from (see resumable).
 func (r *Reflector) startState() State {
-	if !r.m.synced {
+	switch {
+	case !r.m.synced:
 		return StateListing
+	case r.m.heading == StateRelisting:
+		return StateRelisting
 	}
 	return resumable(reaction{next: StateWatching}, r.m.lastSyncRV).next
 }

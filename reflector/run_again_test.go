@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -105,4 +106,25 @@ func TestLateResyncTickDoesNotDoubleTheResyncTimer(t *testing.T) {
 	assert.Equal(t, "resync", store.waitOps(t, 2)[1])
 	stop()
 	assert.Empty(t, clk.pending(), "a timer outlived Run")
+}
+
+// A Run stopped while it was on its way to a relist (here: backing off
+// after the server said the watch's resourceVersion had expired) leaves the
+// relist to the next Run. Resuming the watch instead would ask for the
+// expired version again or, after a failed Replace, never repair the store.
+func TestRunAgainKeepsAPlannedRelist(t *testing.T) {
+	lw, store := newScriptLW(), newRecStore()
+	clk := newFakeClock()
+	r := New(lw, store, Options{WatchList: WatchListOff, Clock: clk, StuckWatchFactor: -1})
+	stop := runInBackground(t, r)
+	lw.next(t, "list").list(podList("5", "", pod("a", "5")), nil)
+	lw.next(t, "watch").watch(nil, apierrors.NewResourceExpired("too old resource version: 5 (9)"))
+	clk.waitPending(t, 1) // the backoff before the relist
+	stop()
+
+	stop = runInBackground(t, r)
+	defer stop()
+	c := anyCall(t, lw)
+	assert.Equal(t, "list", c.verb, "resumed with a %s from %q", c.verb, c.opts.ResourceVersion)
+	c.list(podList("20", ""), nil)
 }
