@@ -16,7 +16,9 @@ import (
 // afterwards. Taking one costs no copy, and holding one blocks nobody; it only
 // keeps the objects it sees from being garbage collected.
 //
-// A Snapshot is safe for concurrent use. Its zero value is an empty snapshot.
+// A Snapshot is safe for concurrent use. Its zero value holds no objects
+// and knows no index (index reads return ErrNoSuchIndex); take real ones
+// from Indexer.Snapshot.
 //
 // OBJECTS ARE SHARED, NOT COPIED: never modify an object a Snapshot returns.
 type Snapshot struct {
