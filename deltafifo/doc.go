@@ -44,7 +44,8 @@
 //
 // Pop calls the process function without holding the queue's lock, so a
 // slow consumer never blocks the reflector. (client-go's DeltaFIFO holds its
-// lock during process, which is why a slow handler there stalls the watch.)
+// lock during process, which is why a slow process function there stalls
+// the watch.)
 // This creates a window: the consumer has taken a batch but not yet written
 // it to KnownObjects. If the reflector then reports a Delete of that key, or
 // a relist without it, the queue must not conclude "the consumer does not
@@ -76,7 +77,7 @@
 // waits in line, writes queue as usual, so a slow consumer still never
 // slows the producer by more than one delta. Options.InlineOK lets the
 // owner decline case by case: the informer declines when it has many
-// handlers, whose buffers are better filled on the consumer's goroutine.
+// handlers, whose goroutines are better woken from the consumer's.
 //
 // # Relists: per-key or atomic
 //

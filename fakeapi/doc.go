@@ -26,7 +26,8 @@
 // # The model: one counter, one log
 //
 // Behind the HTTP layer sits a store that plays etcd's part. It is a
-// deterministic state machine (no goroutines, no clock, no randomness):
+// deterministic state machine (no goroutines, no randomness, and time only
+// through Options.Now):
 //
 //   - One global resourceVersion counts every write to any resource and is
 //     stamped on the written object, so RVs order all writes.
@@ -83,7 +84,7 @@
 //
 // # Fault injection over HTTP
 //
-// Every fault of the Faults type, and two server actions, are reachable by
+// Every fault of the Faults type, and three server actions, are reachable by
 // out-of-process clients. All are POST requests under /fakeapi/v1/ with an
 // optional JSON body; they answer a Success Status, or 400 for a body with
 // unknown fields, and need the bearer token when Options.Token is set.

@@ -7,8 +7,8 @@
 //	API server -> reflector -> deltafifo -> [indexer] -> listers (your reads)
 //	                                             \-> processor -> your handlers
 //
-// The informer pops changes from the delta queue and applies them here
-// (Add, Update, Delete, or Replace after a relist) before telling handlers.
+// The informer takes changes from the delta queue and applies them here
+// (Swap, Delete, or Replace after an atomic relist) before telling handlers.
 // Controllers then read the cache, usually through a typed lister
 // (package lister), instead of asking the API server.
 //
@@ -48,9 +48,9 @@
 //
 // # The design: readers take immutable versions
 //
-// Here a reader never holds a lock while it reads. Everything the indexer
-// holds (objects, indexes, resourceVersion, index definitions) is one
-// version, a value called a state. A reader takes the newest state (see
+// Here a reader never holds a lock while it walks the cache. Everything the
+// indexer holds (objects, indexes, resourceVersion, index definitions) is
+// one version, a value called a state. A reader takes the newest state (see
 // Snapshot) and walks it at leisure; nothing ever changes a state a reader
 // has seen. A writer makes the next state and publishes it with one atomic
 // pointer store; readers that come later take that one.
@@ -65,16 +65,21 @@
 // One refinement makes writes as cheap as a map's when nobody is reading.
 // A state is open until a reader takes it, and frozen from then on:
 //
-//	open --(a reader takes it: Snapshot, Get, List, ...)--> frozen
-//	  ^                                                        |
-//	  +---(next write: thaw into a new generation)------------+
+//	open --(a reader takes it: Snapshot, List, ByIndex, ...)--> frozen
+//	  ^                                                            |
+//	  +---(next write: thaw into a new generation)----------------+
+//
+// A point read (Get, Intern) does not freeze the state: while it is open,
+// the read looks up its one key under mu (below), so that the informer's
+// lookup before each write does not make that write copy its paths.
 //
 // Every trie node records the generation that created it. While a state is
-// open no reader can see it, so its writer edits the nodes of its own
-// generation in place: an update of an existing key is a lookup and a store,
-// with no allocation. The first write after a reader froze the state starts a
-// new generation, and from then on every node it touches is copied before it
-// is changed, so the frozen state stays exactly as its readers saw it.
+// open no reader holds it (a point read is over before mu is released), so
+// its writer edits the nodes of its own generation in place: an update of an
+// existing key is a lookup and a store, with no allocation. The first write
+// after a reader froze the state starts a new generation, and from then on
+// every node it touches is copied before it is changed, so the frozen state
+// stays exactly as its readers saw it.
 // (Clojure calls this "transients".)
 //
 // The same rule lets the writer recycle. Deleting keys unlinks trie nodes,
@@ -92,22 +97,24 @@
 //     (UseLabelIndex) as a writer would.
 //   - mu guards the hand-over of an open state. The writer holds it while it
 //     applies one already-planned write (O(log n)); a reader holds it only to
-//     set the frozen flag, and only if the newest state is still open. When
-//     it is already frozen, taking it is one atomic load and no lock at all.
+//     set the frozen flag, or for a point read to look up one key, and only
+//     if the newest state is still open. When it is already frozen, taking
+//     it is one atomic load and no lock at all.
 //
-// So a writer never waits for a reader to finish reading, and a reader never
-// waits for a writer's index functions or rebuilds: at most for one planned
-// edit to be applied.
+// So a writer never waits for a reader to finish reading (at most for one
+// key lookup), and a reader never waits for a writer's index functions or
+// rebuilds: at most for one planned edit to be applied.
 //
 // # What it costs
 //
 //   - Lookups walk a trie (a few pointer hops) instead of probing a hash map,
 //     and ByIndex must find each key of a bucket in the object trie (it walks
 //     the two tries side by side, so that costs about one level per key).
-//   - The first write after a read copies a path per trie it touches: at
-//     10,000 objects about 1.4 KB in 9 allocations (BenchmarkUpdateAfterRead),
-//     against none for a write that follows another write. A cache that is
-//     read between every two writes pays that on every write.
+//   - The first write after a reader froze the state copies a path per trie
+//     it touches: at 10,000 objects about 1.4 KB in 9 allocations
+//     (BenchmarkUpdateAfterRead), against none for a write that follows
+//     another write. A cache that is read (other than by Get) between every
+//     two writes pays that on every write.
 //   - Once the label index is in use, every update compares the old and new
 //     labels. Unchanged labels cost no allocation, but reading two label maps
 //     that are not in the CPU cache can double the cost of an update. (It is

@@ -49,7 +49,8 @@ func (s Snapshot) Len() int {
 	return s.st.objects.size
 }
 
-// ResourceVersion returns the resourceVersion this content reflects.
+// ResourceVersion returns the resourceVersion of this content: the newest
+// one written (see Indexer.ResourceVersion for what that promises).
 func (s Snapshot) ResourceVersion() string {
 	if s.st == nil {
 		return ""
@@ -272,6 +273,13 @@ func (x *Indexer) Len() int {
 // ResourceVersion returns the resourceVersion of the newest content: the
 // last one set by Replace, SetResourceVersion, or an Add or Update of an
 // object that had one.
+//
+// In an informer's cache it is the version of the newest write, which is
+// not always a point the whole cache has reached: the informer's queue
+// merges a new update of a key into the place that key already holds in
+// line, so a key can be applied at a version newer than events of other
+// keys still waiting behind it. Right after a relist or a bookmark it is
+// such a point.
 func (x *Indexer) ResourceVersion() string {
 	return x.Snapshot().ResourceVersion()
 }

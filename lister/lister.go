@@ -111,7 +111,8 @@ func (l *Lister[T]) list(namespace string, selector labels.Selector) ([]T, error
 	labelValues := equalityValues(selector)
 	if len(labelValues) > 0 {
 		// The indexer maintains its label index only once someone needs it;
-		// the first such List pays for building it (and is the last to scan).
+		// the first such List pays for building it, then reads it like every
+		// List after it.
 		_ = l.idx.UseLabelIndex() // fails only for an unusable, empty indexer
 	}
 	snap := l.idx.Snapshot()

@@ -41,13 +41,13 @@
 //	state       step does                          outcome                           next state
 //	---------   --------------------------------   -------------------------------   -------------------------
 //	Listing     get the first snapshot             stored                            Watching
-//	Relisting   (WatchList, else a paged List)     410 / too large RV at RV != ""    Relisting, RV "" at once
+//	Relisting   (WatchList, else a paged List)     410 / too large RV at RV != ""    same state, RV "" at once
 //	                                               any other failure                 BackingOff -> same state
 //	Watching    apply events from the last RV      normal close (server timeout)     Watching, at once
 //	                                               watchdog: silent too long         Watching, at once
 //	                                               410 / too large RV                BackingOff -> Relisting
 //	                                               429, 5xx, network, anything else  BackingOff -> Watching
-//	BackingOff  wait (jittered, >= Retry-After)    time is up                        the state it leads to
+//	BackingOff  wait (jittered, Retry-After)       time is up                        the state it leads to
 //	any         -                                  context done                      Stopped
 //
 // Time is an input: all waiting goes through a Clock (clock.go), so tests
@@ -76,7 +76,8 @@
 //   - watches carry allowWatchBookmarks=true and a timeoutSeconds drawn from
 //     [5m, 10m) so that a fleet of clients does not reconnect in lockstep;
 //   - retries back off from 800ms, doubling, to 30s, and reset after two
-//     minutes without failure (Backoff);
+//     minutes without failure (Backoff); a server's Retry-After is a floor
+//     on the wait, which we honour up to ten minutes;
 //   - WatchList (sendInitialEvents=true) streams the initial state and ends
 //     it with a BOOKMARK annotated k8s.io/initial-events-end: "true", after
 //     which the same watch carries on.
