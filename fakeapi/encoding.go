@@ -137,6 +137,24 @@ func notAcceptable() *apierrors.StatusError {
 	}}
 }
 
+// notAcceptableStream answers a watch whose negotiated media type cannot
+// be streamed, naming the stream media types as the real server does.
+func notAcceptableStream() *apierrors.StatusError {
+	err := notAcceptable()
+	err.ErrStatus.Message = "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
+	return err
+}
+
+// shapeNotAcceptable is the real server's 406 for an "as" shape that does
+// not fit the answer: PartialObjectMetadata for a list, or
+// PartialObjectMetadataList for one object. It does not fall back to the
+// client's next media range either.
+func shapeNotAcceptable(message string) *apierrors.StatusError {
+	err := notAcceptable()
+	err.ErrStatus.Message = message
+	return err
+}
+
 func unsupportedMediaType(got string) *apierrors.StatusError {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
@@ -148,6 +166,9 @@ func unsupportedMediaType(got string) *apierrors.StatusError {
 func shape(obj runtime.Object, as string) (runtime.Object, error) {
 	switch as {
 	case asPartial:
+		if meta.IsListType(obj) {
+			return nil, shapeNotAcceptable(fmt.Sprintf("you requested PartialObjectMetadata, but the requested object is a list (%T)", obj))
+		}
 		m, err := meta.Accessor(obj)
 		if err != nil {
 			return nil, err
@@ -164,7 +185,7 @@ func shape(obj runtime.Object, as string) (runtime.Object, error) {
 func partialList(list runtime.Object) (runtime.Object, error) {
 	lm, err := meta.ListAccessor(list)
 	if err != nil {
-		return nil, err
+		return nil, shapeNotAcceptable(fmt.Sprintf("you requested PartialObjectMetadataList, but the requested object is not a list (%T)", list))
 	}
 	out := &metav1.PartialObjectMetadataList{
 		TypeMeta: metav1.TypeMeta{APIVersion: partialAPIVersion, Kind: asPartialList},
@@ -195,7 +216,11 @@ func (enc encoding) encode(obj runtime.Object, w io.Writer) error {
 func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, enc encoding, code int, obj runtime.Object) {
 	var buf bytes.Buffer
 	if err := enc.encode(obj, &buf); err != nil {
-		s.writeError(w, r, apierrors.NewInternalError(fmt.Errorf("encoding response: %w", err)))
+		var api apierrors.APIStatus
+		if !errors.As(err, &api) {
+			err = apierrors.NewInternalError(fmt.Errorf("encoding response: %w", err))
+		}
+		s.writeError(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", enc.mediaType)

@@ -81,3 +81,31 @@ func TestProtobufRequestBodies(t *testing.T) {
 type bytesWriter struct{ b []byte }
 
 func (w *bytesWriter) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }
+
+// The real server negotiates a watch's media type among those that can
+// stream (JSON, protobuf) and answers 406 for the others, as it does when
+// the shape asked for with "as" does not fit the answer: a list asked for
+// as PartialObjectMetadata, or one object as PartialObjectMetadataList.
+func TestNotAcceptableShapes(t *testing.T) {
+	srv := startServer(t, Options{})
+	seedNamed(t, srv, "ns", "a")
+	list := podsURL(srv)
+	cases := []struct{ name, url, accept, message string }{
+		{"yaml watch", list + "?watch=true", mediaYAML,
+			"only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"},
+		{"list as one object", list, "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json",
+			"you requested PartialObjectMetadata, but the requested object is a list"},
+		{"one object as a list", list + "/a", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+			"you requested PartialObjectMetadataList, but the requested object is not a list"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, body, _ := do(t, http.MethodGet, tc.url, "", "", "Accept", tc.accept)
+			require.Equal(t, http.StatusNotAcceptable, code, "%s", body)
+			st, ok := decodeJSON(t, body).(*metav1.Status)
+			require.True(t, ok, "%s", body)
+			require.Equal(t, metav1.StatusReasonNotAcceptable, st.Reason)
+			require.Contains(t, st.Message, tc.message)
+		})
+	}
+}

@@ -167,8 +167,11 @@ func (f *Faults) Reset() {
 }
 
 // before applies latency and queued failures to a request. It returns the
-// Status error to answer with, if any.
-func (f *Faults) before(ctx context.Context, verb, resource string) error {
+// Status error to answer with, if any. A delay ends early when the client
+// leaves (ctx) or the server closes (closed); the latter is needed because
+// net/http cancels no context for a request whose body is still unread, and
+// Close waits for every request.
+func (f *Faults) before(ctx context.Context, closed <-chan struct{}, verb, resource string) error {
 	f.mu.Lock()
 	var delay time.Duration
 	for _, l := range f.latencies {
@@ -190,10 +193,12 @@ func (f *Faults) before(ctx context.Context, verb, resource string) error {
 	f.mu.Unlock()
 	if delay > 0 {
 		t := time.NewTimer(delay)
+		defer t.Stop()
 		select {
 		case <-t.C:
 		case <-ctx.Done():
-			t.Stop()
+		case <-closed:
+			return apierrors.NewServiceUnavailable(errServerClosed.Error())
 		}
 	}
 	if failure != nil {
@@ -202,23 +207,27 @@ func (f *Faults) before(ctx context.Context, verb, resource string) error {
 	return nil
 }
 
-// stall reports whether resource's watches are stalled, with a channel
-// closed when the stall ends (by ResumeWatches, Reset or deadline).
+// stall reports whether resource's watches are stalled, by a rule for
+// resource or by one for every resource (""), with a channel closed when
+// that stall ends (by ResumeWatches, Reset or deadline).
 func (f *Faults) stall(resource string) (<-chan struct{}, time.Duration, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	rule, ok := f.stalls[resource]
-	if !ok {
-		return nil, 0, false
-	}
-	var left time.Duration
-	if !rule.until.IsZero() {
-		if left = rule.until.Sub(f.now()); left <= 0 {
-			f.resumeLocked(resource)
-			return nil, 0, false
+	for _, key := range []string{resource, ""} {
+		rule, ok := f.stalls[key]
+		if !ok {
+			continue
 		}
+		var left time.Duration
+		if !rule.until.IsZero() {
+			if left = rule.until.Sub(f.now()); left <= 0 {
+				f.resumeLocked(key)
+				continue
+			}
+		}
+		return rule.released, left, true
 	}
-	return rule.released, left, true
+	return nil, 0, false
 }
 
 // frameFault takes the next frame fault for resource, if any.

@@ -155,3 +155,83 @@ func openWatchWithToken(t *testing.T, srv *Server, token string) watch.Interface
 	t.Helper()
 	return openWatch(t, srv.URL()+"/api/v1/pods?watch=true&resourceVersion=0", "", "Authorization", "Bearer "+token)
 }
+
+// A latency fault must not hold Close. GETs are safe anyway (net/http
+// cancels their context when the connection closes), but a request with a
+// body that is not read yet gets no such cancellation: only the server can
+// end its wait.
+func TestCloseEndsRequestsHeldByLatency(t *testing.T) {
+	srv, err := NewServer(Options{})
+	require.NoError(t, err)
+	srv.Faults().SetLatency("create", "pods", time.Minute)
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		resp, err := http.Post(podsURL(srv), mediaJSON, strings.NewReader(podJSON))
+		if err == nil {
+			resp.Body.Close()
+		}
+	}()
+	waitForGoroutineIn(t, "fakeapi.(*Faults).before")
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		srv.Close()
+	}()
+	select {
+	case <-closed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close still waits for a request held by a latency fault")
+	}
+	<-answered
+	_, err = srv.Create(pod("ns", "late", nil))
+	require.NoError(t, err)
+	require.Len(t, srv.Writes(), 1, "the held create was not applied after Close")
+}
+
+// A stall holds everything a watch would send: the bookmarks that fall due
+// during it, and the initial events of a watch that starts during it.
+func TestStallHoldsBookmarksAndInitialEvents(t *testing.T) {
+	t.Run("bookmark due during the stall", func(t *testing.T) {
+		// BookmarkInterval stays a minute: the only bookmark that can come
+		// is the one 2s before timeoutSeconds, 3s after the watch starts.
+		srv := startServer(t, Options{})
+		seedNamed(t, srv, "ns", "a")
+		w := openWatch(t, podsURL(srv)+"?watch=true&resourceVersion=1&allowWatchBookmarks=true&timeoutSeconds=5", "")
+		seedNamed(t, srv, "ns", "barrier") // moves the RV, so the bookmark is due
+		require.Equal(t, "ADDED barrier 2", eventSummary(nextEvent(t, w)))
+		srv.Faults().StallWatches("pods", 0)
+		if len(srv.SentEvents()) > 1 {
+			t.Skip("the bookmark fell due before the stall began: this machine took over 3s to get here")
+		}
+		// The watch reaches the stall only when its bookmark falls due.
+		waitForGoroutineIn(t, "fakeapi.(*watchStream).waitStall")
+		for _, ev := range srv.SentEvents()[1:] {
+			t.Errorf("a stalled watch sent %s at RV %s", ev.Type, ev.ResourceVersion)
+		}
+		srv.Faults().ResumeWatches("pods")
+		require.Equal(t, "BOOKMARK  2", eventSummary(nextEvent(t, w)), "the bookmark comes after the stall")
+	})
+	t.Run("initial events of a new watch", func(t *testing.T) {
+		srv := startServer(t, Options{})
+		seedNamed(t, srv, "ns", "a")
+		srv.Faults().StallWatches("pods", 0)
+		w := openWatch(t, podsURL(srv)+"?watch=true&resourceVersion=0", "")
+		waitForGoroutineIn(t, "fakeapi.(*watchStream).waitStall")
+		for _, ev := range srv.SentEvents() {
+			t.Errorf("a stalled watch sent %s %s", ev.Type, ev.Name)
+		}
+		srv.Faults().ResumeWatches("pods")
+		require.Equal(t, "ADDED a 1", eventSummary(nextEvent(t, w)), "nothing is lost by a stall")
+	})
+}
+
+func TestStallOfEveryResource(t *testing.T) {
+	f := newFaults()
+	f.StallWatches("", 0)
+	_, _, stalled := f.stall("pods")
+	require.True(t, stalled, "an empty resource matches any")
+	f.ResumeWatches("")
+	_, _, stalled = f.stall("pods")
+	require.False(t, stalled)
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
@@ -202,4 +203,16 @@ func jsonBody(t testing.TB, v any) string {
 	var buf bytes.Buffer
 	require.NoError(t, json.NewEncoder(&buf).Encode(v))
 	return buf.String()
+}
+
+// waitForGoroutineIn waits until some goroutine's stack holds fn (e.g.
+// "fakeapi.(*watchStream).waitStall"): how a test knows, without sleeping,
+// that a handler has reached a blocking point.
+func waitForGoroutineIn(t testing.TB, fn string) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	require.Eventually(t, func() bool {
+		n := goruntime.Stack(buf, true)
+		return bytes.Contains(buf[:n], []byte(fn))
+	}, 20*time.Second, 5*time.Millisecond, "no goroutine in %s", fn)
 }

@@ -61,9 +61,6 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req requestIn
 		s.writeError(w, r, apierrors.NewInternalError(err))
 		return
 	}
-	if enc.as == asPartial {
-		enc.as = asPartialList
-	}
 	s.writeObject(w, r, enc, http.StatusOK, list)
 }
 

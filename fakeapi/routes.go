@@ -86,7 +86,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if err := s.faults.before(r.Context(), req.verb, req.res.gvr.Resource); err != nil {
+	if err := s.faults.before(r.Context(), s.closed, req.verb, req.res.gvr.Resource); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -174,7 +174,7 @@ func checkScope(req requestInfo) error {
 func verbOf(r *http.Request, req requestInfo) (string, error) {
 	collection := req.name == ""
 	switch {
-	case r.Method == http.MethodGet && collection && isTrue(r.URL.Query().Get("watch")):
+	case r.Method == http.MethodGet && collection && watchRequested(r.URL.Query()["watch"]):
 		return verbWatch, nil
 	case r.Method == http.MethodGet && collection:
 		return verbList, nil
@@ -192,5 +192,9 @@ func verbOf(r *http.Request, req requestInfo) (string, error) {
 	return "", apierrors.NewMethodNotSupported(req.res.groupResource(), strings.ToLower(r.Method))
 }
 
-// isTrue reads a boolean query parameter the way the real server does.
-func isTrue(v string) bool { return v == "true" || v == "1" }
+// watchRequested reads the watch parameter the way the real server's
+// parameter codec does: present, and neither "0" nor "false" in any case
+// ("watch=yes", even "watch=", ask for a watch).
+func watchRequested(values []string) bool {
+	return len(values) > 0 && values[0] != "0" && !strings.EqualFold(values[0], "false")
+}

@@ -74,6 +74,11 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req requestI
 	if err == nil {
 		enc, err = s.negotiate(r, req.res.protobuf)
 	}
+	if err == nil && enc.info.StreamSerializer == nil {
+		// YAML cannot be framed into a stream; like the real server, we do
+		// not fall back to the client's next media range.
+		err = notAcceptableStream()
+	}
 	flusher, canFlush := w.(http.Flusher)
 	if err == nil && !canFlush {
 		err = apierrors.NewInternalError(errors.New("fakeapi: response writer cannot stream"))
@@ -96,7 +101,9 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req requestI
 	}
 	page, err := ws.position(plan)
 	ws.writeHeader()
-	if !ws.start(plan, page, err) {
+	// A stall holds the initial events (or the ERROR) too; the position is
+	// taken, so nothing written meanwhile is lost.
+	if !ws.waitWhileStalled(ctx) || !ws.start(plan, page, err) {
 		return
 	}
 	ws.stream(ctx)
@@ -198,13 +205,14 @@ func (ws *watchStream) stream(ctx context.Context) {
 		select {
 		case <-changed:
 		case <-tick:
-			if !ws.sendBookmark(false) {
+			// A bookmark that falls due during a stall waits for its end.
+			if !ws.waitWhileStalled(ctx) || !ws.sendBookmark(false) {
 				return
 			}
 			ws.flush()
 		case <-last:
 			last = nil
-			if ws.cursor > startRV && !ws.sendBookmark(false) {
+			if !ws.waitWhileStalled(ctx) || (ws.cursor > startRV && !ws.sendBookmark(false)) {
 				return
 			}
 			ws.flush()

@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -266,4 +267,26 @@ func TestCloseClientConnectionsEndsWatchesButKeepsServing(t *testing.T) {
 	requireClosed(t, w)
 	code, _, _ := do(t, http.MethodGet, podsURL(srv), "", "")
 	require.Equal(t, http.StatusOK, code)
+}
+
+// The real server reads ?watch= with apimachinery's parameter codec: any
+// value but "0" or "false" (in any case) asks for a watch.
+func TestWatchParameterReadLikeTheRealServer(t *testing.T) {
+	srv := startServer(t, Options{})
+	seedNamed(t, srv, "ns", "a")
+	for value, watches := range map[string]bool{
+		"true": true, "1": true, "True": true, "yes": true, "": true,
+		"false": false, "0": false, "FALSE": false,
+	} {
+		t.Run("watch="+value, func(t *testing.T) {
+			resp, err := http.Get(podsURL(srv) + "?resourceVersion=0&watch=" + value)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			var first map[string]any
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&first))
+			_, isEvent := first["type"]
+			require.Equal(t, watches, isEvent, "first value: %v", first)
+		})
+	}
 }
