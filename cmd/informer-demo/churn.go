@@ -38,17 +38,23 @@ func (c *churn) start(ctx context.Context) { c.done.Go(func() { c.run(ctx) }) }
 func (c *churn) run(ctx context.Context) {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
-	perTick := max(1, c.perSecond/100)
-	for {
+	for n := 0; ; n++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			for range perTick {
+			for range c.writesAtTick(n) {
 				c.step()
 			}
 		}
 	}
+}
+
+// writesAtTick is how many writes the n-th tick (from 0) makes: the writes
+// due by its end minus those due by the previous one, so that any rate is
+// kept exactly, not rounded to a multiple of the 100 ticks a second.
+func (c *churn) writesAtTick(n int) int {
+	return c.perSecond*(n+1)/100 - c.perSecond*n/100
 }
 
 func (c *churn) wait() { c.done.Wait() }

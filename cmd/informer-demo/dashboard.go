@@ -77,12 +77,17 @@ func (d *dashboard) waitForSync(ctx context.Context) bool {
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	start := time.Now()
+	// A synced channel stays closed: once it has fired, stop selecting it,
+	// or the loop would spin until the other informer syncs.
+	podsSynced, servicesSynced := d.pods.Synced(), d.services.Synced()
 	for !d.pods.HasSynced() || !d.services.HasSynced() {
 		select {
 		case <-ctx.Done():
 			return false
-		case <-d.pods.Synced():
-		case <-d.services.Synced():
+		case <-podsSynced:
+			podsSynced = nil
+		case <-servicesSynced:
+			servicesSynced = nil
 		case <-tick.C:
 			fmt.Fprintf(d.out, "syncing: pods %d, services %d cached\n", d.pods.Indexer().Len(), d.services.Indexer().Len())
 		}
