@@ -3,6 +3,7 @@ package fakeapi
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -111,7 +112,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 // route resolves the URL and method to a resource and verb.
 func (s *Server) route(r *http.Request) (requestInfo, error) {
 	gv, rest, ok := splitAPIPath(r.URL.Path)
-	if !ok || len(rest) == 0 {
+	if !ok || len(rest) == 0 || slices.Contains(rest, "") {
 		return requestInfo{}, notFoundPath()
 	}
 	var req requestInfo
@@ -155,7 +156,8 @@ func splitAPIPath(path string) (schema.GroupVersion, []string, bool) {
 
 // checkScope rejects paths that do not fit the resource's scope: a
 // cluster-scoped resource under a namespace, a namespaced object without
-// one, an unknown subresource, or an empty path segment.
+// one, or an unknown subresource. (route has already refused an empty path
+// segment: "namespaces//pods" names no namespace, not all of them.)
 func checkScope(req requestInfo) error {
 	switch {
 	case !req.res.Namespaced && req.namespace != "":

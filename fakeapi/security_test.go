@@ -139,3 +139,19 @@ func FuzzRequests(f *testing.F) {
 		}
 	})
 }
+
+// An empty path segment names nothing: "/api/v1/namespaces//pods" is not
+// the list of every namespace's pods, and no write may land there.
+func TestEmptyPathSegmentIsNotFound(t *testing.T) {
+	srv := startServer(t, Options{})
+	_, err := srv.Create(pod("ns", "a", nil))
+	require.NoError(t, err)
+	for _, h := range []struct{ method, path, body string }{
+		{"GET", "/api/v1/namespaces//pods", ""},
+		{"GET", "/api/v1/namespaces/ns//a", ""},
+		{"POST", "/api/v1/namespaces//pods", podJSON},
+	} {
+		code, body, _ := do(t, h.method, srv.URL()+h.path, mediaJSON, h.body)
+		require.Equal(t, http.StatusNotFound, code, "%s %s: %s", h.method, h.path, body)
+	}
+}
