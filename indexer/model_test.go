@@ -219,7 +219,55 @@ func (m *model) checkSnapshot(t *testing.T, s Snapshot, what string) {
 
 func TestIndexerMatchesModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(testSeed(t)), 2))
-	for run := range 20 {
+	// Checking after every write freezes every state: each write copies its
+	// paths.
+	runModel(t, rng, 20, 120, func(n int) modelRead {
+		if rng.IntN(10) == 0 {
+			return readCheckAndKeep
+		}
+		return readCheck
+	})
+}
+
+// TestIndexerMatchesModelInPlace runs writes between reads. A read freezes
+// the newest state, so with reads spaced out most writes edit an open state
+// in place and recycle the nodes deletes unlink, which is the path a busy
+// informer takes. Point reads (Get, Intern), which do not freeze, are mixed
+// in, and snapshots are kept along the way.
+func TestIndexerMatchesModelInPlace(t *testing.T) {
+	rng := rand.New(rand.NewPCG(uint64(testSeed(t)), 4))
+	runModel(t, rng, 40, 400, func(n int) modelRead {
+		var r modelRead
+		if rng.IntN(3) == 0 {
+			r |= readPoint
+		}
+		switch rng.IntN(25) {
+		case 0:
+			r |= readCheck
+		case 1:
+			r |= readKeep
+		}
+		return r
+	})
+}
+
+// modelRead says what runModel reads after a write.
+type modelRead int
+
+const (
+	readCheck        modelRead = 1 << iota // compare the whole Indexer with the model
+	readKeep                               // keep a snapshot, checked at the end
+	readPoint                              // Get and Intern one random key
+	readCheckAndKeep = readCheck | readKeep
+)
+
+// runModel makes runs of random writes to an Indexer and the model, reading
+// after each write what reads says, and checks every kept snapshot against
+// the model as it was when the snapshot was taken. The label index comes
+// into use at a random step: at once, later, or never.
+func runModel(t *testing.T, rng *rand.Rand, runs, steps int, reads func(step int) modelRead) {
+	t.Helper()
+	for run := range runs {
 		x, m := New(Indexers{"node": byNode}), newModel()
 		type kept struct {
 			snap  Snapshot
@@ -227,71 +275,44 @@ func TestIndexerMatchesModel(t *testing.T) {
 			at    string
 		}
 		var snaps []kept
-		// The label index comes into use at a random step: at once, later,
-		// or never (step 120 is never reached).
-		useLabels := []int{0, rng.IntN(120), 120}[rng.IntN(3)]
-		for n := range 120 {
+		useLabels := []int{0, rng.IntN(steps), steps}[rng.IntN(3)]
+		for n := range steps {
 			what := fmt.Sprintf("run %d step %d: %s", run, n, m.step(t, rng, x, n))
 			if n == useLabels {
 				require.NoError(t, x.UseLabelIndex())
 			}
-			m.check(t, x, n >= useLabels, what)
-			if rng.IntN(10) == 0 {
+			r := reads(n)
+			if r&readPoint != 0 {
+				checkPointRead(t, x, m, randomPod(rng), what)
+			}
+			if r&readCheck != 0 {
+				m.check(t, x, n >= useLabels, what)
+			}
+			if r&readKeep != 0 {
 				snaps = append(snaps, kept{x.Snapshot(), m.clone(), what})
 			}
 		}
+		m.check(t, x, useLabels < steps, fmt.Sprintf("run %d: end", run))
 		for _, k := range snaps {
 			k.model.checkSnapshot(t, k.snap, "snapshot after "+k.at)
 		}
 	}
 }
 
-// TestIndexerMatchesModelInPlace is TestIndexerMatchesModel with runs of
-// writes between reads. A read freezes the newest state, so checking after
-// every write would make every write copy its paths: here most writes edit
-// an open state in place and recycle the nodes deletes unlink, which is
-// the path a busy informer takes. Point reads (Get, Intern), which do not
-// freeze, are mixed in, and snapshots are kept along the way.
-func TestIndexerMatchesModelInPlace(t *testing.T) {
-	rng := rand.New(rand.NewPCG(uint64(testSeed(t)), 4))
-	for run := range 40 {
-		x, m := New(Indexers{"node": byNode}), newModel()
-		type kept struct {
-			snap  Snapshot
-			model *model
-			at    string
-		}
-		var snaps []kept
-		useLabels := []int{0, rng.IntN(400), 400}[rng.IntN(3)]
-		for n := range 400 {
-			what := fmt.Sprintf("run %d step %d: %s", run, n, m.step(t, rng, x, n))
-			if n == useLabels {
-				require.NoError(t, x.UseLabelIndex())
-			}
-			if rng.IntN(3) == 0 { // a point read leaves the state open
-				p := randomPod(rng)
-				got, ok := x.Get(keyOf(p))
-				want, has := m.objects[keyOf(p)]
-				require.Equal(t, has, ok, what)
-				if has {
-					require.Same(t, want, got, what)
-				}
-				k, ok := x.Intern([]byte(keyOf(p)))
-				require.Equal(t, has, ok, what)
-				if has {
-					require.Equal(t, keyOf(p), k, what)
-				}
-			}
-			switch rng.IntN(25) {
-			case 0:
-				m.check(t, x, n >= useLabels, what)
-			case 1:
-				snaps = append(snaps, kept{x.Snapshot(), m.clone(), what})
-			}
-		}
-		m.check(t, x, useLabels < 400, fmt.Sprintf("run %d: end", run))
-		for _, k := range snaps {
-			k.model.checkSnapshot(t, k.snap, "snapshot after "+k.at)
-		}
+// checkPointRead compares Get and Intern of p's key with the model. Neither
+// freezes the state.
+func checkPointRead(t *testing.T, x *Indexer, m *model, p *corev1.Pod, what string) {
+	t.Helper()
+	key := keyOf(p)
+	got, ok := x.Get(key)
+	want, has := m.objects[key]
+	require.Equal(t, has, ok, what)
+	if has {
+		require.Same(t, want, got, what)
+	}
+	k, ok := x.Intern([]byte(key))
+	require.Equal(t, has, ok, what)
+	if has {
+		require.Equal(t, key, k, what)
 	}
 }

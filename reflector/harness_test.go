@@ -253,17 +253,9 @@ func start(t *testing.T, lw *scriptLW, opts Options) *harness {
 		h.mu.Unlock()
 	}
 	h.r = New(lw, h.store, opts)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- h.r.Run(ctx) }()
+	stop := runInBackground(t, h.r)
 	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			require.NoError(t, err)
-		case <-time.After(waitFor):
-			t.Fatal("Run did not return after cancel")
-		}
+		stop()
 		require.Equal(t, StateStopped, h.r.State())
 		goleak.VerifyNone(t)
 	})
@@ -361,3 +353,22 @@ func failed(o runtime.Object) watch.Event   { return watch.Event{Type: watch.Err
 
 // listOnly are Options for tests not about WatchList.
 func listOnly() Options { return Options{WatchList: WatchListOff} }
+
+// runInBackground runs r on a goroutine of its own and returns a function
+// that cancels it and waits for Run to return.
+func runInBackground(t *testing.T, r *Reflector) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	return func() {
+		t.Helper()
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(waitFor):
+			t.Fatal("Run did not return after cancel")
+		}
+	}
+}

@@ -1,36 +1,15 @@
 package reflector
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
 // Tests of a Reflector whose Run returns and is called again.
-
-// runInBackground runs r on a goroutine of its own and returns a function
-// that cancels it and waits for Run to return.
-func runInBackground(t *testing.T, r *Reflector) (stop func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	return func() {
-		t.Helper()
-		cancel()
-		select {
-		case err := <-done:
-			require.NoError(t, err)
-		case <-time.After(waitFor):
-			t.Fatal("Run did not return after cancel")
-		}
-	}
-}
 
 // A resourceVersion of "" or "0" is no position to resume from (see
 // resumable): a watch from there replays the current state and never
@@ -45,7 +24,14 @@ func TestRunAgainAfterSnapshotWithoutRVRelists(t *testing.T) {
 	store.waitOps(t, 1)
 	stop()
 
-	stop = runInBackground(t, r)
+	runAgainExpectingList(t, r, lw)
+}
+
+// runAgainExpectingList runs r again and checks that its first call is a
+// list, which it answers.
+func runAgainExpectingList(t *testing.T, r *Reflector, lw *scriptLW) {
+	t.Helper()
+	stop := runInBackground(t, r)
 	defer stop()
 	c := anyCall(t, lw)
 	assert.Equal(t, "list", c.verb, "resumed with a %s from %q", c.verb, c.opts.ResourceVersion)
@@ -122,9 +108,5 @@ func TestRunAgainKeepsAPlannedRelist(t *testing.T) {
 	clk.waitPending(t, 1) // the backoff before the relist
 	stop()
 
-	stop = runInBackground(t, r)
-	defer stop()
-	c := anyCall(t, lw)
-	assert.Equal(t, "list", c.verb, "resumed with a %s from %q", c.verb, c.opts.ResourceVersion)
-	c.list(podList("20", ""), nil)
+	runAgainExpectingList(t, r, lw)
 }
