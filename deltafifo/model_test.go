@@ -41,26 +41,22 @@ func modelSeed(t *testing.T) uint64 {
 // the queue (a watch that missed events); a later Replace must repair them.
 //
 // Re-run a failure with: go test ./deltafifo -run TestModel -seed=N
-func TestModel(t *testing.T) {
-	base := modelSeed(t)
-	t.Logf("seed=%d (re-run with -seed=%d or DELTAFIFO_SEED=%d)", base, base, base)
-	const runs, steps = 400, 120
-	for i := range uint64(runs) {
-		m := newModel(t, base+i, i%2 == 1, i%4 < 2, i%8 >= 4)
-		m.run(steps)
-	}
-}
+func TestModel(t *testing.T) { runModels(t, false) }
 
 // TestModelFaults is TestModel with process functions (Pop's and Inline)
 // that requeue, panic, fail after applying, or let the producer write while
 // they hold a batch.
-func TestModelFaults(t *testing.T) {
+func TestModelFaults(t *testing.T) { runModels(t, true) }
+
+// runModels runs 400 models of 120 steps from one seed, every combination
+// of newModel's options in turn, with faulty process functions or not.
+func runModels(t *testing.T, faults bool) {
 	base := modelSeed(t)
 	t.Logf("seed=%d (re-run with -seed=%d or DELTAFIFO_SEED=%d)", base, base, base)
 	const runs, steps = 400, 120
 	for i := range uint64(runs) {
 		m := newModel(t, base+i, i%2 == 1, i%4 < 2, i%8 >= 4)
-		m.faults = true
+		m.faults = faults
 		m.run(steps)
 	}
 }
