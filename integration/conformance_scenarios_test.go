@@ -136,8 +136,8 @@ func scenarioConverge(e *env) {
 // ---------------------------------------------------------------- 3
 
 // scenarioDrop: the proxy cuts every connection; the reflector watches again
-// from its last resourceVersion and catches up on what it missed without
-// listing again.
+// from its last resourceVersion (not the list's: the server then sends
+// nothing twice) and catches up on what it missed without listing again.
 func scenarioDrop(e *env) {
 	e.step("seed and start")
 	e.seedPods()
@@ -145,6 +145,10 @@ func scenarioDrop(e *env) {
 	pods := mustFor[*corev1.Pod](e, f)
 	e.start(f)
 	requireWatching(e, pods)
+
+	e.step("write once through the watch, so that its last RV is past the list's")
+	create(e.t, e.client, testPod(e.ns, "before-drop", db))
+	requireConverges(e, pods, e.path(podsPath), "")
 	before := pods.Stats()
 
 	e.step("cut every connection, then write while the watch is gone")
@@ -161,6 +165,10 @@ func scenarioDrop(e *env) {
 	after := pods.Stats()
 	require.Equal(e.t, before.Relists, after.Relists, "a dropped connection must not cause a relist")
 	require.Equal(e.t, before.Lists, after.Lists)
+	// Convergence alone would not show a watch resumed from the list's RV:
+	// the server replays what the cache already has, which changes nothing.
+	require.Equal(e.t, before.Events[watch.Added]+1, after.Events[watch.Added],
+		"the resumed watch adds after-drop and nothing it had delivered before the drop")
 	e.note("watches %d→%d, relists %d→%d, network errors %d", before.Watches, after.Watches,
 		before.Relists, after.Relists, after.Errors[reflector.KindNetwork])
 }

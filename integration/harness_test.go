@@ -3,7 +3,11 @@ package integration
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/seed31a95821/informer/fakeapi"
 	"github.com/seed31a95821/informer/reflector"
@@ -141,6 +146,52 @@ func (r *run) requireConverged(t *testing.T) {
 }
 
 func (r *run) errorsOf(kind reflector.Kind) int64 { return r.refl.Stats().Errors[kind] }
+
+// deleteStored deletes n of the pods the store holds, on the server only.
+// Called while no watch can report it, it leaves the store converging only
+// through a relist that removes what the server no longer lists; churn
+// alone deletes only pods the store has not seen yet.
+func (r *run) deleteStored(t *testing.T, n int) {
+	t.Helper()
+	keys := slices.Sorted(maps.Keys(r.store.snapshot()))
+	require.GreaterOrEqual(t, len(keys), n, "the store holds too few pods")
+	for _, key := range keys[:n] {
+		ns, name, _ := strings.Cut(key, "/")
+		require.NoError(t, r.srv.Delete(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}))
+	}
+}
+
+// requireNothingResent fails t if the server sent a change (neither a
+// bookmark nor an initial event) with a resourceVersion up to upTo on more
+// than one watch. Convergence alone cannot tell a watch resumed from the
+// last resourceVersion from one resumed from further back (the snapshot's,
+// say): the server still has the history, and the replay it sends changes
+// nothing in the store. Only the replay itself shows.
+//
+// upTo is the store's newestRV: the reflector has read every change up to
+// it. A change sent on a connection that is then cut, or on a watch the
+// watchdog gives up on, may rightly be sent again: callers take upTo before
+// such a fault, or keep it out.
+func requireNothingResent(t *testing.T, srv *fakeapi.Server, upTo uint64) {
+	t.Helper()
+	firstSentOn := map[string]uint64{}
+	for _, e := range srv.SentEvents() {
+		if e.Type == watch.Bookmark || e.Type == watch.Error || e.InitialEvent {
+			continue
+		}
+		rv, err := strconv.ParseUint(e.ResourceVersion, 10, 64)
+		require.NoError(t, err)
+		if rv > upTo {
+			continue
+		}
+		change := fmt.Sprintf("%s %s/%s rv=%d", e.Type, e.Namespace, e.Name, rv)
+		if id, ok := firstSentOn[change]; ok && id != e.WatchID {
+			t.Fatalf("%s was sent on watch %d and again on watch %d: a watch resumed from before what the store had read",
+				change, id, e.WatchID)
+		}
+		firstSentOn[change] = e.WatchID
+	}
+}
 
 // logErrors shows what the reflector met, for a failing scenario's reader.
 func (r *run) logErrors(t *testing.T) {

@@ -39,15 +39,29 @@ func forEachEncoding(t *testing.T, fn func(t *testing.T, contentType string)) {
 
 func TestDroppedWatchesResumeWithoutRelist(t *testing.T) {
 	forEachEncoding(t, func(t *testing.T, ct string) {
-		srv, r, c := synced(t, 50, ct)
+		srv := newServer(t, 50)
+		opts := quick()
+		// No watchdog: a watch it gave up on may rightly be sent again
+		// what it had not read, which requireNothingResent would take for
+		// a resume from too far back.
+		opts.StuckWatchFactor = -1
+		r := startReflector(t, srv, opts, ct, nil)
+		c := newChurn(t, srv)
+		r.requireConverged(t)
 		for range 3 {
+			// Each drop hits a watch that has delivered the last round's
+			// writes, so its last RV is past the snapshot's.
+			watches := r.refl.Stats().Watches
 			srv.DropWatches()
 			c.writes(t, 20)
+			require.Eventually(t, func() bool { return r.refl.Stats().Watches > watches }, converged, 5*time.Millisecond,
+				"a dropped watch is replaced")
+			r.requireConverged(t)
 		}
-		require.Eventually(t, func() bool { return r.refl.Stats().Watches >= 2 }, converged, 5*time.Millisecond,
-			"a dropped watch is replaced")
-		r.requireConverged(t)
-		require.Zero(t, r.refl.Stats().Relists, "a dropped watch resumes from the last RV")
+		require.Zero(t, r.refl.Stats().Relists, "a dropped watch is resumed, not relisted")
+		// A dropped watch ends cleanly, so everything sent on it was read:
+		// the watch that replaces it must start after all of that.
+		requireNothingResent(t, srv, r.store.newestRV(t))
 	})
 }
 
@@ -57,7 +71,8 @@ func TestCompactionWhileWatchIsDownForcesRelist(t *testing.T) {
 
 		srv.Faults().FailNext(fakeapi.Failure{Verb: "watch", Resource: "pods", Count: 1 << 20, Code: 503})
 		srv.DropWatches()
-		c.writes(t, 30) // includes deletes the watch will never report
+		r.deleteStored(t, 3) // only a relist that removes them converges
+		c.writes(t, 30)
 		srv.Compact()
 		srv.Faults().Reset()
 
@@ -96,6 +111,7 @@ func TestCompactionDuringOpenWatch(t *testing.T) {
 			c := newChurn(t, srv)
 			r.requireConverged(t)
 			srv.Faults().StallWatches("pods", 0)
+			r.deleteStored(t, 3) // only a relist that removes them converges
 			c.writes(t, 20)
 			srv.Compact()
 			srv.Faults().ResumeWatches("pods")
@@ -298,9 +314,16 @@ func TestServerRestartOnSamePortResumesWithoutRelist(t *testing.T) {
 	forEachEncoding(t, func(t *testing.T, ct string) {
 		srv := newServer(t, 50)
 		proxy := newTCPProxy(t, strings.TrimPrefix(srv.URL(), "http://"))
-		r := startReflectorAt(t, srv, "http://"+proxy.Addr(), quick(), ct, nil)
+		opts := quick()
+		opts.StuckWatchFactor = -1 // see TestDroppedWatchesResumeWithoutRelist
+		r := startReflectorAt(t, srv, "http://"+proxy.Addr(), opts, ct, nil)
 		c := newChurn(t, srv)
 		r.requireConverged(t)
+		// Writes delivered before the outage move the last RV past the
+		// snapshot's, so that resuming from either can be told apart.
+		c.writes(t, 10)
+		r.requireConverged(t)
+		read := r.store.newestRV(t)
 		watches := r.refl.Stats().Watches
 
 		proxy.Pause() // the server is down: new connections fail
@@ -314,5 +337,6 @@ func TestServerRestartOnSamePortResumesWithoutRelist(t *testing.T) {
 		s := r.refl.Stats()
 		require.Zero(t, s.Relists, "a restart is not a reason to relist")
 		require.Greater(t, s.Watches, watches)
+		requireNothingResent(t, srv, read)
 	})
 }

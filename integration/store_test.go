@@ -3,8 +3,11 @@ package integration
 import (
 	"fmt"
 	"maps"
+	"strconv"
 	"sync"
+	"testing"
 
+	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -75,6 +78,19 @@ func (s *mapStore) Replace(list []runtime.Object, _ string) error {
 
 func (s *mapStore) Resync() error         { return nil }
 func (s *mapStore) Bookmark(string) error { return nil }
+
+// newestRV is the highest resourceVersion among the stored objects: the
+// reflector has read every event up to it.
+func (s *mapStore) newestRV(t *testing.T) uint64 {
+	t.Helper()
+	var newest uint64
+	for key, rv := range s.snapshot() {
+		n, err := strconv.ParseUint(rv, 10, 64)
+		require.NoError(t, err, "%s: resourceVersion %q", key, rv)
+		newest = max(newest, n)
+	}
+	return newest
+}
 
 func (s *mapStore) snapshot() map[string]string {
 	s.mu.Lock()
