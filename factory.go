@@ -205,6 +205,9 @@ func (f *Factory) WaitForCacheSync(ctx context.Context) map[string]bool {
 
 // Shutdown stops every informer the factory started and waits until all
 // their goroutines have returned. The factory hands out no informer after it.
+// Do not call it from inside a handler: it would wait for the handler's own
+// goroutine, which cannot return while it waits. Cancel Start's context
+// there instead, and call Shutdown from outside.
 func (f *Factory) Shutdown() {
 	f.mu.Lock()
 	if !f.shutdown {
