@@ -207,38 +207,35 @@ func TestConcurrentUse(t *testing.T) {
 	}
 }
 
-// TestLateHandlerRemovedDuringReplayNeverSyncs removes a handler added after
-// MarkSynced while it replays its last initial object: like a handler removed
-// before it reaches the sync marker, it must not report HasSynced.
-func TestLateHandlerRemovedDuringReplayNeverSyncs(t *testing.T) {
-	p := New(Options{})
-	startProcessor(t, p)
-	p.MarkSynced()
-	g := newGate()
-	reg, err := p.AddHandler(g, HandlerOptions{Name: "late"}, stateOf(pod("ns", "a")))
-	require.NoError(t, err)
-	g.waitEntered(t) // replaying its only object
-	done := reg.Remove()
-	g.open(t, 1)
-	waitClosed(t, done, "the removed handler's goroutine")
-	assert.False(t, reg.HasSynced(), "removed before it synced")
-}
-
-// TestRemovedBeforeMarkerNeverSyncs is the same removal for a handler whose
-// sync point is the marker in the journal.
-func TestRemovedBeforeMarkerNeverSyncs(t *testing.T) {
-	p := New(Options{})
-	g := newGate()
-	reg, err := p.AddHandler(g, HandlerOptions{}, nil)
-	require.NoError(t, err)
-	startProcessor(t, p)
-	p.Distribute(addOf("ns", "a"), false)
-	p.MarkSynced()
-	g.waitEntered(t)
-	done := reg.Remove()
-	g.open(t, 1)
-	waitClosed(t, done, "the removed handler's goroutine")
-	assert.False(t, reg.HasSynced(), "removed before it synced")
+// TestRemovedBeforeSyncNeverSyncs removes a handler while it handles the
+// last object before its sync point, and checks that it never reports
+// HasSynced. The sync point is the end of the replay for a handler added
+// after MarkSynced, and the marker in the journal for one added before.
+func TestRemovedBeforeSyncNeverSyncs(t *testing.T) {
+	for _, late := range []bool{true, false} {
+		t.Run(map[bool]string{true: "late, in its replay", false: "early, before the marker"}[late], func(t *testing.T) {
+			p := New(Options{})
+			g := newGate()
+			var reg *Registration
+			var err error
+			if late {
+				startProcessor(t, p)
+				p.MarkSynced()
+				reg, err = p.AddHandler(g, HandlerOptions{}, stateOf(pod("ns", "a")))
+			} else {
+				reg, err = p.AddHandler(g, HandlerOptions{}, nil)
+				startProcessor(t, p)
+				p.Distribute(addOf("ns", "a"), false)
+				p.MarkSynced()
+			}
+			require.NoError(t, err)
+			g.waitEntered(t) // handling its only object
+			done := reg.Remove()
+			g.open(t, 1)
+			waitClosed(t, done, "the removed handler's goroutine")
+			assert.False(t, reg.HasSynced(), "removed before it synced")
+		})
+	}
 }
 
 // TestMaxPendingSeesTheBacklogDuringReplay checks HandlerStats.MaxPending's
