@@ -140,16 +140,15 @@ func notAcceptable() *apierrors.StatusError {
 // notAcceptableStream answers a watch whose negotiated media type cannot
 // be streamed, naming the stream media types as the real server does.
 func notAcceptableStream() *apierrors.StatusError {
-	err := notAcceptable()
-	err.ErrStatus.Message = "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
-	return err
+	return notAcceptableBecause("only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch")
 }
 
-// shapeNotAcceptable is the real server's 406 for an "as" shape that does
-// not fit the answer: PartialObjectMetadata for a list, or
-// PartialObjectMetadataList for one object. It does not fall back to the
-// client's next media range either.
-func shapeNotAcceptable(message string) *apierrors.StatusError {
+// notAcceptableBecause is notAcceptable with the real server's message for
+// a particular refusal, such as an "as" shape that does not fit the answer
+// (PartialObjectMetadata for a list, or PartialObjectMetadataList for one
+// object), for which it does not fall back to the client's next media
+// range either.
+func notAcceptableBecause(message string) *apierrors.StatusError {
 	err := notAcceptable()
 	err.ErrStatus.Message = message
 	return err
@@ -167,7 +166,7 @@ func shape(obj runtime.Object, as string) (runtime.Object, error) {
 	switch as {
 	case asPartial:
 		if meta.IsListType(obj) {
-			return nil, shapeNotAcceptable(fmt.Sprintf("you requested PartialObjectMetadata, but the requested object is a list (%T)", obj))
+			return nil, notAcceptableBecause(fmt.Sprintf("you requested PartialObjectMetadata, but the requested object is a list (%T)", obj))
 		}
 		m, err := meta.Accessor(obj)
 		if err != nil {
@@ -185,7 +184,7 @@ func shape(obj runtime.Object, as string) (runtime.Object, error) {
 func partialList(list runtime.Object) (runtime.Object, error) {
 	lm, err := meta.ListAccessor(list)
 	if err != nil {
-		return nil, shapeNotAcceptable(fmt.Sprintf("you requested PartialObjectMetadataList, but the requested object is not a list (%T)", list))
+		return nil, notAcceptableBecause(fmt.Sprintf("you requested PartialObjectMetadataList, but the requested object is not a list (%T)", list))
 	}
 	out := &metav1.PartialObjectMetadataList{
 		TypeMeta: metav1.TypeMeta{APIVersion: partialAPIVersion, Kind: asPartialList},
