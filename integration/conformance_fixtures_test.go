@@ -117,6 +117,17 @@ func mustFor[T runtime.Object](e *env, f *informer.Factory) *informer.SharedInfo
 	return inf
 }
 
+// requireReached waits until the informer's reflector reports a
+// resourceVersion at or past rv: every event up to rv has then been counted
+// in its Stats, which are updated just after the cache.
+func requireReached[T runtime.Object](e *env, inf *informer.SharedInformer[T], rv string) {
+	e.t.Helper()
+	want := rvNumber(e, rv)
+	require.True(e.t, waitUntil(convergeWithin, func() bool {
+		return rvNumber(e, inf.LastSyncResourceVersion()) >= want
+	}), "the reflector never reached RV %s: at %s", rv, inf.LastSyncResourceVersion())
+}
+
 func rvNumber(e *env, rv string) uint64 {
 	e.t.Helper()
 	n, err := strconv.ParseUint(rv, 10, 64)

@@ -147,8 +147,12 @@ func scenarioDrop(e *env) {
 	requireWatching(e, pods)
 
 	e.step("write once through the watch, so that its last RV is past the list's")
-	create(e.t, e.client, testPod(e.ns, "before-drop", db))
+	first := create(e.t, e.client, testPod(e.ns, "before-drop", db))
 	requireConverges(e, pods, e.path(podsPath), "")
+	// The reflector counts an event just after the cache takes it, and sets
+	// the RV it reports in the same step: wait for that RV, or before could
+	// miss this ADDED and the count below see two.
+	requireReached(e, pods, first.ResourceVersion)
 	before := pods.Stats()
 
 	e.step("cut every connection, then write while the watch is gone")
@@ -167,6 +171,8 @@ func scenarioDrop(e *env) {
 	require.Equal(e.t, before.Lists, after.Lists)
 	// Convergence alone would not show a watch resumed from the list's RV:
 	// the server replays what the cache already has, which changes nothing.
+	// The last write is a delete, so once the cache shows it every ADDED
+	// before it has been counted.
 	require.Equal(e.t, before.Events[watch.Added]+1, after.Events[watch.Added],
 		"the resumed watch adds after-drop and nothing it had delivered before the drop")
 	e.note("watches %d→%d, relists %d→%d, network errors %d", before.Watches, after.Watches,
@@ -211,9 +217,12 @@ func scenarioExpired(e *env) {
 		return len(deletes[e.ns+"/web-1"]) > 0
 	}), "the handler never heard of the missed delete")
 	require.Equal(e.t, []bool{true}, deletes[e.ns+"/web-1"], "a delete learned from a relist has finalStateUnknown")
+	// The reflector counts a relist just after the store has taken it, so
+	// the handler can hear of the delete first.
+	require.True(e.t, waitUntil(convergeWithin, func() bool { return pods.Stats().Relists > 0 }),
+		"a 410 must lead to a relist: %+v", pods.Stats())
 	s := pods.Stats()
 	require.Positive(e.t, s.Errors[reflector.KindExpired], "the resumed watch must have been told 410")
-	require.Positive(e.t, s.Relists)
 	e.note("expired %d, relists %d", s.Errors[reflector.KindExpired], s.Relists)
 }
 
@@ -282,8 +291,10 @@ func scenarioWatchList(e *env) {
 
 	e.step("check the state came from a WatchList")
 	requireConverges(e, pods, e.path(podsPath), "")
+	// The sync is counted just after the store has taken the snapshot.
+	require.True(e.t, waitUntil(convergeWithin, func() bool { return pods.Stats().WatchListSyncs >= 1 }),
+		"no WatchList sync: %+v", pods.Stats())
 	s := pods.Stats()
-	require.GreaterOrEqual(e.t, s.WatchListSyncs, int64(1), "stats: %+v", s)
 	require.Zero(e.t, s.Lists, "no List was needed")
 
 	e.step("write and wait for the same watch to deliver it")

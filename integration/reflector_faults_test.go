@@ -117,7 +117,9 @@ func TestCompactionDuringOpenWatch(t *testing.T) {
 			srv.Faults().ResumeWatches("pods")
 			r.requireConverged(t)
 			require.Positive(t, r.errorsOf(reflector.KindExpired))
-			require.Positive(t, r.refl.Stats().Relists)
+			// The relist is counted just after the store has taken it.
+			require.Eventually(t, func() bool { return r.refl.Stats().Relists > 0 }, converged, 5*time.Millisecond,
+				"the 410 must lead to a relist")
 		})
 	})
 }
