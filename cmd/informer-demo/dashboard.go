@@ -22,7 +22,7 @@ type dashboard struct {
 	pods     *informer.SharedInformer[*corev1.Pod]
 	services *informer.SharedInformer[*corev1.Service]
 	regs     []*informer.Registration
-	events   atomic.Int64  // events the "count" handlers have seen, of both types
+	events   atomic.Int64  // changes the "count" handlers have seen, of both types, after the initial list
 	slow     time.Duration // how long the slow handler works per event
 }
 
@@ -44,9 +44,16 @@ func newDashboard(cfg wire.Config, slow time.Duration, out io.Writer) (*dashboar
 // slow on purpose (a stand-in for a handler that calls out to something), to
 // show that its lag is its own and delays nobody else.
 func (d *dashboard) addHandlers() error {
+	// Changes only: the initial list is state, not events, and counting it
+	// made the first summary line show several times the churn rate.
 	count := func() { d.events.Add(1) }
+	countNew := func(inInitialList bool) {
+		if !inInitialList {
+			count()
+		}
+	}
 	podCount, err := d.pods.AddEventHandler(informer.Handler[*corev1.Pod]{
-		OnAdd:    func(*corev1.Pod, bool) { count() },
+		OnAdd:    func(_ *corev1.Pod, initial bool) { countNew(initial) },
 		OnUpdate: func(_, _ *corev1.Pod) { count() },
 		OnDelete: func(*corev1.Pod, bool) { count() },
 	}, informer.HandlerOptions{Name: "pod-count"})
@@ -54,7 +61,7 @@ func (d *dashboard) addHandlers() error {
 		return err
 	}
 	svcCount, err := d.services.AddEventHandler(informer.Handler[*corev1.Service]{
-		OnAdd:    func(*corev1.Service, bool) { count() },
+		OnAdd:    func(_ *corev1.Service, initial bool) { countNew(initial) },
 		OnUpdate: func(_, _ *corev1.Service) { count() },
 		OnDelete: func(*corev1.Service, bool) { count() },
 	}, informer.HandlerOptions{Name: "svc-count"})
@@ -122,9 +129,19 @@ func (d *dashboard) summary(rate float64) string {
 	fmt.Fprintf(&b, "events/s %6.0f | cache pods %d services %d |", rate, d.pods.Indexer().Len(), d.services.Indexer().Len())
 	for _, r := range d.regs {
 		s := r.Stats()
-		fmt.Fprintf(&b, " %s lag %d (max %d, %v/event) |", s.Name, s.Pending, s.MaxPending, s.LastHandleDuration.Round(time.Microsecond))
+		fmt.Fprintf(&b, " %s lag %d (max %d, %v/event) |", s.Name, s.Pending, s.MaxPending, threeDigits(s.LastHandleDuration))
 	}
 	ps, ss := d.pods.Stats(), d.services.Stats()
 	fmt.Fprintf(&b, " watch restarts %d, relists %d", max(0, ps.Watches-1)+max(0, ss.Watches-1), ps.Relists+ss.Relists)
 	return b.String()
+}
+
+// threeDigits rounds d to three significant digits: a fast handler's 312ns
+// and a slow one's 2.33ms both read at a glance.
+func threeDigits(d time.Duration) time.Duration {
+	unit := time.Duration(1)
+	for d >= 1000*unit {
+		unit *= 10
+	}
+	return d.Round(unit)
 }
