@@ -100,14 +100,27 @@ func requireConverges[T runtime.Object](e *env, inf *informer.SharedInformer[T],
 	require.True(e.t, ok, "cache of %s never converged\nserver: %v\ncache:  %v\nstats: %+v", collection, want, got, inf.Stats())
 }
 
+// requireStats waits until cond holds for the informer's reflector
+// statistics and returns them; what says what never happened. The reflector
+// updates its statistics just after the store takes a change, so a test
+// that has seen a change in the cache may still have to wait for them.
+func requireStats[T runtime.Object](e *env, inf *informer.SharedInformer[T], what string, cond func(reflector.Stats) bool) reflector.Stats {
+	e.t.Helper()
+	var s reflector.Stats
+	require.True(e.t, waitUntil(convergeWithin, func() bool {
+		s = inf.Stats()
+		return cond(s)
+	}), "%s: %+v", what, s)
+	return s
+}
+
 // requireWatching waits until the informer's reflector has a watch open, so
 // that a fault injected next hits a watch and not the initial list.
 func requireWatching[T runtime.Object](e *env, inf *informer.SharedInformer[T]) {
 	e.t.Helper()
-	require.True(e.t, waitUntil(convergeWithin, func() bool {
-		s := inf.Stats()
+	requireStats(e, inf, "never watching", func(s reflector.Stats) bool {
 		return s.Watches >= 1 && s.State == reflector.StateWatching
-	}), "never watching: %+v", inf.Stats())
+	})
 }
 
 func mustFor[T runtime.Object](e *env, f *informer.Factory) *informer.SharedInformer[T] {
@@ -115,17 +128,6 @@ func mustFor[T runtime.Object](e *env, f *informer.Factory) *informer.SharedInfo
 	inf, err := informer.For[T](f)
 	require.NoError(e.t, err)
 	return inf
-}
-
-// requireReached waits until the informer's reflector reports a
-// resourceVersion at or past rv: every event up to rv has then been counted
-// in its Stats, which are updated just after the cache.
-func requireReached[T runtime.Object](e *env, inf *informer.SharedInformer[T], rv string) {
-	e.t.Helper()
-	want := rvNumber(e, rv)
-	require.True(e.t, waitUntil(convergeWithin, func() bool {
-		return rvNumber(e, inf.LastSyncResourceVersion()) >= want
-	}), "the reflector never reached RV %s: at %s", rv, inf.LastSyncResourceVersion())
 }
 
 func rvNumber(e *env, rv string) uint64 {

@@ -149,11 +149,13 @@ func scenarioDrop(e *env) {
 	e.step("write once through the watch, so that its last RV is past the list's")
 	first := create(e.t, e.client, testPod(e.ns, "before-drop", db))
 	requireConverges(e, pods, e.path(podsPath), "")
-	// The reflector counts an event just after the cache takes it, and sets
-	// the RV it reports in the same step: wait for that RV, or before could
-	// miss this ADDED and the count below see two.
-	requireReached(e, pods, first.ResourceVersion)
-	before := pods.Stats()
+	// The reflector counts an event and sets the RV it reports in one step:
+	// wait for this write's RV, or before could miss its ADDED and the count
+	// below see two.
+	written := rvNumber(e, first.ResourceVersion)
+	before := requireStats(e, pods, "the reflector never reached "+first.ResourceVersion, func(s reflector.Stats) bool {
+		return rvNumber(e, s.LastSyncResourceVersion) >= written
+	})
 
 	e.step("cut every connection, then write while the watch is gone")
 	e.proxy.DropAll()
@@ -165,8 +167,7 @@ func scenarioDrop(e *env) {
 
 	e.step("wait for the resumed watch to deliver the writes")
 	requireConverges(e, pods, e.path(podsPath), "")
-	require.True(e.t, waitUntil(convergeWithin, func() bool { return pods.Stats().Watches > before.Watches }))
-	after := pods.Stats()
+	after := requireStats(e, pods, "no new watch", func(s reflector.Stats) bool { return s.Watches > before.Watches })
 	require.Equal(e.t, before.Relists, after.Relists, "a dropped connection must not cause a relist")
 	require.Equal(e.t, before.Lists, after.Lists)
 	// Convergence alone would not show a watch resumed from the list's RV:
@@ -200,8 +201,7 @@ func scenarioExpired(e *env) {
 	before := pods.Stats()
 	e.proxy.Pause()
 	e.proxy.DropAll()
-	require.True(e.t, waitUntil(convergeWithin, func() bool { return pods.Stats().Backoffs > before.Backoffs }),
-		"the reflector never retried: %+v", pods.Stats())
+	requireStats(e, pods, "the reflector never retried", func(s reflector.Stats) bool { return s.Backoffs > before.Backoffs })
 
 	e.step("delete a pod, create one, compact the history")
 	remove(e.t, e.client, testPod(e.ns, "web-1", nil))
@@ -217,11 +217,8 @@ func scenarioExpired(e *env) {
 		return len(deletes[e.ns+"/web-1"]) > 0
 	}), "the handler never heard of the missed delete")
 	require.Equal(e.t, []bool{true}, deletes[e.ns+"/web-1"], "a delete learned from a relist has finalStateUnknown")
-	// The reflector counts a relist just after the store has taken it, so
-	// the handler can hear of the delete first.
-	require.True(e.t, waitUntil(convergeWithin, func() bool { return pods.Stats().Relists > 0 }),
-		"a 410 must lead to a relist: %+v", pods.Stats())
-	s := pods.Stats()
+	// The handler can hear of the delete before the relist is counted.
+	s := requireStats(e, pods, "a 410 must lead to a relist", func(s reflector.Stats) bool { return s.Relists > 0 })
 	require.Positive(e.t, s.Errors[reflector.KindExpired], "the resumed watch must have been told 410")
 	e.note("expired %d, relists %d", s.Errors[reflector.KindExpired], s.Relists)
 }
@@ -291,10 +288,7 @@ func scenarioWatchList(e *env) {
 
 	e.step("check the state came from a WatchList")
 	requireConverges(e, pods, e.path(podsPath), "")
-	// The sync is counted just after the store has taken the snapshot.
-	require.True(e.t, waitUntil(convergeWithin, func() bool { return pods.Stats().WatchListSyncs >= 1 }),
-		"no WatchList sync: %+v", pods.Stats())
-	s := pods.Stats()
+	s := requireStats(e, pods, "no WatchList sync", func(s reflector.Stats) bool { return s.WatchListSyncs >= 1 })
 	require.Zero(e.t, s.Lists, "no List was needed")
 
 	e.step("write and wait for the same watch to deliver it")
