@@ -93,9 +93,9 @@ func New(lw ListerWatcher, store Store, opts Options) *Reflector {
 //
 // Run may be called again after it returned: it resumes with a watch from
 // the last resourceVersion, or relists when the last Run was about to, or
-// when that version is "" or "0", which a watch cannot resume from. It returns ErrAlreadyRunning if called while
-// running, and ErrNotConfigured if New was given a nil ListerWatcher or
-// Store.
+// when that version is "" or "0", which a watch cannot resume from. It
+// returns ErrAlreadyRunning if called while running, and ErrNotConfigured
+// if New was given a nil ListerWatcher or Store.
 func (r *Reflector) Run(ctx context.Context) error {
 	if r.lw == nil || r.store == nil {
 		return ErrNotConfigured
