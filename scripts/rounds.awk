@@ -14,11 +14,24 @@
 # the same small benchmark run pinned to each CPU before the round (see
 # scripts/bench.sh). When the two differ, the machine was not the same
 # machine for every goroutine during that round; the line shows it next
-# to the ratios.
+# to the ratios, and the rounds are then summed up in two groups: those
+# where the two CPUs were even (the probe within 5%), and the others. With
+# several runs, give each run's probe file before its output:
+#
+#   awk -f scripts/rounds.awk run1.probe run1.txt run2.probe run2.txt ...
+#
+# and the rounds of all the runs are numbered on, and summed up, together.
+# The sums count the rounds over a target ratio, 0.5 unless -v target=X
+# says otherwise (0.5 is issue 5's target for the pipeline's CPU).
 
 # A probe line (only the probe file has them).
+# A probe line (only the probe files have them). A probe file's rounds
+# follow on from those of the outputs read before it.
 /^round [0-9]+ cpu0 / {
-	probe[$2] = sprintf("cpu0 %s cpu1 %s (%.2fx)", $4, $6, $6 > 0 ? $4 / $6 : 0)
+	if (FNR == 1) base = round
+	r = base + $2
+	skew[r] = $6 > 0 ? $4 / $6 : 0
+	probe[r] = sprintf("cpu0 %s cpu1 %s (%.2fx)", $4, $6, skew[r])
 	probes++
 	next
 }
@@ -42,19 +55,46 @@
 	rounds = round > rounds ? round : rounds
 }
 
+BEGIN { if (target == "") target = 0.5 }
+
+# even reports whether round r had a probe that read both CPUs within 5% of
+# each other: a round where every goroutine ran on the same machine.
+function even(r) { return (r in skew) && skew[r] >= 1 / 1.05 && skew[r] <= 1.05 }
+
+# summary describes the ratios in list (count of them, space-separated):
+# how many, how many over the target, the median and the range.
+function summary(list, count,    a, i, j, t, over, med) {
+	if (count == 0) return "0 rounds"
+	split(substr(list, 2), a, " ")
+	for (i = 2; i <= count; i++) # insertion sort, count is small
+		for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+	over = 0
+	for (i = 1; i <= count; i++) if (a[i] + 0 > target) over++
+	med = count % 2 ? a[(count + 1) / 2] : (a[count / 2] + a[count / 2 + 1]) / 2
+	return sprintf("%d rounds, %d over %s, median %.2f, %s to %s", count, over, target, med, a[1], a[count])
+}
+
 END {
 	for (k = 1; k <= n; k++) {
 		name = names[k]
-		line = ""
-		count = 0
+		line = evens = odds = ""
+		count = nevens = nodds = 0
 		for (r = 1; r <= rounds; r++) {
 			ours = value[name, "informer", r]
 			theirs = value[name, "client-go", r]
 			if (ours == "" || theirs == "" || theirs == 0) continue
-			line = line sprintf(" %.2f", ours / theirs)
+			ratio = sprintf("%.2f", ours / theirs)
+			line = line " " ratio
 			count++
+			if (even(r)) { evens = evens " " ratio; nevens++ }
+			else if (r in skew) { odds = odds " " ratio; nodds++ }
 		}
-		if (count > 0) printf "%-40s ours/client-go by round:%s\n", name, line
+		if (count == 0) continue
+		printf "%-40s ours/client-go by round:%s\n", name, line
+		if (probes > 0) {
+			printf "%-40s   CPUs even (probe within 5%%): %s\n", "", summary(evens, nevens)
+			printf "%-40s   CPUs uneven:                 %s\n", "", summary(odds, nodds)
+		}
 	}
 	if (probes > 0) {
 		print ""
