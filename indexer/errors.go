@@ -36,6 +36,8 @@ type IndexFuncError struct {
 	Err   error  // what the function returned, or wraps ErrIndexFuncPanicked
 }
 
+// Error names the index, the key and what went wrong, as in
+// `indexer: index "owner" failed for key "shop/web-1": no owner`.
 func (e *IndexFuncError) Error() string {
 	return fmt.Sprintf("indexer: index %q failed for key %q: %v", e.Index, e.Key, e.Err)
 }

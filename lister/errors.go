@@ -23,6 +23,8 @@ type TypeError struct {
 	Got  string // the stored object's type
 }
 
+// Error names the key and both types, as in
+// `lister: object "shop/web" is a *v1.Service, not a *v1.Pod`.
 func (e *TypeError) Error() string {
 	return fmt.Sprintf("lister: object %q is a %s, not a %s", e.Key, e.Got, e.Want)
 }

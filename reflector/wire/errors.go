@@ -67,6 +67,8 @@ type ConfigError struct {
 	Reason string // what is wrong with it
 }
 
+// Error names the field and the reason, as in
+// `wire: invalid config: Host: is required`.
 func (e *ConfigError) Error() string {
 	return fmt.Sprintf("wire: invalid config: %s: %s", e.Field, e.Reason)
 }
@@ -82,6 +84,8 @@ type UnsupportedError struct {
 	Feature string // short human name, for example "exec credential plugin"
 }
 
+// Error names the file, the field and the feature, so that the user knows
+// which line of which kubeconfig to change.
 func (e *UnsupportedError) Error() string {
 	return fmt.Sprintf("wire: kubeconfig %s: %s (%s) is not supported", e.Path, e.Field, e.Feature)
 }
@@ -100,6 +104,8 @@ type FrameError struct {
 	Cause  error // underlying error, may be nil
 }
 
+// Error gives the kind of failure, where in the stream it happened, the
+// frame's size when known, and the cause when there is one.
 func (e *FrameError) Error() string {
 	msg := fmt.Sprintf("%v at stream offset %d", e.Kind, e.Offset)
 	if e.Size > 0 {
