@@ -218,3 +218,82 @@ func ExampleFor() {
 	// synced: true true true
 	// [shop/web] [shop/web] [shop/web-1]
 }
+
+// A controller that only needs to know which pods a ReplicaSet owns does not
+// need their specs: a metadata-only informer asks the server for
+// PartialObjectMetadata, so the spec and status never cross the wire and never
+// sit in the cache. It works for any resource, including ones whose Go types
+// the program does not have.
+func ExampleForMetadata() {
+	owned := pod("shop", "web-1", map[string]string{"app": "web"})
+	controller := true
+	owned.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-7d9f", UID: "rs-1", Controller: &controller}}
+	owned.Spec.Containers = []corev1.Container{{Name: "main", Image: "registry.example/web:1.0"}}
+	srv := mustServe(owned)
+	defer srv.Close()
+
+	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{})
+	metas, err := informer.ForMetadata(factory, corev1.SchemeGroupVersion.WithResource("pods"), false)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	factory.Start(ctx)
+	defer factory.Shutdown()
+	if !informer.WaitForCacheSync(ctx, metas) {
+		log.Fatal("not synced")
+	}
+
+	m, err := metas.Lister().Namespace("shop").Get("web-1")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%T %s/%s app=%s\n", m, m.Namespace, m.Name, m.Labels["app"])
+	if owner := metav1.GetControllerOfNoCopy(m); owner != nil {
+		fmt.Println("controlled by", owner.Kind, owner.Name)
+	}
+	// Output:
+	// *v1.PartialObjectMetadata shop/web-1 app=web
+	// controlled by ReplicaSet web-7d9f
+}
+
+// managedFields, the server-side-apply bookkeeping, is a large share of every
+// object's bytes and almost no controller reads it. StripManagedFields drops
+// it before the object is cached, once per object, for every informer of the
+// factory.
+func ExampleStripManagedFields() {
+	p := pod("shop", "web-1", nil)
+	p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
+	srv := mustServe(p)
+	defer srv.Close()
+
+	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{
+		Informer: informer.Options{Transform: informer.StripManagedFields},
+	})
+	pods, err := informer.For[*corev1.Pod](factory)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	factory.Start(ctx)
+	defer factory.Shutdown()
+	if !informer.WaitForCacheSync(ctx, pods) {
+		log.Fatal("not synced")
+	}
+
+	cached, err := pods.Lister().Namespace("shop").Get("web-1")
+	if err != nil {
+		log.Fatal(err)
+	}
+	stored, err := srv.Objects(corev1.SchemeGroupVersion.WithResource("pods"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("on the server:", len(stored[0].(*corev1.Pod).ManagedFields), "managedFields entry")
+	fmt.Println("in the cache: ", len(cached.ManagedFields), "managedFields entries")
+	// Output:
+	// on the server: 1 managedFields entry
+	// in the cache:  0 managedFields entries
+}
