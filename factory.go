@@ -34,7 +34,9 @@ type FactoryOptions struct {
 	Informer Options
 	// ListerWatcher builds the client for one resource. Nil means the HTTP
 	// client of reflector/wire, configured by the factory's wire.Config.
-	// Tests and benchmarks use it to feed informers from memory.
+	// Tests and benchmarks use it to feed informers from memory. It is
+	// called with the factory's lock held, once per informer, so it must not
+	// call the factory's own methods.
 	ListerWatcher func(r Resource, metadataOnly bool) (reflector.ListerWatcher, error)
 }
 

@@ -47,6 +47,13 @@ type Options struct {
 	// OnError receives every error the informer recovers from: watch
 	// failures, objects it could not cache, handler panics. The informer keeps
 	// running after each. Nil writes them to the standard library's log.
+	//
+	// It is called on the informer's own goroutines (the reflector's, the
+	// queue consumer's, each handler's), several at a time, and sometimes
+	// while the informer holds the lock that orders the cache and the
+	// handlers. So it must be safe for concurrent use, return quickly, and
+	// not call the informer (AddEventHandler would wait for that lock):
+	// log the error, count it, or hand it to a goroutine of your own.
 	OnError func(error)
 	// Reflector tunes the list-and-watch machinery: page size, backoff,
 	// WatchList, the watchdog, the clock. Its ExpectedType, ResyncPeriod,
