@@ -111,7 +111,7 @@ func (r *Reflector) listAll(ctx context.Context, rv string) (items []runtime.Obj
 func (r *Reflector) listPage(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 	r.pub.update(func(p *published) { p.listRequests++ })
 	page, err := r.lw.List(ctx, opts)
-	if err == nil && page == nil {
+	if err == nil && (page == nil || isNilPointer(page)) {
 		err = fmt.Errorf("%w: ListerWatcher returned a nil list", ErrNotList)
 	}
 	return page, err

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // A buggy ListerWatcher can hand over a typed nil, such as a
@@ -84,4 +85,50 @@ func unstructuredPod(name, rv string) *unstructured.Unstructured {
 	u.SetName(name)
 	u.SetResourceVersion(rv)
 	return u
+}
+
+// A ListerWatcher that answers with a typed nil list, instead of an error,
+// gets the same treatment as one answering a plain nil: a decode error, a
+// backoff and another list. The unstructured one used to panic Run, inside
+// apimachinery's list walker.
+func TestNilListPageReported(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		page runtime.Object
+	}{
+		{"nil", nil},
+		{"typed nil", (*corev1.PodList)(nil)},
+		{"typed nil unstructured", (*unstructured.UnstructuredList)(nil)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := start(t, newScriptLW(), listOnly())
+			h.lw.next(t, "list").list(tc.page, nil)
+			assert.ErrorIs(t, h.waitErr(KindDecode), ErrNotList)
+			h.waitState(StateBackingOff)
+			h.clk.fireNext(t)
+			h.lw.next(t, "list") // listed again
+		})
+	}
+}
+
+// The same for a watch: a typed nil watch.Interface used to panic Run at
+// its first ResultChan call. It is a decode error; the reflector backs off
+// and watches again from where it was.
+func TestNilWatchReported(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		w    watch.Interface
+	}{
+		{"nil", nil},
+		{"typed nil", (*watch.FakeWatcher)(nil)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := start(t, newScriptLW(), listOnly())
+			h.sync("10").watch(tc.w, nil)
+			assert.ErrorIs(t, h.waitErr(KindDecode), ErrDecode)
+			h.waitState(StateBackingOff)
+			h.clk.fireNext(t)
+			assert.Equal(t, "10", h.lw.next(t, "watch").opts.ResourceVersion) // watched again
+		})
+	}
 }

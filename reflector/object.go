@@ -62,11 +62,11 @@ func (tc typeCheck) admit(obj runtime.Object) (metav1.Object, error) {
 	return m, nil
 }
 
-// isNilPointer reports a typed nil, such as a (*corev1.Pod)(nil) from a
-// buggy ListerWatcher: not nil to ==, yet every accessor, and apierrors'
-// FromObject, dereferences it.
-func isNilPointer(obj runtime.Object) bool {
-	v := reflect.ValueOf(obj)
+// isNilPointer reports a typed nil, such as a (*corev1.Pod)(nil) or a
+// (*watch.FakeWatcher)(nil) from a buggy ListerWatcher: not nil to ==, yet
+// every accessor, every method, and apierrors' FromObject dereference it.
+func isNilPointer(x any) bool {
+	v := reflect.ValueOf(x)
 	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 

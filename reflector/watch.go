@@ -46,7 +46,7 @@ func (r *Reflector) stepWatch(ctx context.Context) (reaction, error) {
 // openWatch makes one Watch call.
 func (r *Reflector) openWatch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	w, err := r.lw.Watch(ctx, opts)
-	if err == nil && w == nil {
+	if err == nil && (w == nil || isNilPointer(w)) {
 		err = fmt.Errorf("%w: ListerWatcher returned a nil watch", ErrDecode)
 	}
 	if err != nil {
