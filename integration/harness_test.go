@@ -84,7 +84,15 @@ func startReflector(t *testing.T, srv *fakeapi.Server, opts reflector.Options, c
 func startReflectorAt(t *testing.T, srv *fakeapi.Server, host string, opts reflector.Options, contentType string,
 	wrap func(reflector.ListerWatcher) reflector.ListerWatcher) *run {
 	t.Helper()
-	lw, err := wire.New(wire.Config{Host: host, ContentType: contentType}, podsGVR, wire.Options{})
+	return startReflectorWith(t, srv, wire.Config{Host: host, ContentType: contentType}, opts, wrap)
+}
+
+// startReflectorWith is startReflector with the whole client configuration
+// given, for the limits it holds.
+func startReflectorWith(t *testing.T, srv *fakeapi.Server, cfg wire.Config, opts reflector.Options,
+	wrap func(reflector.ListerWatcher) reflector.ListerWatcher) *run {
+	t.Helper()
+	lw, err := wire.New(cfg, podsGVR, wire.Options{})
 	require.NoError(t, err)
 	var rlw reflector.ListerWatcher = lw
 	if wrap != nil {

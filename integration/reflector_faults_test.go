@@ -228,6 +228,30 @@ func TestMalformedFrameIsATypedDecodeError(t *testing.T) {
 	})
 }
 
+// A frame the client refuses, here one over its size limit, sits in the
+// server's history at a fixed resourceVersion. Watching again from before
+// it meets it again, every time, until the server compacts it away: the
+// store would hear nothing more. After a decode error the reflector lists
+// instead, and the list, whose size limit is another, brings the big pod
+// and moves the watch past it.
+func TestRefusedFrameDoesNotWedgeTheWatch(t *testing.T) {
+	forEachEncoding(t, func(t *testing.T, ct string) {
+		srv := newServer(t, 20)
+		cfg := wire.Config{Host: srv.URL(), ContentType: ct, MaxFrameBytes: 16 << 10}
+		r := startReflectorWith(t, srv, cfg, quick(), nil)
+		r.requireConverged(t)
+		big := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "big",
+			Annotations: map[string]string{"note": strings.Repeat("x", 32<<10)}}}
+		_, err := srv.Create(big)
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return r.errorsOf(reflector.KindDecode) > 0 }, converged, 5*time.Millisecond,
+			"the oversized frame must be refused")
+		newChurn(t, srv).writes(t, 10)
+		r.requireConverged(t)
+		require.Positive(t, r.refl.Stats().Relists)
+	})
+}
+
 // intruder puts a Service at the head of the first watch stream: an object
 // of the wrong kind, which a misconfigured proxy or server could send.
 type intruder struct {

@@ -115,6 +115,14 @@ func afterListError(kind Kind, rv string, synced bool) reaction {
 // and a watch costs it a fraction of a list. client-go relists after most
 // of these (kubernetes/kubernetes#119646 saw 100k+ duplicate updates).
 //
+// The one exception is a response the reflector could not understand
+// (KindDecode): a frame the client refused, too large or malformed, or an
+// ERROR event without a Status. Such a frame sits in the server's history
+// at a fixed resourceVersion, and a watch from before it meets it again,
+// every time, until the server compacts it away: the store would hear
+// nothing more for as long. A relist moves the position past it. It is rare
+// (a server sends such frames seldom, if ever), so it starts no storm.
+//
 // After a 410 the relist is made at the last resourceVersion, not at "":
 // a list "at least as fresh as RV" is valid even when RV has left the
 // watch's history, and the watch cache can serve it. (This is client-go's
@@ -131,7 +139,7 @@ func afterWatchEnd(kind Kind, clean bool) reaction {
 		// pause. If the server really is unreachable, opening it fails and
 		// that failure backs off.
 		return reaction{next: StateWatching}
-	case kind == KindExpired, kind == KindTooLargeRV:
+	case kind == KindExpired, kind == KindTooLargeRV, kind == KindDecode:
 		return reaction{next: StateRelisting, backoff: true}
 	default:
 		return reaction{next: StateWatching, backoff: true}

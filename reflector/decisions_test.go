@@ -118,7 +118,7 @@ func TestAfterWatchEnd(t *testing.T) {
 		{"connection refused: back off, re-watch", KindNetwork, false, backoffRewatch},
 		{"5xx: back off, re-watch", KindServerError, false, backoffRewatch},
 		{"403: back off, re-watch", KindRejected, false, backoffRewatch},
-		{"malformed frame: back off, re-watch", KindDecode, false, backoffRewatch},
+		{"refused frame: relist, past it", KindDecode, false, relist},
 		{"short watch: back off, re-watch", KindShortWatch, false, backoffRewatch},
 		{"unknown: back off, re-watch", KindOther, false, backoffRewatch},
 	}

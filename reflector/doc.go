@@ -46,6 +46,7 @@
 //	Watching    apply events from the last RV      normal close (server timeout)     Watching, at once
 //	                                               watchdog: silent too long         Watching, at once
 //	                                               410 / too large RV                BackingOff -> Relisting
+//	                                               a frame it could not decode       BackingOff -> Relisting
 //	                                               429, 5xx, network, anything else  BackingOff -> Watching
 //	BackingOff  wait (jittered, Retry-After)       time is up                        the state it leads to
 //	any         -                                  context done                      Stopped

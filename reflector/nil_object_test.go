@@ -59,7 +59,9 @@ func TestTypedNilObjectSkippedInWatchList(t *testing.T) {
 }
 
 // An ERROR event must carry a Status; a nil one is a response the
-// reflector cannot understand. It ends the watch like any ERROR event.
+// reflector cannot understand. It ends the watch like any ERROR event, and
+// like any frame that could not be decoded it leads to a relist, from where
+// the reflector was: a watch from there would meet it again.
 func TestTypedNilStatusInErrorEvent(t *testing.T) {
 	h := start(t, newScriptLW(), listOnly())
 	h.sync("10").watch(fakeWatch(false, failed((*metav1.Status)(nil))), nil)
@@ -67,7 +69,7 @@ func TestTypedNilStatusInErrorEvent(t *testing.T) {
 	assert.Equal(t, opWatch, e.Op)
 	h.waitState(StateBackingOff)
 	h.clk.fireNext(t)
-	assert.Equal(t, "10", h.lw.next(t, "watch").opts.ResourceVersion)
+	assert.Equal(t, "10", h.lw.next(t, "list").opts.ResourceVersion)
 }
 
 func TestTypedNilStatusInWatchListErrorEvent(t *testing.T) {
@@ -112,8 +114,8 @@ func TestNilListPageReported(t *testing.T) {
 }
 
 // The same for a watch: a typed nil watch.Interface used to panic Run at
-// its first ResultChan call. It is a decode error; the reflector backs off
-// and watches again from where it was.
+// its first ResultChan call. It is a decode error, after which the
+// reflector backs off and lists again from where it was.
 func TestNilWatchReported(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -128,7 +130,7 @@ func TestNilWatchReported(t *testing.T) {
 			assert.ErrorIs(t, h.waitErr(KindDecode), ErrDecode)
 			h.waitState(StateBackingOff)
 			h.clk.fireNext(t)
-			assert.Equal(t, "10", h.lw.next(t, "watch").opts.ResourceVersion) // watched again
+			assert.Equal(t, "10", h.lw.next(t, "list").opts.ResourceVersion) // listed again
 		})
 	}
 }
