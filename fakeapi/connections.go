@@ -8,12 +8,17 @@ import (
 
 // connTracker knows the open client connections and the requests in flight,
 // so that CloseClientConnections can cut the former and Close can wait for
-// the latter: no request goroutine may outlive Close. Safe for concurrent
-// use; the zero value is ready.
+// both: no request goroutine may outlive Close, and no connection either
+// (net/http closes each on its own goroutine, after Close has cut it). Safe
+// for concurrent use; the zero value is ready.
 type connTracker struct {
 	mu sync.Mutex // guards conns and closing
 	// conns are the connections that are not closed yet.
 	conns map[net.Conn]struct{}
+	// open counts them too, for waitClosed. net/http reports every
+	// connection New, from the goroutine that accepts, before it starts
+	// serving it, so no Add can come after Close has stopped accepting.
+	open sync.WaitGroup
 	// closing is set by wait; requests arriving after it are refused, so
 	// inflight.Add never races with inflight.Wait.
 	closing  bool
@@ -30,8 +35,12 @@ func (t *connTracker) track(c net.Conn, state http.ConnState) {
 			t.conns = map[net.Conn]struct{}{}
 		}
 		t.conns[c] = struct{}{}
+		t.open.Add(1)
 	case http.StateClosed, http.StateHijacked:
-		delete(t.conns, c)
+		if _, ok := t.conns[c]; ok {
+			delete(t.conns, c)
+			t.open.Done()
+		}
 	}
 }
 
@@ -65,3 +74,7 @@ func (t *connTracker) wait() {
 	t.mu.Unlock()
 	t.inflight.Wait()
 }
+
+// waitClosed waits until net/http has closed every connection it reported
+// New. Call it only once no connection can be accepted any more.
+func (t *connTracker) waitClosed() { t.open.Wait() }

@@ -171,13 +171,15 @@ func defaultResourcesIn(scheme *runtime.Scheme) []Resource {
 func (s *Server) URL() string { return s.url }
 
 // Close stops the server: it ends every watch, closes every connection and
-// returns once every request goroutine has finished. Safe to call twice.
+// returns once every request goroutine has finished and net/http has closed
+// every connection. Safe to call twice.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		close(s.closed)
 		_ = s.httpServer.Close()
-		<-s.serveDone
+		<-s.serveDone // no connection is accepted after this
 		s.conns.wait()
+		s.conns.waitClosed()
 	})
 }
 

@@ -3,6 +3,7 @@ package fakeapi
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -289,4 +290,28 @@ func TestWatchParameterReadLikeTheRealServer(t *testing.T) {
 			require.Equal(t, watches, isEvent, "first value: %v", first)
 		})
 	}
+}
+
+// Close waits until net/http has closed every client connection, not only
+// until the handlers have returned: a leak check right after Close must not
+// find a connection still being torn down. Idle keep-alive connections have
+// no handler to wait for; with twenty of them, and as many watches, some
+// would still be open if Close did not wait.
+func TestCloseWaitsForEveryConnection(t *testing.T) {
+	srv, err := NewServer(Options{})
+	require.NoError(t, err)
+	for range 20 {
+		tr := &http.Transport{}
+		t.Cleanup(tr.CloseIdleConnections)
+		resp, err := (&http.Client{Transport: tr}).Get(podsURL(srv))
+		require.NoError(t, err)
+		_, err = io.Copy(io.Discard, resp.Body)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close()) // the connection goes back to the pool, idle
+		openWatch(t, podsURL(srv)+"?watch=true", "")
+	}
+	srv.Close()
+	srv.conns.mu.Lock()
+	defer srv.conns.mu.Unlock()
+	require.Empty(t, srv.conns.conns, "connections still open after Close")
 }
