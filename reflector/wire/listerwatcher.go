@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"path"
@@ -257,7 +258,10 @@ func readBody(resp *http.Response, limit int64) ([]byte, error) {
 		}
 		return body, nil
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	// One byte past the limit tells a body of exactly limit bytes from a
+	// longer one; at the largest int64 there is no past, and no body that
+	// long either.
+	body, err := io.ReadAll(io.LimitReader(resp.Body, min(limit, math.MaxInt64-1)+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading body: %w", err)
 	}

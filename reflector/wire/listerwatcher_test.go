@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -344,6 +345,28 @@ func TestWatchWrongKindBecomesUnknown(t *testing.T) {
 	}
 }
 
+// An ERROR event must carry a Status. One that carries another kind arrives
+// as *runtime.Unknown naming it, in both encodings, so that the reflector
+// reports a response it cannot read; it used to arrive, in JSON only, as an
+// empty Status with code 0.
+func TestWatchErrorEventOfAnotherKindBecomesUnknown(t *testing.T) {
+	for _, mt := range mediaTypes {
+		t.Run(mt, func(t *testing.T) {
+			enc := newWireEncoder(mt)
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "not-a-status", Namespace: "ns1"}, Data: map[string]string{"k": "v"}}
+			ts := newTestServer(t, serveStream(enc.contentType, enc.frame(t, watch.Error, cm), 0))
+			w, err := newTestLW(t, ts, Options{}, nil).Watch(context.Background(), metav1.ListOptions{})
+			require.NoError(t, err)
+			evs := collect(t, w)
+			require.Len(t, evs, 1)
+			assert.Equal(t, watch.Error, evs[0].Type)
+			u, ok := evs[0].Object.(*runtime.Unknown)
+			require.True(t, ok, "got %T", evs[0].Object)
+			assert.Equal(t, "ConfigMap", u.Kind)
+		})
+	}
+}
+
 func TestListWrongKindIsAnError(t *testing.T) {
 	for _, mt := range mediaTypes {
 		t.Run(mt, func(t *testing.T) {
@@ -353,6 +376,36 @@ func TestListWrongKindIsAnError(t *testing.T) {
 			assert.ErrorIs(t, err, ErrUnexpectedKind)
 		})
 	}
+}
+
+// A pod list whose item says it is a ConfigMap is refused, not delivered as
+// a pod named after the ConfigMap. Only JSON items carry a kind: protobuf
+// list items are bare, and the list's own kind is checked above.
+func TestListItemOfAnotherKindIsAnError(t *testing.T) {
+	body := []byte(`{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":[` +
+		`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"ok","namespace":"ns1"}},` +
+		`{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"intruder","namespace":"ns1"},"data":{"k":"v"}}]}`)
+	ts := newTestServer(t, serveBody(ContentTypeJSON, http.StatusOK, body))
+	obj, err := newTestLW(t, ts, Options{}, nil).List(context.Background(), metav1.ListOptions{})
+	require.ErrorIs(t, err, ErrUnexpectedKind, "got %v", obj)
+	assert.ErrorContains(t, err, "item 1")
+	assert.ErrorContains(t, err, "ConfigMap")
+}
+
+// MaxObjectBytes is an int64, so its largest value is the natural way to
+// say "no limit". A chunked list (no Content-Length) must then be read
+// whole, not refused or cut to nothing by an overflowing limit + 1.
+func TestListWithTheLargestLimit(t *testing.T) {
+	body := newWireEncoder(ContentTypeJSON).object(t, testPodList("1", "", 2))
+	ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", ContentTypeJSON)
+		w.(http.Flusher).Flush() // chunked: no Content-Length
+		_, _ = w.Write(body)
+	})
+	lw := newTestLW(t, ts, Options{}, func(c *Config) { c.MaxObjectBytes = math.MaxInt64 })
+	obj, err := lw.List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	assert.Len(t, obj.(*corev1.PodList).Items, 2)
 }
 
 func TestListTooLarge(t *testing.T) {

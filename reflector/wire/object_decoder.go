@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 
@@ -96,12 +97,26 @@ func (t *target) itemKindOK(apiVersion, kind string) bool {
 	return kind == t.itemGVK.Kind && (apiVersion == "" || apiVersion == t.itemAPIVersion)
 }
 
+// statusKindOK reports whether an ERROR event's object may be a Status. As
+// for items, an empty kind is accepted. The apiVersion is not checked: the
+// API server writes a Status as "v1", whatever group it serves, and
+// apimachinery registers it under meta.k8s.io/v1 too.
+func statusKindOK(kind string) bool {
+	return kind == "" || kind == statusGVK.Kind
+}
+
 // finishEventObject stamps the expected type information on a freshly
 // decoded event object, or, when the object turned out to be of another
 // kind, replaces it by a *runtime.Unknown naming that kind, so that the
 // reflector can report and skip it instead of storing a half-decoded object.
 func (t *target) finishEventObject(typ watch.EventType, obj runtime.Object, apiVersion, kind string, raw []byte, mediaType string) runtime.Object {
 	switch {
+	case typ == watch.Error && !statusKindOK(kind):
+		return &runtime.Unknown{
+			TypeMeta:    runtime.TypeMeta{APIVersion: apiVersion, Kind: kind},
+			Raw:         raw,
+			ContentType: mediaType,
+		}
 	case typ == watch.Error:
 		if _, ok := obj.(*metav1.Status); ok {
 			obj.GetObjectKind().SetGroupVersionKind(statusGVK)
@@ -132,10 +147,20 @@ func (t *target) decodeList(mediaType string, body []byte) (runtime.Object, erro
 		return nil, fmt.Errorf("%w: got %s %s, want %s", ErrUnexpectedKind, apiVersion, kind, t.listGVK)
 	}
 	list.GetObjectKind().SetGroupVersionKind(t.listGVK)
+	i := 0
 	err = meta.EachListItem(list, func(item runtime.Object) error {
+		// A JSON item says what it is (a protobuf one never does): one of
+		// another kind would otherwise be stamped, and cached, as ours.
+		if apiVersion, kind := typeMetaOf(item); !t.itemKindOK(apiVersion, kind) {
+			return fmt.Errorf("%w: list item %d is a %s %s, want %s", ErrUnexpectedKind, i, apiVersion, kind, t.itemGVK)
+		}
 		item.GetObjectKind().SetGroupVersionKind(t.itemGVK)
+		i++
 		return nil
 	})
+	if errors.Is(err, ErrUnexpectedKind) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: walking list items: %w", ErrMalformedObject, err)
 	}
