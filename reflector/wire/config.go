@@ -49,7 +49,9 @@ type Config struct {
 	// tokens are rotated on disk. Mutually exclusive with BearerToken.
 	BearerTokenFile string
 
-	// Client certificate, as PEM files or PEM bytes (not both forms).
+	// Client certificate and its key, each as a PEM file or PEM bytes (not
+	// both forms of one; the certificate may be bytes and the key a file,
+	// as a kubeconfig may mix client-certificate-data and client-key).
 	CertFile, KeyFile string
 	CertData, KeyData []byte
 
@@ -96,9 +98,9 @@ func (c Config) Validate() error {
 		field, reason string
 	}{
 		{c.BearerToken != "" && c.BearerTokenFile != "", "BearerTokenFile", "set together with BearerToken; choose one"},
-		{(c.CertFile == "") != (c.KeyFile == ""), "CertFile/KeyFile", "a client certificate needs both the certificate and the key"},
-		{(len(c.CertData) == 0) != (len(c.KeyData) == 0), "CertData/KeyData", "a client certificate needs both the certificate and the key"},
+		{(c.CertFile == "" && len(c.CertData) == 0) != (c.KeyFile == "" && len(c.KeyData) == 0), "CertFile/KeyFile", "a client certificate needs both the certificate and the key"},
 		{c.CertFile != "" && len(c.CertData) > 0, "CertData", "set together with CertFile; choose one form"},
+		{c.KeyFile != "" && len(c.KeyData) > 0, "KeyData", "set together with KeyFile; choose one form"},
 		{c.CAFile != "" && len(c.CAData) > 0, "CAData", "set together with CAFile; choose one form"},
 		{c.Insecure && (c.CAFile != "" || len(c.CAData) > 0), "Insecure", "a CA bundle and Insecure contradict each other"},
 		{c.ContentType != "" && c.ContentType != ContentTypeJSON && c.ContentType != ContentTypeProtobuf, "ContentType", "must be empty, " + ContentTypeJSON + " or " + ContentTypeProtobuf},

@@ -133,6 +133,14 @@ func TestTLS(t *testing.T) {
 		require.NoError(t, listOnce(t, Config{Host: mtls.URL, CAFile: filepath.Join(dir, "ca.crt"),
 			CertFile: filepath.Join(dir, "client.crt"), KeyFile: filepath.Join(dir, "client.key")}))
 	})
+	t.Run("certificate as data, key as a file, as kubectl allows", func(t *testing.T) {
+		require.NoError(t, listOnce(t, Config{Host: mtls.URL, CAData: pki.caPEM,
+			CertData: pki.clientCert, KeyFile: filepath.Join(dir, "client.key")}))
+	})
+	t.Run("certificate as a file, key as data", func(t *testing.T) {
+		require.NoError(t, listOnce(t, Config{Host: mtls.URL, CAData: pki.caPEM,
+			CertFile: filepath.Join(dir, "client.crt"), KeyData: pki.clientKey}))
+	})
 	t.Run("verification is on by default", func(t *testing.T) {
 		err := listOnce(t, Config{Host: plain.URL})
 		var verr *tls.CertificateVerificationError
