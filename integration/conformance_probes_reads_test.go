@@ -26,6 +26,11 @@ func probeFutureList(p *probeEnv) (string, string) {
 	return statusKey(r), fmt.Sprintf("answered after %.1fs", time.Since(start).Seconds())
 }
 
+func probeBadResourceVersion(p *probeEnv) (string, string) {
+	r := p.do(http.MethodGet, p.pods()+"?resourceVersion=abc", nil, nil)
+	return statusKey(r), message(r)
+}
+
 func probePagedList(p *probeEnv) (string, string) {
 	for _, n := range []string{"page-a", "page-b", "page-c"} {
 		p.pod(n, nil)

@@ -63,6 +63,7 @@ var probes = []probe{
 	{name: "DELETE a pod: the answer", run: probeDeleteAnswer},
 	{name: "POST into a namespace that does not exist", run: probeMissingNamespace},
 	{name: "list at a resourceVersion not reached yet", run: probeFutureList},
+	{name: "list at a resourceVersion that is not a number", run: probeBadResourceVersion},
 	{name: "list with limit=1", run: probePagedList},
 	{name: "label selectors (equality, set-based, existence)", run: probeLabelSelectors},
 	{name: "field selector metadata.name", run: probeFieldSelector},
