@@ -32,8 +32,11 @@
 // dropped: there is nothing to delete, typically because a relist already
 // produced the deletion.
 //
-// When the watch breaks, the reflector lists everything again and calls
-// Replace. Objects the consumer holds that the list lacks were deleted while
+// When the reflector must relist (its resourceVersion expired with 410, the
+// server has not reached it, or it has to get past a frame it could not
+// decode), it lists everything again and calls Replace. (A watch that merely
+// broke is resumed from its last resourceVersion, without a list.) Objects
+// the consumer holds that the list lacks were deleted while
 // nobody was watching: the queue queues a tombstone for each, a Deleted
 // delta with FinalStateUnknown set, carrying the last state the consumer
 // knew (its newest queued object if it has deltas waiting, else its object

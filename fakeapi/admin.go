@@ -23,8 +23,9 @@ type adminFault struct {
 	Milliseconds int64  `json:"milliseconds,omitempty"`
 }
 
-// serveAdmin dispatches /fakeapi/v1/{action}. Every action is a POST and
-// answers a Success Status, or a failure Status for a bad request.
+// serveAdmin dispatches /fakeapi/v1/{action}. Every action but the
+// resourceVersion query is a POST and answers a Success Status, or a
+// failure Status for a bad request.
 func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	action := strings.TrimPrefix(r.URL.Path, adminPrefix)
 	if action == "resourceversion" && r.Method == http.MethodGet {

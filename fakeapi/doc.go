@@ -85,9 +85,11 @@
 // # Fault injection over HTTP
 //
 // Every fault of the Faults type, and three server actions, are reachable by
-// out-of-process clients. All are POST requests under /fakeapi/v1/ with an
-// optional JSON body; they answer a Success Status, or 400 for a body with
-// unknown fields, and need the bearer token when Options.Token is set.
+// out-of-process clients. All but the resourceVersion query are POST
+// requests under /fakeapi/v1/ with an optional JSON body; they answer a
+// Success Status, 400 for a body with unknown fields, 405 for the wrong
+// method and 404 for an unknown action, and need the bearer token when
+// Options.Token is set.
 //
 //	POST /fakeapi/v1/drop-watches        end every open watch cleanly
 //	POST /fakeapi/v1/compact             forget history up to the current RV

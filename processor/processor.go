@@ -131,7 +131,8 @@ func (p *Processor) startLocked(r *Registration) {
 // notifications with InInitialList set, then every notification distributed
 // after AddHandler returned. The informer passes a snapshot of its cache here
 // when it adds a handler late, taken under its own lock so that the snapshot
-// and the stream join without a gap or a duplicate; before Run it passes nil.
+// and the stream join without a gap or a duplicate (before Run the snapshot
+// is empty, and the cache fills through the stream).
 // The processor keeps initial until it is replayed, so the caller must not
 // modify it.
 //

@@ -24,8 +24,10 @@
 // does, it opens a new one from the last RV it recorded and misses nothing.
 //
 // The server keeps only a window of history. A watch from an RV that has
-// left the window is refused with 410 Gone ("Expired"); then, and only then,
-// the reflector must list again (relist) to learn what it missed. Relists
+// left the window is refused with 410 Gone ("Expired"); then the reflector
+// must list again (relist) to learn what it missed. It also relists when
+// the server has not reached that RV yet, and to get past a watch frame it
+// could not decode (see the table below), and for nothing else. Relists
 // are expensive for the server, so much of the reflector's care goes into
 // avoiding needless ones: it asks for BOOKMARK events, which advance the RV
 // of a quiet watch, and it resumes with a watch, not a list, after network
@@ -68,8 +70,9 @@
 //
 // The behaviour and the numbers follow client-go v0.37's reflector:
 //
-//   - the first list is at RV "0" (servable from the API server's watch
-//     cache), later lists at the last RV, and at "" (a consistent read)
+//   - the first paged List (WatchList off or refused) is at RV "0"
+//     (servable from the API server's watch cache), a first WatchList at
+//     "", later lists at the last RV, and at "" (a consistent read)
 //     when the server refused the last RV with 410 or "too large resource
 //     version";
 //   - lists are paged by 500, except at a specific RV, where only an unpaged

@@ -107,8 +107,10 @@ var (
 	// The wire package does not import this one: its malformed watch frames
 	// arrive as ERROR events marked as decoding failures, and its JSON
 	// errors are recognised by type, but a list it cannot decode as
-	// protobuf (wire.ErrMalformedObject) counts as KindOther. The reaction
-	// is the same for both kinds: back off and list again.
+	// protobuf (wire.ErrMalformedObject) counts as KindOther. For a failed
+	// list the reaction is the same for both kinds: back off and list again.
+	// A watch that ends with KindDecode is followed by a relist too, one
+	// that ends with KindOther by a new watch.
 	ErrDecode = errors.New("malformed response")
 	// ErrWatchListTimeout: no initial-events-end bookmark in time.
 	ErrWatchListTimeout = errors.New("no initial-events-end bookmark in time")

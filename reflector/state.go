@@ -14,7 +14,9 @@ const (
 	// a paged List, to Store.Replace it.
 	StateListing
 	// StateRelisting: getting a new snapshot after the watch could not
-	// resume (410 Expired). Same work as Listing; counted apart because
+	// resume (410 Expired, an RV the server has not reached, or a frame it
+	// could not decode, which a new watch would meet again). Same work as
+	// Listing; counted apart because
 	// relists are the expensive event a healthy reflector keeps rare.
 	StateRelisting
 	// StateWatching: applying a watch's events to the store, resuming from

@@ -31,8 +31,10 @@ import (
 // last resourceVersion. An oversized or malformed frame, on the other hand,
 // is the server (or a proxy) sending something we refuse; the final
 // watch.Error event carries a metav1.Status (Code 500, Reason InternalError,
-// one Cause whose Type is "FrameTooLarge" or "MalformedFrame") so that a
-// reflector that only looks at events still backs off before retrying.
+// a Cause whose Type is "FrameTooLarge" or "MalformedFrame", and a second,
+// "ClientWatchDecoding", as apimachinery's own StreamWatcher writes it) so
+// that a reflector that only looks at events files it as a decoding
+// failure: ours backs off and relists, to get past the frame.
 //
 // A Watcher is safe for concurrent use: Stop, Err and BytesDecoded may be
 // called from any goroutine, and Stop may be called more than once.
