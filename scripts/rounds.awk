@@ -24,15 +24,19 @@
 # The sums count the rounds over a target ratio, 0.5 unless -v target=X
 # says otherwise (0.5 is issue 5's target for the pipeline's CPU).
 
-# A probe line (only the probe file has them).
 # A probe line (only the probe files have them). A probe file's rounds
-# follow on from those of the outputs read before it.
+# follow on from those of the outputs read before it. A probe that printed
+# nothing for a CPU leaves its round out of both groups.
 /^round [0-9]+ cpu0 / {
 	if (FNR == 1) base = round
 	r = base + $2
-	skew[r] = $6 > 0 ? $4 / $6 : 0
-	probe[r] = sprintf("cpu0 %s cpu1 %s (%.2fx)", $4, $6, skew[r])
 	probes++
+	if ($5 != "cpu1" || $4 + 0 <= 0 || $6 + 0 <= 0) {
+		probe[r] = "probe failed: " $0
+		next
+	}
+	skew[r] = $4 / $6
+	probe[r] = sprintf("cpu0 %s cpu1 %s (%.2fx)", $4, $6, skew[r])
 	next
 }
 
