@@ -3,6 +3,7 @@ package indexer
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -34,6 +35,15 @@ func TestReadersSeeConsistentSnapshots(t *testing.T) {
 			for !stop.Load() {
 				if err := checkConsistent(x.Snapshot()); err != nil {
 					t.Errorf("reader %d: %v", r, err)
+					return
+				}
+				// A Read view does not freeze the version: the writer
+				// must copy what it changes while the view is in use,
+				// and only then edit in place again.
+				var err error
+				x.Read(func(s Snapshot) { err = checkConsistent(s) })
+				if err != nil {
+					t.Errorf("reader %d, Read: %v", r, err)
 					return
 				}
 				// The one-call reads must not fail either.
@@ -212,4 +222,51 @@ func TestGetRacesWithUpdates(t *testing.T) {
 	}
 	stop.Store(true)
 	wg.Wait()
+}
+
+// A Read view must not change while f runs, whatever the writer does
+// meanwhile, although it did not freeze the version: the writer copies
+// what it changes while a Read is in progress.
+func TestReadViewStaysWhileWritesGoOn(t *testing.T) {
+	x := New(Indexers{"node": byNode})
+	for i := range 200 {
+		p := pod(fmt.Sprintf("ns%d", i%4), fmt.Sprintf("p%d", i), "app=a", "n1")
+		require.NoError(t, x.Add(keyOf(p), p))
+	}
+	x.Read(func(s Snapshot) {
+		before := viewOf(t, s)
+		wrote := make(chan struct{})
+		go func() {
+			defer close(wrote)
+			for i := range 200 {
+				p := pod(fmt.Sprintf("ns%d", i%4), fmt.Sprintf("p%d", i), "app=b", "n2")
+				require.NoError(t, x.Update(keyOf(p), p))
+				if i%3 == 0 {
+					require.NoError(t, x.Delete(fmt.Sprintf("ns%d/p%d", i%4, i)))
+				}
+			}
+			p := pod("ns9", "new", "", "n3")
+			require.NoError(t, x.Add(keyOf(p), p))
+		}()
+		<-wrote
+		require.Equal(t, before, viewOf(t, s), "the view changed under the reader")
+		require.NoError(t, checkConsistent(s))
+	})
+	require.Equal(t, 200-67+1, x.Len(), "the writes happened")
+}
+
+// viewOf lists what a view holds: every key with its node and app, and the
+// keys filed under node n1.
+func viewOf(t *testing.T, s Snapshot) []string {
+	t.Helper()
+	var out []string
+	for key, obj := range s.All() {
+		p := obj.(*corev1.Pod)
+		out = append(out, key+" "+p.Spec.NodeName+" "+p.Labels["app"])
+	}
+	keys, err := s.indexKeys("node", "n1")
+	require.NoError(t, err)
+	slices.Sort(out)
+	slices.Sort(keys)
+	return append(out, keys...)
 }

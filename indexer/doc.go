@@ -63,15 +63,22 @@
 // of keys; so moving a pod to another node copies a few small paths too.
 //
 // One refinement makes writes as cheap as a map's when nobody is reading.
-// A state is open until a reader takes it, and frozen from then on:
+// A state is open until a reader takes it to keep, and frozen from then on:
 //
-//	open --(a reader takes it: Snapshot, List, ByIndex, ...)--> frozen
-//	  ^                                                            |
-//	  +---(next write: thaw into a new generation)----------------+
+//	open --(a reader takes a Snapshot, which it may keep)--> frozen
+//	  ^                                                         |
+//	  +---(next write: thaw into a new generation)-------------+
 //
-// A point read (Get, Intern) does not freeze the state: while it is open,
-// the read looks up its one key under mu (below), so that the informer's
-// lookup before each write does not make that write copy its paths.
+// Most reads are over before they return, and those do not freeze the
+// state. A point read (Get, Intern) looks up its one key under mu (below),
+// so that the informer's lookup before each write does not make that write
+// copy its paths. A read of many objects (List, ByIndex, Len, a lister's
+// query, Read) counts itself among the state's readers while it runs: a
+// write that comes meanwhile thaws a new generation, as after a Snapshot,
+// and once the count is back to zero the writer edits in place again. Were
+// such reads to freeze the state, every write after one would copy the
+// paths it changes, and with writes spread over the cache, as a watch's
+// are, that is most of the cache copied once per read.
 //
 // Every trie node records the generation that created it. While a state is
 // open no reader holds it (a point read is over before mu is released), so
@@ -97,9 +104,10 @@
 //     (UseLabelIndex) as a writer would.
 //   - mu guards the hand-over of an open state. The writer holds it while it
 //     applies one already-planned write (O(log n)); a reader holds it only to
-//     set the frozen flag, or for a point read to look up one key, and only
-//     if the newest state is still open. When it is already frozen, taking
-//     it is one atomic load and no lock at all.
+//     set the frozen flag, to count itself in or out of the state's readers,
+//     or for a point read to look up one key, and only if the newest state
+//     is still open. When it is already frozen, taking it is one atomic load
+//     and no lock at all.
 //
 // So a writer never waits for a reader to finish reading (at most for one
 // key lookup), and a reader never waits for a writer's index functions or
@@ -110,11 +118,13 @@
 //   - Lookups walk a trie (a few pointer hops) instead of probing a hash map,
 //     and ByIndex must find each key of a bucket in the object trie (it walks
 //     the two tries side by side, so that costs about one level per key).
-//   - The first write after a reader froze the state copies a path per trie
-//     it touches: at 10,000 objects about 1.4 KB in 9 allocations
+//   - The first write after a reader froze the state (with a Snapshot), or
+//     while a read is in progress, copies a path per trie it touches: at
+//     10,000 objects about 1.4 KB in 9 allocations
 //     (BenchmarkUpdateAfterRead), against none for a write that follows
-//     another write. A cache that is read (other than by Get) between every
-//     two writes pays that on every write.
+//     another write. A cache of which a Snapshot is taken between every two
+//     writes pays that on every write; so does one whose reads overlap
+//     every write.
 //   - Once the label index is in use, every update compares the old and new
 //     labels. Unchanged labels cost no allocation, but reading two label maps
 //     that are not in the CPU cache can double the cost of an update. (It is

@@ -294,13 +294,13 @@ func (x *Indexer) build(defs *indexSet, labels bool, items iter.Seq2[string, run
 }
 
 // beginEdit locks mu and returns the open state the writer may edit in
-// place: the newest state if no reader has seen it yet, otherwise a thawed
-// copy under a new generation. The caller must hold writeMu, and must call
+// place: the newest state if no reader holds it (none froze it, none is
+// reading it now), otherwise a thawed copy under a new generation. The caller must hold writeMu, and must call
 // endEdit.
 func (x *Indexer) beginEdit() *state {
 	x.mu.Lock()
 	s := x.latest.Load()
-	if s.frozen.Load() {
+	if s.frozen.Load() || s.readers > 0 {
 		x.nextGen++
 		s = s.thaw(x.nextGen)
 	}
@@ -332,6 +332,38 @@ func (x *Indexer) snapshot() *state {
 	s.frozen.Store(true)
 	x.mu.Unlock()
 	return s
+}
+
+// borrow returns the newest state for a read that is over before its
+// caller returns (List, ByIndex, Len, ...), and whether the read was
+// counted; giveBack ends it. Such a read does not freeze an open state: it
+// counts itself among the state's readers, so that a write arriving
+// meanwhile copies what it changes (beginEdit), and once the read is given
+// back the writer goes on editing in place. Freezing would make every write
+// after the read copy the paths it changes, until the writer's new
+// generation owned them all again: with writes spread over the cache, as a
+// watch's are, most of the cache copied once per read.
+func (x *Indexer) borrow() (*state, bool) {
+	if s := x.latest.Load(); s.frozen.Load() {
+		return s, false // frozen states never change: nothing to count
+	}
+	x.mu.Lock()
+	s := x.latest.Load()
+	counted := !s.frozen.Load()
+	if counted {
+		s.readers++
+	}
+	x.mu.Unlock()
+	return s, counted
+}
+
+// giveBack ends a read begun with borrow.
+func (x *Indexer) giveBack(s *state, counted bool) {
+	if counted {
+		x.mu.Lock()
+		s.readers--
+		x.mu.Unlock()
+	}
 }
 
 // all iterates over the objects of s.

@@ -483,3 +483,40 @@ func TestIntern(t *testing.T) {
 	_, ok := x.Intern(nil)
 	require.False(t, ok)
 }
+
+// A read that has returned leaves the writer editing in place: the state
+// the next write edits is the one the read saw, not a thawed copy whose
+// writes copy their paths. Only a Snapshot, which the caller may keep,
+// freezes it.
+func TestReturnedReadsDoNotFreeze(t *testing.T) {
+	x := New(Indexers{"node": byNode})
+	for i := range 100 {
+		p := pod("ns1", fmt.Sprintf("p%d", i), "app=a", "n1")
+		require.NoError(t, x.Add(keyOf(p), p))
+	}
+	require.NoError(t, x.UseLabelIndex())
+	reads := map[string]func(){
+		"List":                func() { _ = x.List() },
+		"ListKeys":            func() { _ = x.ListKeys() },
+		"Len":                 func() { _ = x.Len() },
+		"ResourceVersion":     func() { _ = x.ResourceVersion() },
+		"ByIndex":             func() { _, _ = x.ByIndex(NamespaceIndex, "ns1") },
+		"ByIndex labels":      func() { _, _ = x.ByIndex(LabelIndex, "app=a") },
+		"IndexKeys":           func() { _, _ = x.IndexKeys("node", "n1") },
+		"ListIndexFuncValues": func() { _ = x.ListIndexFuncValues("node") },
+		"Read":                func() { x.Read(func(s Snapshot) { _ = s.Len() }) },
+		"Get":                 func() { _, _ = x.Get("ns1/p1") },
+	}
+	for name, read := range reads {
+		before := x.latest.Load()
+		read()
+		p := pod("ns1", "p7", "app=a", "n1")
+		require.NoError(t, x.Update(keyOf(p), p))
+		require.Same(t, before, x.latest.Load(), "%s: the write after it thawed a new version", name)
+	}
+	before := x.latest.Load()
+	_ = x.Snapshot()
+	p := pod("ns1", "p7", "app=a", "n1")
+	require.NoError(t, x.Update(keyOf(p), p))
+	require.NotSame(t, before, x.latest.Load(), "a Snapshot may be kept: the write after it must not edit what it holds")
+}

@@ -25,9 +25,12 @@ type Snapshot struct {
 	st *state
 }
 
-// Snapshot returns a consistent view of the Indexer as it is now. Use it to
-// make several reads agree with each other; a single read method of Indexer
-// takes its own snapshot.
+// Snapshot returns a consistent view of the Indexer as it is now, for as
+// long as the caller keeps it. Use it to make several reads agree with each
+// other; a single read method of Indexer takes its own view. A view that
+// may be kept freezes the current version, so the writes after it copy the
+// trie paths they change (see the package documentation); for reads that
+// end before the caller returns, Read costs writers nothing once it is over.
 func (x *Indexer) Snapshot() Snapshot {
 	return Snapshot{st: x.snapshot()}
 }
@@ -244,10 +247,26 @@ func (x *Indexer) point(key string) (leaf[entry], bool) {
 	return l, ok
 }
 
+// Read calls f with a consistent view of the Indexer as it is now, valid
+// only until f returns: f must not keep the Snapshot, nor any iterator over
+// it, nor call Read or a write method of the Indexer (a write would wait for
+// nothing, but f would then see a view that changes). Unlike a Snapshot,
+// the view does not freeze the current version: writes made while f runs
+// copy what they change, and once f has returned the writer edits in place
+// again. List, ByIndex and the other read methods read this way; listers
+// use it for their queries.
+func (x *Indexer) Read(f func(Snapshot)) {
+	s, counted := x.borrow()
+	defer x.giveBack(s, counted)
+	f(Snapshot{st: s})
+}
+
 // List returns every stored object, in no particular order. The slice is the
 // caller's; the objects are shared and must not be modified.
 func (x *Indexer) List() []runtime.Object {
-	s := x.Snapshot()
+	st, counted := x.borrow()
+	defer x.giveBack(st, counted)
+	s := Snapshot{st: st}
 	out := make([]runtime.Object, 0, s.Len())
 	for _, obj := range s.All() {
 		out = append(out, obj)
@@ -257,7 +276,9 @@ func (x *Indexer) List() []runtime.Object {
 
 // ListKeys returns every key, in no particular order.
 func (x *Indexer) ListKeys() []string {
-	s := x.Snapshot()
+	st, counted := x.borrow()
+	defer x.giveBack(st, counted)
+	s := Snapshot{st: st}
 	out := make([]string, 0, s.Len())
 	for key := range s.All() {
 		out = append(out, key)
@@ -267,7 +288,9 @@ func (x *Indexer) ListKeys() []string {
 
 // Len returns the number of stored objects.
 func (x *Indexer) Len() int {
-	return x.Snapshot().Len()
+	st, counted := x.borrow()
+	defer x.giveBack(st, counted)
+	return st.objects.size
 }
 
 // ResourceVersion returns the resourceVersion of the newest content: the
@@ -281,7 +304,9 @@ func (x *Indexer) Len() int {
 // keys still waiting behind it. Right after a relist or a bookmark it is
 // such a point.
 func (x *Indexer) ResourceVersion() string {
-	return x.Snapshot().ResourceVersion()
+	st, counted := x.borrow()
+	defer x.giveBack(st, counted)
+	return st.rv
 }
 
 // ByIndex returns the objects filed under value in the named index, in no
@@ -289,7 +314,9 @@ func (x *Indexer) ResourceVersion() string {
 // are shared and must not be modified. Asking about LabelIndex puts the label
 // index in use (see UseLabelIndex).
 func (x *Indexer) ByIndex(indexName, value string) ([]runtime.Object, error) {
-	s := x.readIndex(indexName)
+	st, counted := x.readIndex(indexName)
+	defer x.giveBack(st, counted)
+	s := Snapshot{st: st}
 	n, err := s.IndexLen(indexName, value)
 	if err != nil {
 		return nil, err
@@ -305,22 +332,27 @@ func (x *Indexer) ByIndex(indexName, value string) ([]runtime.Object, error) {
 // IndexKeys returns the keys filed under value in the named index, in no
 // particular order, or ErrNoSuchIndex.
 func (x *Indexer) IndexKeys(indexName, value string) ([]string, error) {
-	return x.readIndex(indexName).indexKeys(indexName, value)
+	st, counted := x.readIndex(indexName)
+	defer x.giveBack(st, counted)
+	return Snapshot{st: st}.indexKeys(indexName, value)
 }
 
 // ListIndexFuncValues returns every value the named index holds at least one
 // object under, in no particular order; nil for an unknown index. Values whose
 // last object left are gone: the list shrinks as well as grows.
 func (x *Indexer) ListIndexFuncValues(indexName string) []string {
-	vals, _ := x.readIndex(indexName).IndexValues(indexName)
+	st, counted := x.readIndex(indexName)
+	defer x.giveBack(st, counted)
+	vals, _ := Snapshot{st: st}.IndexValues(indexName)
 	return vals
 }
 
-// readIndex returns a snapshot to read indexName from, after putting the
-// label index in use if that is the index asked for.
-func (x *Indexer) readIndex(indexName string) Snapshot {
+// readIndex borrows the newest state to read indexName from (give it back
+// with giveBack), after putting the label index in use if that is the index
+// asked for.
+func (x *Indexer) readIndex(indexName string) (*state, bool) {
 	if indexName == LabelIndex {
 		_ = x.UseLabelIndex() // fails only for an unusable Indexer, which is empty
 	}
-	return x.Snapshot()
+	return x.borrow()
 }

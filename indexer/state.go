@@ -31,9 +31,11 @@ type bucket = trie[struct{}]
 // other, whatever the writer does next.
 //
 // A state is either open or frozen:
-//   - open: only the writer knows it, and edits it (and every trie node of
-//     its generation) in place;
-//   - frozen: some reader may be looking at it, and it never changes again.
+//   - open: the writer edits it (and every trie node of its generation) in
+//     place, except while reads that end before they return (readers > 0)
+//     are looking at it;
+//   - frozen: some reader may be looking at it for as long as it likes (it
+//     took a Snapshot), and it never changes again.
 //
 // The transition is one-way and happens under Indexer.mu (see snapshot). An
 // open state belongs to the writer holding Indexer.writeMu and is not safe
@@ -41,6 +43,11 @@ type bucket = trie[struct{}]
 type state struct {
 	gen    uint64      // the writer generation that may edit this state while it is open
 	frozen atomic.Bool // set under Indexer.mu the first time a reader takes this state; never cleared
+	// readers counts the reads in progress on this state while it is open
+	// (List, ByIndex and the like, which are over when they return; see
+	// Indexer.borrow). The writer does not edit a state with readers in
+	// place. Guarded by Indexer.mu.
+	readers int
 
 	seed    maphash.Seed // hashes keys and index values; the same in every state of one Indexer
 	defs    *indexSet

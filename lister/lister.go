@@ -115,7 +115,17 @@ func (l *Lister[T]) list(namespace string, selector labels.Selector) ([]T, error
 		// List after it.
 		_ = l.idx.UseLabelIndex() // fails only for an unusable, empty indexer
 	}
-	snap := l.idx.Snapshot()
+	// A view for the length of the query, not a Snapshot: a Snapshot
+	// would freeze the cache's current version, and every write after it
+	// would copy what it changes (see indexer.Indexer.Read).
+	var out []T
+	var err error
+	l.idx.Read(func(snap indexer.Snapshot) { out, err = l.query(snap, namespace, selector, labelValues) })
+	return out, err
+}
+
+// query answers list from snap.
+func (l *Lister[T]) query(snap indexer.Snapshot, namespace string, selector labels.Selector, labelValues []string) ([]T, error) {
 	q, err := planQuery(snap, namespace, selector, labelValues)
 	if err != nil {
 		return nil, err
