@@ -81,12 +81,13 @@
 // are, that is most of the cache copied once per read.
 //
 // Every trie node records the generation that created it. While a state is
-// open no reader holds it (a point read is over before mu is released), so
-// its writer edits the nodes of its own generation in place: an update of an
-// existing key is a lookup and a store, with no allocation. The first write
-// after a reader froze the state starts a new generation, and from then on
-// every node it touches is copied before it is changed, so the frozen state
-// stays exactly as its readers saw it.
+// open and no read is in progress on it (a point read is over before mu is
+// released), its writer edits the nodes of its own generation in place: an
+// update of an existing key is a lookup and a store, with no allocation.
+// The first write after a reader froze the state, or while a read is in
+// progress, starts a new generation, and from then on every node it touches
+// is copied before it is changed, so the state stays exactly as its readers
+// saw it.
 // (Clojure calls this "transients".)
 //
 // The same rule lets the writer recycle. Deleting keys unlinks trie nodes,
