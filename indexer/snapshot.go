@@ -263,34 +263,31 @@ func (x *Indexer) Read(f func(Snapshot)) {
 
 // List returns every stored object, in no particular order. The slice is the
 // caller's; the objects are shared and must not be modified.
-func (x *Indexer) List() []runtime.Object {
-	st, counted := x.borrow()
-	defer x.giveBack(st, counted)
-	s := Snapshot{st: st}
-	out := make([]runtime.Object, 0, s.Len())
-	for _, obj := range s.All() {
-		out = append(out, obj)
-	}
+func (x *Indexer) List() (out []runtime.Object) {
+	x.Read(func(s Snapshot) {
+		out = make([]runtime.Object, 0, s.Len())
+		for _, obj := range s.All() {
+			out = append(out, obj)
+		}
+	})
 	return out
 }
 
 // ListKeys returns every key, in no particular order.
-func (x *Indexer) ListKeys() []string {
-	st, counted := x.borrow()
-	defer x.giveBack(st, counted)
-	s := Snapshot{st: st}
-	out := make([]string, 0, s.Len())
-	for key := range s.All() {
-		out = append(out, key)
-	}
+func (x *Indexer) ListKeys() (out []string) {
+	x.Read(func(s Snapshot) {
+		out = make([]string, 0, s.Len())
+		for key := range s.All() {
+			out = append(out, key)
+		}
+	})
 	return out
 }
 
 // Len returns the number of stored objects.
-func (x *Indexer) Len() int {
-	st, counted := x.borrow()
-	defer x.giveBack(st, counted)
-	return st.objects.size
+func (x *Indexer) Len() (n int) {
+	x.Read(func(s Snapshot) { n = s.Len() })
+	return n
 }
 
 // ResourceVersion returns the resourceVersion of the newest content: the
@@ -303,56 +300,50 @@ func (x *Indexer) Len() int {
 // line, so a key can be applied at a version newer than events of other
 // keys still waiting behind it. Right after a relist or a bookmark it is
 // such a point.
-func (x *Indexer) ResourceVersion() string {
-	st, counted := x.borrow()
-	defer x.giveBack(st, counted)
-	return st.rv
+func (x *Indexer) ResourceVersion() (rv string) {
+	x.Read(func(s Snapshot) { rv = s.ResourceVersion() })
+	return rv
 }
 
 // ByIndex returns the objects filed under value in the named index, in no
 // particular order, or ErrNoSuchIndex. The slice is the caller's; the objects
 // are shared and must not be modified. Asking about LabelIndex puts the label
 // index in use (see UseLabelIndex).
-func (x *Indexer) ByIndex(indexName, value string) ([]runtime.Object, error) {
-	st, counted := x.readIndex(indexName)
-	defer x.giveBack(st, counted)
-	s := Snapshot{st: st}
-	n, err := s.IndexLen(indexName, value)
-	if err != nil {
-		return nil, err
-	}
-	seq, _ := s.Indexed(indexName, value)
-	out := make([]runtime.Object, 0, n)
-	for _, obj := range seq {
-		out = append(out, obj)
-	}
-	return out, nil
+func (x *Indexer) ByIndex(indexName, value string) (out []runtime.Object, err error) {
+	x.readIndex(indexName, func(s Snapshot) {
+		var n int
+		if n, err = s.IndexLen(indexName, value); err != nil {
+			return
+		}
+		seq, _ := s.Indexed(indexName, value)
+		out = make([]runtime.Object, 0, n)
+		for _, obj := range seq {
+			out = append(out, obj)
+		}
+	})
+	return out, err
 }
 
 // IndexKeys returns the keys filed under value in the named index, in no
 // particular order, or ErrNoSuchIndex.
-func (x *Indexer) IndexKeys(indexName, value string) ([]string, error) {
-	st, counted := x.readIndex(indexName)
-	defer x.giveBack(st, counted)
-	return Snapshot{st: st}.indexKeys(indexName, value)
+func (x *Indexer) IndexKeys(indexName, value string) (keys []string, err error) {
+	x.readIndex(indexName, func(s Snapshot) { keys, err = s.indexKeys(indexName, value) })
+	return keys, err
 }
 
 // ListIndexFuncValues returns every value the named index holds at least one
 // object under, in no particular order; nil for an unknown index. Values whose
 // last object left are gone: the list shrinks as well as grows.
-func (x *Indexer) ListIndexFuncValues(indexName string) []string {
-	st, counted := x.readIndex(indexName)
-	defer x.giveBack(st, counted)
-	vals, _ := Snapshot{st: st}.IndexValues(indexName)
+func (x *Indexer) ListIndexFuncValues(indexName string) (vals []string) {
+	x.readIndex(indexName, func(s Snapshot) { vals, _ = s.IndexValues(indexName) })
 	return vals
 }
 
-// readIndex borrows the newest state to read indexName from (give it back
-// with giveBack), after putting the label index in use if that is the index
-// asked for.
-func (x *Indexer) readIndex(indexName string) (*state, bool) {
+// readIndex is Read for a read of indexName: it first puts the label index
+// in use if that is the index asked for.
+func (x *Indexer) readIndex(indexName string, f func(Snapshot)) {
 	if indexName == LabelIndex {
 		_ = x.UseLabelIndex() // fails only for an unusable Indexer, which is empty
 	}
-	return x.borrow()
+	x.Read(f)
 }
