@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -116,8 +117,12 @@ func (m *model) fail(format string, args ...any) {
 	if !m.concurrent { // the producer goroutine owns the log while it runs
 		tail = m.log[max(0, len(m.log)-25):]
 	}
-	m.t.Fatalf("seed=%d atomic=%v compact=%v inline=%v: %s\nlast operations:\n  %s",
+	m.t.Errorf("seed=%d atomic=%v compact=%v inline=%v: %s\nlast operations:\n  %s",
 		m.seed, m.atomic, m.compact, m.inline, fmt.Sprintf(format, args...), strings.Join(tail, "\n  "))
+	// FailNow, which may only be called from the test's goroutine; in a
+	// concurrent model the consumer's goroutine fails too, and Goexit then
+	// ends just that goroutine, whose caller waits for it.
+	goruntime.Goexit()
 }
 
 func (m *model) check(err error) {

@@ -1,6 +1,7 @@
 package indexer
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -235,20 +236,20 @@ func TestReadViewStaysWhileWritesGoOn(t *testing.T) {
 	}
 	x.Read(func(s Snapshot) {
 		before := viewOf(t, s)
-		wrote := make(chan struct{})
+		wrote := make(chan error, 1)
 		go func() {
-			defer close(wrote)
+			var errs []error
 			for i := range 200 {
 				p := pod(fmt.Sprintf("ns%d", i%4), fmt.Sprintf("p%d", i), "app=b", "n2")
-				require.NoError(t, x.Update(keyOf(p), p))
+				errs = append(errs, x.Update(keyOf(p), p))
 				if i%3 == 0 {
-					require.NoError(t, x.Delete(fmt.Sprintf("ns%d/p%d", i%4, i)))
+					errs = append(errs, x.Delete(fmt.Sprintf("ns%d/p%d", i%4, i)))
 				}
 			}
 			p := pod("ns9", "new", "", "n3")
-			require.NoError(t, x.Add(keyOf(p), p))
+			wrote <- errors.Join(append(errs, x.Add(keyOf(p), p))...)
 		}()
-		<-wrote
+		require.NoError(t, <-wrote) // the writer never waits for the reader
 		require.Equal(t, before, viewOf(t, s), "the view changed under the reader")
 		require.NoError(t, checkConsistent(s))
 	})

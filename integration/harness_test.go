@@ -242,24 +242,35 @@ func newChurn(t *testing.T, srv *fakeapi.Server) *churn {
 
 func (c *churn) writes(t *testing.T, n int) {
 	t.Helper()
+	require.NoError(t, c.tryWrites(n))
+}
+
+// tryWrites is writes for a goroutine other than the test's, which may not
+// stop the test: it returns the first error instead.
+func (c *churn) tryWrites(n int) error {
 	for range n {
 		switch r := c.rng.IntN(10); {
 		case r < 4 || len(c.live) == 0:
 			name := fmt.Sprintf("churn-%05d", c.next)
 			c.next++
-			_, err := c.srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name}})
-			require.NoError(t, err)
+			if _, err := c.srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name}}); err != nil {
+				return err
+			}
 			c.live = append(c.live, name)
 		case r < 6:
 			i := c.rng.IntN(len(c.live))
 			name := c.live[i]
 			c.live = append(c.live[:i], c.live[i+1:]...)
-			require.NoError(t, c.srv.Delete(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name}}))
+			if err := c.srv.Delete(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name}}); err != nil {
+				return err
+			}
 		default:
 			name := c.live[c.rng.IntN(len(c.live))]
-			_, err := c.srv.Update(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name,
-				Labels: map[string]string{"v": fmt.Sprint(c.rng.IntN(1000))}}})
-			require.NoError(t, err)
+			if _, err := c.srv.Update(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name,
+				Labels: map[string]string{"v": fmt.Sprint(c.rng.IntN(1000))}}}); err != nil {
+				return err
+			}
 		}
 	}
+	return nil
 }

@@ -126,11 +126,13 @@ func TestCompactionDuringOpenWatch(t *testing.T) {
 
 // compactAfterFirstPage compacts the server's history right after the first
 // page of a paged list, so the continue token has expired when it is used.
+// It runs on the reflector's goroutine, which may not stop the test: what
+// its writes return is sent on done, for the test to check.
 type compactAfterFirstPage struct {
 	reflector.ListerWatcher
 	srv  *fakeapi.Server
 	c    *churn
-	t    *testing.T
+	done chan error // capacity 1: the writes' result, once compacted
 	once sync.Once
 }
 
@@ -138,8 +140,9 @@ func (w *compactAfterFirstPage) List(ctx context.Context, opts metav1.ListOption
 	obj, err := w.ListerWatcher.List(ctx, opts)
 	if l, ok := obj.(*corev1.PodList); ok && err == nil && l.Continue != "" {
 		w.once.Do(func() {
-			w.c.writes(w.t, 10)
+			werr := w.c.tryWrites(10)
 			w.srv.Compact()
+			w.done <- werr
 		})
 	}
 	return obj, err
@@ -152,11 +155,16 @@ func TestCompactionBetweenListPagesFallsBack(t *testing.T) {
 		opts.WatchList = reflector.WatchListOff
 		opts.PageSize = 100
 		c := newChurn(t, srv)
-		var wrapper *compactAfterFirstPage
+		done := make(chan error, 1)
 		r := startReflector(t, srv, opts, ct, func(lw reflector.ListerWatcher) reflector.ListerWatcher {
-			wrapper = &compactAfterFirstPage{ListerWatcher: lw, srv: srv, c: c, t: t}
-			return wrapper
+			return &compactAfterFirstPage{ListerWatcher: lw, srv: srv, c: c, done: done}
 		})
+		select {
+		case err := <-done:
+			require.NoError(t, err, "the writes between the pages")
+		case <-time.After(converged):
+			t.Fatal("no paged list: the compaction between pages never happened")
+		}
 		r.requireConverged(t)
 		require.Positive(t, r.errorsOf(reflector.KindExpired), "the expired continue token must be seen")
 	})
