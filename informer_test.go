@@ -264,9 +264,14 @@ func TestWaitForCacheSyncReportsWhatDidNotSync(t *testing.T) {
 	e.srv.Faults().FailNext(fakeapi.Failure{Resource: "pods", Count: 1 << 20, Code: 500})
 	_, err := informer.For[*corev1.Pod](e.factory)
 	require.NoError(t, err)
-	_, err = informer.For[*corev1.Service](e.factory)
+	services, err := informer.For[*corev1.Service](e.factory)
 	require.NoError(t, err)
 	e.factory.Start(e.ctx)
+	// Services sync, however slow the machine; only then does the short
+	// wait below stand for "pods never will".
+	long, cancelLong := context.WithTimeout(e.ctx, waitFor)
+	defer cancelLong()
+	require.True(t, informer.WaitForCacheSync(long, services))
 	ctx, cancel := context.WithTimeout(e.ctx, 500*time.Millisecond)
 	defer cancel()
 	require.Equal(t, map[string]bool{"pods": false, "services": true}, e.factory.WaitForCacheSync(ctx))

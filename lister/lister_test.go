@@ -1,14 +1,15 @@
 package lister
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -259,42 +260,44 @@ func TestListMatchesBruteForce(t *testing.T) {
 	}
 }
 
-// TestListDuringWrites: typed lists running alongside a writer always see a
-// whole namespace (a snapshot), never a partly updated one.
+// TestListDuringWrites: typed lists running alongside a writer always see
+// one whole version of the cache, never a partly updated one. The writer
+// replaces all 200 pods at once, moving them from one generation (the label
+// gen=N) to the next, so any list sees them all in one generation, and a
+// list by the label index finds all of a generation or none of it.
 func TestListDuringWrites(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	x := indexer.New(nil)
-	for i := range 200 {
-		p := pod("shop", fmt.Sprintf("p%d", i), "app=web")
-		require.NoError(t, x.Add(keyOf(p), p))
+	generation := func(g int) {
+		items := make(map[string]runtime.Object, 200)
+		for i := range 200 {
+			p := pod("shop", fmt.Sprintf("p%d", i), fmt.Sprintf("app=web,gen=%d", g))
+			items[keyOf(p)] = p
+		}
+		require.NoError(t, x.Replace(items, strconv.Itoa(g)))
 	}
+	generation(0)
 	pods := New[*corev1.Pod](x, Options{})
 	var (
-		stop atomic.Bool
-		wg   sync.WaitGroup
-		errc = make(chan error, 4)
+		stop  atomic.Bool
+		reads atomic.Int64
+		wg    sync.WaitGroup
+		errc  = make(chan error, 4)
 	)
 	for range 4 {
 		wg.Go(func() {
 			for !stop.Load() {
-				all, err := pods.Namespace("shop").List(labels.Everything())
-				if err == nil && len(all) != 200 {
-					err = fmt.Errorf("saw %d pods", len(all))
-				}
-				web, err2 := pods.List(labels.SelectorFromSet(labels.Set{"app": "web"}))
-				if err == nil && err2 == nil && len(web) > 200 {
-					err = errors.New("too many app=web pods")
-				}
-				if err = errors.Join(err, err2); err != nil {
+				if err := listOnce(pods); err != nil {
 					errc <- err
 					return
 				}
+				reads.Add(1)
 			}
 		})
 	}
-	for i := range 5000 {
-		p := pod("shop", fmt.Sprintf("p%d", i%200), []string{"app=web", "app=db"}[i%2])
-		require.NoError(t, x.Update(keyOf(p), p))
+	deadline := time.Now().Add(20 * time.Second)
+	for g := 1; g <= 300 || (reads.Load() < 200 && time.Now().Before(deadline)); g++ {
+		generation(g)
 	}
 	stop.Store(true)
 	wg.Wait()
@@ -302,4 +305,32 @@ func TestListDuringWrites(t *testing.T) {
 	for err := range errc {
 		t.Error(err)
 	}
+	require.GreaterOrEqual(t, reads.Load(), int64(200), "the readers barely ran")
+}
+
+// listOnce lists the namespace, checks it holds one generation, then lists
+// that generation through the label index: all of it or, if the writer has
+// moved on since, none of it.
+func listOnce(pods *Lister[*corev1.Pod]) error {
+	all, err := pods.Namespace("shop").List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	if len(all) != 200 {
+		return fmt.Errorf("saw %d pods", len(all))
+	}
+	g := all[0].Labels["gen"]
+	for _, p := range all {
+		if p.Labels["gen"] != g {
+			return fmt.Errorf("one list saw generations %s and %s", g, p.Labels["gen"])
+		}
+	}
+	same, err := pods.List(labels.SelectorFromSet(labels.Set{"gen": g}))
+	if err != nil {
+		return err
+	}
+	if len(same) != 0 && len(same) != 200 {
+		return fmt.Errorf("generation %s: the label index gave %d pods of 200", g, len(same))
+	}
+	return nil
 }

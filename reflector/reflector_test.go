@@ -501,11 +501,23 @@ func TestWatchdogHearsTheFastPath(t *testing.T) {
 	assert.Empty(t, h.errors())
 }
 
+// With the watchdog off, a running watch arms no timer. The state alone
+// does not show the watch is being consumed (Watching is entered before
+// the watch is opened, and the watchdog armed after): an applied event does.
 func TestWatchdogDisabled(t *testing.T) {
-	h := start(t, newScriptLW(), Options{WatchList: WatchListOff, StuckWatchFactor: -1})
-	h.sync("10").watch(watch.NewRaceFreeFake(), nil)
-	h.waitState(StateWatching)
-	assert.Empty(t, h.clk.pending())
+	for _, tc := range []struct {
+		factor float64
+		timers int
+	}{{-1, 0}, {0, 1}} { // 0: the default factor, so the harness is shown to see the watchdog
+		t.Run(fmt.Sprint(tc.factor), func(t *testing.T) {
+			h := start(t, newScriptLW(), Options{WatchList: WatchListOff, StuckWatchFactor: tc.factor})
+			fw := watch.NewRaceFreeFake()
+			h.sync("10").watch(fw, nil)
+			fw.Add(pod("a", "11"))
+			h.waitRV("11")
+			assert.Len(t, h.clk.pending(), tc.timers)
+		})
+	}
 }
 
 func TestStatsTimeInStates(t *testing.T) {
