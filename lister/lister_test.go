@@ -262,21 +262,36 @@ func TestListMatchesBruteForce(t *testing.T) {
 
 // TestListDuringWrites: typed lists running alongside a writer always see
 // one whole version of the cache, never a partly updated one. The writer
-// replaces all 200 pods at once, moving them from one generation (the label
-// gen=N) to the next, so any list sees them all in one generation, and a
-// list by the label index finds all of a generation or none of it.
+// moves 200 pods, p0 to p199, from one generation (the label gen=N) to the
+// next, in turns of two kinds: one Replace of all of them, which publishes a
+// new version, and an Update of each pod in order, which edits the open
+// version in place whenever no read is in progress. Either way every version
+// holds p0 to p(k-1) at some generation g+1 and the rest at g (k may be 0 or
+// 200). A list that mixed two versions would sooner or later see a pod at
+// the older generation after a lower-numbered one at the newer, and the race
+// detector would see a read of a trie node while the writer changes it.
 func TestListDuringWrites(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	x := indexer.New(nil)
-	generation := func(g int) {
-		items := make(map[string]runtime.Object, 200)
-		for i := range 200 {
-			p := pod("shop", fmt.Sprintf("p%d", i), fmt.Sprintf("app=web,gen=%d", g))
+	const n = 200
+	at := func(i, g int) *corev1.Pod {
+		return pod("shop", fmt.Sprintf("p%d", i), fmt.Sprintf("app=web,gen=%d", g))
+	}
+	replace := func(g int) {
+		items := make(map[string]runtime.Object, n)
+		for i := range n {
+			p := at(i, g)
 			items[keyOf(p)] = p
 		}
 		require.NoError(t, x.Replace(items, strconv.Itoa(g)))
 	}
-	generation(0)
+	updateInTurn := func(g int) {
+		for i := range n {
+			p := at(i, g)
+			require.NoError(t, x.Update(keyOf(p), p))
+		}
+	}
+	replace(0)
 	pods := New[*corev1.Pod](x, Options{})
 	var (
 		stop  atomic.Bool
@@ -287,7 +302,7 @@ func TestListDuringWrites(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			for !stop.Load() {
-				if err := listOnce(pods); err != nil {
+				if err := listOnce(pods, n); err != nil {
 					errc <- err
 					return
 				}
@@ -297,7 +312,11 @@ func TestListDuringWrites(t *testing.T) {
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for g := 1; g <= 300 || (reads.Load() < 200 && time.Now().Before(deadline)); g++ {
-		generation(g)
+		if g%2 == 0 {
+			replace(g)
+		} else {
+			updateInTurn(g)
+		}
 	}
 	stop.Store(true)
 	wg.Wait()
@@ -308,29 +327,74 @@ func TestListDuringWrites(t *testing.T) {
 	require.GreaterOrEqual(t, reads.Load(), int64(200), "the readers barely ran")
 }
 
-// listOnce lists the namespace, checks it holds one generation, then lists
-// that generation through the label index: all of it or, if the writer has
-// moved on since, none of it.
-func listOnce(pods *Lister[*corev1.Pod]) error {
+// listOnce lists the namespace and checks that it is one version of
+// TestListDuringWrites' cache: all n pods, p0 to p(k-1) at one generation
+// and the rest at the one before. It then lists the newest generation it
+// saw through the label index, in a later version: the pods found must be
+// numbered from 0 up without a gap, or be all of them, or none (the writer
+// has moved on). An older generation, found there, must be the numbers up
+// to n-1.
+func listOnce(pods *Lister[*corev1.Pod], n int) error {
 	all, err := pods.Namespace("shop").List(labels.Everything())
 	if err != nil {
 		return err
 	}
-	if len(all) != 200 {
+	if len(all) != n {
 		return fmt.Errorf("saw %d pods", len(all))
 	}
-	g := all[0].Labels["gen"]
-	for _, p := range all {
-		if p.Labels["gen"] != g {
-			return fmt.Errorf("one list saw generations %s and %s", g, p.Labels["gen"])
-		}
-	}
-	same, err := pods.List(labels.SelectorFromSet(labels.Set{"gen": g}))
+	gens, err := generations(all, n)
 	if err != nil {
 		return err
 	}
-	if len(same) != 0 && len(same) != 200 {
-		return fmt.Errorf("generation %s: the label index gave %d pods of 200", g, len(same))
+	newest := gens[0]
+	for i, g := range gens {
+		if g != newest && g != newest-1 || i > 0 && g > gens[i-1] {
+			return fmt.Errorf("one list saw generations %v", gens)
+		}
+	}
+	same, err := pods.List(labels.SelectorFromSet(labels.Set{"gen": strconv.Itoa(newest)}))
+	if err != nil {
+		return err
+	}
+	return checkRun(same, n, newest)
+}
+
+// generations returns the generation of p0 to p(n-1), by number, from a
+// list that must hold each of them once.
+func generations(list []*corev1.Pod, n int) ([]int, error) {
+	gens := make([]int, n)
+	seen := make([]bool, n)
+	for _, p := range list {
+		i, err1 := strconv.Atoi(strings.TrimPrefix(p.Name, "p"))
+		g, err2 := strconv.Atoi(p.Labels["gen"])
+		if err1 != nil || err2 != nil || i < 0 || i >= n || seen[i] {
+			return nil, fmt.Errorf("unexpected pod %s with labels %v", p.Name, p.Labels)
+		}
+		gens[i], seen[i] = g, true
+	}
+	return gens, nil
+}
+
+// checkRun checks what a label query for generation g returned: the pods of
+// one version at g, which are numbered from 0 up to some k without a gap
+// (the newer generation of that version), from some k up to n-1 (the
+// older), all of them, or none.
+func checkRun(list []*corev1.Pod, n, g int) error {
+	if len(list) == 0 {
+		return nil
+	}
+	nums := make([]int, 0, len(list))
+	for _, p := range list {
+		i, err := strconv.Atoi(strings.TrimPrefix(p.Name, "p"))
+		if err != nil || p.Labels["gen"] != strconv.Itoa(g) {
+			return fmt.Errorf("gen=%d query returned %s with labels %v", g, p.Name, p.Labels)
+		}
+		nums = append(nums, i)
+	}
+	slices.Sort(nums)
+	first, last := nums[0], nums[len(nums)-1]
+	if last-first+1 != len(nums) || first != 0 && last != n-1 {
+		return fmt.Errorf("generation %d: the label index gave pods %v", g, nums)
 	}
 	return nil
 }
