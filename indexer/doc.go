@@ -51,9 +51,10 @@
 // Here a reader never holds a lock while it walks the cache. Everything the
 // indexer holds (objects, indexes, resourceVersion, index definitions) is
 // one version, a value called a state. A reader takes the newest state (see
-// Snapshot) and walks it at leisure; nothing ever changes a state a reader
-// has seen. A writer makes the next state and publishes it with one atomic
-// pointer store; readers that come later take that one.
+// Snapshot) and walks it at leisure; nothing changes a state while a reader
+// is reading it, or ever again once a reader keeps it. A writer makes the
+// next state and publishes it with one atomic pointer store; readers that
+// come later take that one.
 //
 // Copying 10,000 objects per write would be absurd, so the states are
 // persistent hash tries (trie.go): a tree of 32-way nodes in which an edit
@@ -107,8 +108,8 @@
 //     applies one already-planned write (O(log n)); a reader holds it only to
 //     set the frozen flag, to count itself in or out of the state's readers,
 //     or for a point read to look up one key, and only if the newest state
-//     is still open. When it is already frozen, taking it is one atomic load
-//     and no lock at all.
+//     is still open. When it is already frozen (after a Snapshot, until the
+//     next write), taking it is one atomic load and no lock at all.
 //
 // So a writer never waits for a reader to finish reading (at most for one
 // key lookup), and a reader never waits for a writer's index functions or

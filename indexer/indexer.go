@@ -40,10 +40,13 @@ type Indexer struct {
 	eds     editors
 
 	// mu guards the hand-over of the newest state between its writer, which
-	// edits it in place while it is open, and readers, which freeze it before
-	// looking at it. Nobody holds mu for more than O(log n): a writer holds it
-	// while it applies one already-planned write, a reader while it sets one
-	// flag.
+	// edits it in place while it is open and nobody reads it, and readers,
+	// which freeze it (Snapshot) or count themselves among its readers
+	// (borrow) before they walk it, and look up one key (point) under it.
+	// Nobody holds mu for more than O(log n): a writer holds it while it
+	// applies one already-planned write, a reader while it sets a flag,
+	// moves a count or looks up its key. It also guards every state's
+	// readers count.
 	mu     sync.Mutex
 	latest atomic.Pointer[state] // the newest state; stored under mu, loaded by anyone
 }
@@ -321,8 +324,8 @@ func (x *Indexer) publish(s *state) {
 	x.endEdit(s)
 }
 
-// snapshot returns the newest state, frozen. In the common case (a reader
-// already froze it) this is one atomic load and no lock at all.
+// snapshot returns the newest state, frozen. If an earlier Snapshot froze
+// it already (no write since), this is one atomic load and no lock at all.
 func (x *Indexer) snapshot() *state {
 	if s := x.latest.Load(); s.frozen.Load() {
 		return s

@@ -18,7 +18,8 @@ import (
 //
 // A Snapshot is safe for concurrent use. Its zero value holds no objects
 // and knows no index (index reads return ErrNoSuchIndex); take real ones
-// from Indexer.Snapshot.
+// from Indexer.Snapshot. The one that Read passes to its function is a
+// Snapshot on loan: it is as described only until that function returns.
 //
 // OBJECTS ARE SHARED, NOT COPIED: never modify an object a Snapshot returns.
 type Snapshot struct {
@@ -249,12 +250,12 @@ func (x *Indexer) point(key string) (leaf[entry], bool) {
 
 // Read calls f with a consistent view of the Indexer as it is now, valid
 // only until f returns: f must not keep the Snapshot, nor any iterator over
-// it, nor call Read or a write method of the Indexer (a write would wait for
-// nothing, but f would then see a view that changes). Unlike a Snapshot,
-// the view does not freeze the current version: writes made while f runs
-// copy what they change, and once f has returned the writer edits in place
-// again. List, ByIndex and the other read methods read this way; listers
-// use it for their queries.
+// it, for once f has returned the writer may edit that version in place.
+// Unlike a Snapshot, the view does not freeze the current version: writes
+// made while f runs, by other goroutines or by f itself, copy what they
+// change, so f's view stays as it was (and does not show them), and once f
+// has returned the writer edits in place again. List, ByIndex and the other
+// read methods read this way; listers use it for their queries.
 func (x *Indexer) Read(f func(Snapshot)) {
 	s, counted := x.borrow()
 	defer x.giveBack(s, counted)

@@ -15,10 +15,11 @@ import (
 //
 // Copying a path on every edit would make writes slower than a plain Go map,
 // so nodes also carry the generation of the writer that created them. While
-// no reader has seen a version (it is "open"), its writer edits the nodes of
-// its own generation in place, like a map. Once a reader has seen it, the
-// writer starts a new generation, and every node it then touches is copied
-// first. Clojure calls the same idea "transients".
+// nobody keeps a version and nobody is reading it (it is "open" and has no
+// readers), its writer edits the nodes of its own generation in place, like
+// a map. Once a reader keeps it, or while one reads it, the writer starts a
+// new generation, and every node it then touches is copied first. Clojure
+// calls the same idea "transients".
 //
 // Deleting a key unlinks nodes (a node left empty, or holding a single leaf
 // that folds into its parent), and adding one makes nodes (two keys that want
@@ -80,10 +81,10 @@ type leaf[V any] struct {
 // edits in place, and the nodes it unlinked, kept for reuse.
 //
 // Reuse is safe for exactly the nodes in-place editing is safe for. A node of
-// the editor's own generation was made after the last version any reader saw,
-// so once the edit in progress unlinks it, nothing can reach it any more. A
-// node of an older generation may still be part of a version somebody reads:
-// it is left to the garbage collector.
+// the editor's own generation is edited only while no reader is reading or
+// keeping its version, so once the edit in progress unlinks it, nothing can
+// reach it any more. A node of an older generation may still be part of a
+// version somebody reads: it is left to the garbage collector.
 //
 // The zero value edits generation sharedGen, which owns no node: every edit
 // copies. Not safe for concurrent use: it belongs to the writer.
