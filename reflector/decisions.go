@@ -121,7 +121,10 @@ func afterListError(kind Kind, rv string, synced bool) reaction {
 // at a fixed resourceVersion, and a watch from before it meets it again,
 // every time, until the server compacts it away: the store would hear
 // nothing more for as long. A relist moves the position past it. It is rare
-// (a server sends such frames seldom, if ever), so it starts no storm.
+// (a server sends such frames seldom, if ever), and when it is not (a proxy
+// that mangles every frame, say) the relists still come after a backoff
+// that keeps growing while the failures go on: one list per Backoff.Max
+// (30s by default) at worst, not a storm.
 //
 // After a 410 the relist is made at the last resourceVersion, not at "":
 // a list "at least as fresh as RV" is valid even when RV has left the
