@@ -330,10 +330,8 @@ func TestListDuringWrites(t *testing.T) {
 // listOnce lists the namespace and checks that it is one version of
 // TestListDuringWrites' cache: all n pods, p0 to p(k-1) at one generation
 // and the rest at the one before. It then lists the newest generation it
-// saw through the label index, in a later version: the pods found must be
-// numbered from 0 up without a gap, or be all of them, or none (the writer
-// has moved on). An older generation, found there, must be the numbers up
-// to n-1.
+// saw through the label index, which reads a later version, where that
+// generation may have become the older of two, or gone: see checkRun.
 func listOnce(pods *Lister[*corev1.Pod], n int) error {
 	all, err := pods.Namespace("shop").List(labels.Everything())
 	if err != nil {
