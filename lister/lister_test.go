@@ -363,7 +363,7 @@ func generations(list []*corev1.Pod, n int) ([]int, error) {
 	gens := make([]int, n)
 	seen := make([]bool, n)
 	for _, p := range list {
-		i, err1 := strconv.Atoi(strings.TrimPrefix(p.Name, "p"))
+		i, err1 := podNumber(p)
 		g, err2 := strconv.Atoi(p.Labels["gen"])
 		if err1 != nil || err2 != nil || i < 0 || i >= n || seen[i] {
 			return nil, fmt.Errorf("unexpected pod %s with labels %v", p.Name, p.Labels)
@@ -383,7 +383,7 @@ func checkRun(list []*corev1.Pod, n, g int) error {
 	}
 	nums := make([]int, 0, len(list))
 	for _, p := range list {
-		i, err := strconv.Atoi(strings.TrimPrefix(p.Name, "p"))
+		i, err := podNumber(p)
 		if err != nil || p.Labels["gen"] != strconv.Itoa(g) {
 			return fmt.Errorf("gen=%d query returned %s with labels %v", g, p.Name, p.Labels)
 		}
@@ -395,4 +395,9 @@ func checkRun(list []*corev1.Pod, n, g int) error {
 		return fmt.Errorf("generation %d: the label index gave pods %v", g, nums)
 	}
 	return nil
+}
+
+// podNumber returns i for the pod named "p<i>".
+func podNumber(p *corev1.Pod) (int, error) {
+	return strconv.Atoi(strings.TrimPrefix(p.Name, "p"))
 }
