@@ -389,3 +389,23 @@ func TestWaitForCacheSyncReturnsWhenInformersStop(t *testing.T) {
 		})
 	}
 }
+
+// The reflector's resync timer is set when the informer is built, but a
+// handler may ask for resyncs later: the informer's fixed one-second tick
+// serves it.
+func TestResyncServesAHandlerAddedAfterStart(t *testing.T) {
+	e := newEnv(t, informer.FactoryOptions{}, pod("shop", "a", nil))
+	pods, err := informer.For[*corev1.Pod](e.factory)
+	require.NoError(t, err)
+	var plain recorder
+	_, err = pods.AddEventHandler(plain.handler(), informer.HandlerOptions{Name: "plain"})
+	require.NoError(t, err)
+	e.start(t)
+	plain.waitFor(t, "add(initial) a")
+
+	var late recorder
+	_, err = pods.AddEventHandler(late.handler(), informer.HandlerOptions{Name: "late", ResyncPeriod: time.Second})
+	require.NoError(t, err)
+	late.waitFor(t, "update a") // nothing changed on the server: a resync
+	require.Positive(t, pods.Stats().Resyncs)
+}
