@@ -7,7 +7,9 @@
 // and serialisation on every call. A watch costs one request: the server
 // streams a small event each time an object changes. But a raw watch breaks,
 // needs a resume point, and says what changed without saying what exists. An
-// informer wraps it: it lists once, watches from the list's resourceVersion,
+// informer wraps it: it takes one snapshot (by default a WatchList, which
+// streams the current state and then carries on as the watch; a List where
+// the server has no WatchList), watches from the snapshot's resourceVersion,
 // resumes after every break, and keeps a cache that answers reads with no
 // network at all.
 //
@@ -20,8 +22,10 @@
 //
 // Each part has one job:
 //
-//   - reflector lists, then watches, and resumes from the last resourceVersion
-//     after any break; reflector/wire is its HTTP client.
+//   - reflector takes a snapshot (WatchList or List), then watches, and
+//     resumes from the last resourceVersion after any break; it relists only
+//     when the server says that position is gone (410). reflector/wire is its
+//     HTTP client.
 //   - deltafifo queues what changed, per object, in order.
 //   - indexer is the cache, with secondary indexes; lister is its typed,
 //     read-only face.
@@ -43,6 +47,8 @@
 //   - A factory's namespace and selectors filter on the server: its listers
 //     see only what matches.
 //
-// docs/ in the repository walks one event from the server to a handler and
-// lists the gotchas, each with a runnable example.
+// docs/ in the repository has a reading order (docs/README.md), a glossary,
+// tours of one event and of a relist, each performed by a test, the rules of
+// resourceVersions, a map from client-go's names to these, and the gotchas,
+// each with a runnable example.
 package informer

@@ -41,7 +41,9 @@ type HandlerOptions struct {
 	// ResyncPeriod is how often this handler receives OnUpdate(obj, obj) for
 	// every cached object, even though nothing changed: a periodic chance to
 	// repair drift in the world the controller manages. Zero means never. A
-	// resync re-reads the cache, not the API server.
+	// resync re-reads the cache, not the API server. The informer checks once
+	// a second which handlers are due, so a resync comes up to a second after
+	// its period; periods under a second are raised to one.
 	ResyncPeriod time.Duration
 }
 

@@ -14,13 +14,17 @@
 // interface declared here, so this package does not depend on the queue
 // behind it (package deltafifo in the shared informer, a map in a test).
 //
-// # The idea: list, then watch, and resume
+// # The idea: a snapshot, then watch, and resume
 //
 // Every object on the server carries a resourceVersion (RV): the position,
 // in etcd's single history of writes, of its last change. A list answers
 // "everything, as of RV n". A watch answers "every change after RV n". So a
-// reflector lists once, then watches from the list's RV, and records the RV
-// of each event it applies. When the watch ends, as every watch eventually
+// reflector takes one snapshot, then watches from the snapshot's RV, and
+// records the RV of each event it applies. By default the snapshot is a
+// WatchList at RV "" (a watch that first replays the current state and
+// marks its end with a bookmark, then carries on as the watch); where the
+// server refuses it, a paged List at RV "0" (see "The figures" below, and
+// docs/resourceversions.md). When the watch ends, as every watch eventually
 // does, it opens a new one from the last RV it recorded and misses nothing.
 //
 // The server keeps only a window of history. A watch from an RV that has
