@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/fakeapi"
 	"github.com/seed31a95821/informer/reflector/wire"
 )
@@ -30,7 +32,7 @@ func connect(ctx context.Context, c config, out io.Writer) (*cluster, error) {
 		fmt.Fprintf(out, "watching %s (read-only)\n", cfg.Host)
 		return &cluster{config: cfg}, nil
 	}
-	srv, err := fakeapi.NewServer(fakeapi.Options{})
+	srv, err := fakeapi.NewServer(fakeapi.Options{BookmarkInterval: demoBookmarkInterval})
 	if err != nil {
 		return nil, err
 	}
@@ -55,6 +57,39 @@ func connect(ctx context.Context, c config, out io.Writer) (*cluster, error) {
 		cl.churn = newChurn(srv, namespaces, c.churn, c.seed)
 	}
 	return cl, nil
+}
+
+// demoBookmarkInterval is the embedded server's bookmark interval, and what
+// the informers expect of it: a few seconds instead of a real server's
+// minute, so that the watchdog, which restarts a watch silent for three
+// intervals, acts within the time a learner watches the "stall" button.
+const demoBookmarkInterval = 2 * time.Second
+
+// factoryOptions tunes the informers to the server: the defaults for a real
+// cluster, the embedded server's bookmark interval for the fake.
+func (c *cluster) factoryOptions() informer.FactoryOptions {
+	var opts informer.FactoryOptions
+	if c.srv != nil {
+		opts.Informer.Reflector.BookmarkInterval = demoBookmarkInterval
+	}
+	return opts
+}
+
+// describe names the server for the views.
+func (c *cluster) describe() string {
+	if c.srv != nil {
+		return "the embedded fake API server at " + c.srv.URL()
+	}
+	return c.config.Host
+}
+
+// serverRV reads the embedded server's resourceVersion; nil for a real
+// cluster, whose position the demo does not ask for.
+func (c *cluster) serverRV() func() uint64 {
+	if c.srv == nil {
+		return nil
+	}
+	return c.srv.ResourceVersion
 }
 
 func (c *cluster) close() {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -15,20 +14,35 @@ import (
 )
 
 // dashboard owns the factory, the informers and the handlers whose progress it
-// prints.
+// reports.
 type dashboard struct {
-	out      io.Writer
-	factory  *informer.Factory
-	pods     *informer.SharedInformer[*corev1.Pod]
-	services *informer.SharedInformer[*corev1.Service]
-	regs     []*informer.Registration
-	events   atomic.Int64  // changes the "count" handlers have seen, of both types, after the initial list
-	slow     time.Duration // how long the slow handler works per event
+	out        io.Writer
+	factory    *informer.Factory
+	pods       *informer.SharedInformer[*corev1.Pod]
+	services   *informer.SharedInformer[*corev1.Service]
+	lanes      []lane       // one per handler, in the order they are shown
+	events     atomic.Int64 // changes the "count" handlers have seen, of both types, after the initial list
+	tombstones atomic.Int64 // deletes the informers learned of from a relist (finalStateUnknown)
+	slow       time.Duration
+}
+
+// lane is one handler as the dashboard shows it: its registration's
+// statistics and the demo's own meter of its calls.
+type lane struct {
+	informer string // which informer's handler it is: "pods" or "services"
+	reg      *informer.Registration
+	meter    *meter
 }
 
 func newDashboard(cfg wire.Config, slow time.Duration, out io.Writer) (*dashboard, error) {
-	opts := informer.FactoryOptions{}
+	return newDashboardWith(cfg, informer.FactoryOptions{}, slow, out)
+}
+
+// newDashboardWith is newDashboard with the factory's options given, so the
+// embedded server's demo can tune the reflector (see cluster.factoryOptions).
+func newDashboardWith(cfg wire.Config, opts informer.FactoryOptions, slow time.Duration, out io.Writer) (*dashboard, error) {
 	opts.Informer.Transform = informer.StripManagedFields // a fifth of a pod's bytes nobody reads
+	opts.Informer.OnError = func(error) {}                // counted in Stats, shown on the timeline
 	d := &dashboard{out: out, slow: slow, factory: informer.NewFactory(cfg, opts)}
 	var err error
 	if d.pods, err = informer.For[*corev1.Pod](d.factory); err != nil {
@@ -44,6 +58,7 @@ func newDashboard(cfg wire.Config, slow time.Duration, out io.Writer) (*dashboar
 // slow on purpose (a stand-in for a handler that calls out to something), to
 // show that its lag is its own and delays nobody else.
 func (d *dashboard) addHandlers() error {
+	podMeter, svcMeter, slowMeter := &meter{}, &meter{}, &meter{}
 	// Changes only: the initial list is state, not events, and counting it
 	// made the first summary line show several times the churn rate.
 	count := func() { d.events.Add(1) }
@@ -52,30 +67,37 @@ func (d *dashboard) addHandlers() error {
 			count()
 		}
 	}
+	deleted := func(finalStateUnknown bool) {
+		count()
+		if finalStateUnknown {
+			d.tombstones.Add(1)
+		}
+	}
 	podCount, err := d.pods.AddEventHandler(informer.Handler[*corev1.Pod]{
-		OnAdd:    func(_ *corev1.Pod, initial bool) { countNew(initial) },
-		OnUpdate: func(_, _ *corev1.Pod) { count() },
-		OnDelete: func(*corev1.Pod, bool) { count() },
+		OnAdd:    func(_ *corev1.Pod, initial bool) { podMeter.time(func() { countNew(initial) }) },
+		OnUpdate: func(_, _ *corev1.Pod) { podMeter.time(count) },
+		OnDelete: func(_ *corev1.Pod, unknown bool) { podMeter.time(func() { deleted(unknown) }) },
 	}, informer.HandlerOptions{Name: "pod-count"})
 	if err != nil {
 		return err
 	}
 	svcCount, err := d.services.AddEventHandler(informer.Handler[*corev1.Service]{
-		OnAdd:    func(_ *corev1.Service, initial bool) { countNew(initial) },
-		OnUpdate: func(_, _ *corev1.Service) { count() },
-		OnDelete: func(*corev1.Service, bool) { count() },
+		OnAdd:    func(_ *corev1.Service, initial bool) { svcMeter.time(func() { countNew(initial) }) },
+		OnUpdate: func(_, _ *corev1.Service) { svcMeter.time(count) },
+		OnDelete: func(_ *corev1.Service, unknown bool) { svcMeter.time(func() { deleted(unknown) }) },
 	}, informer.HandlerOptions{Name: "svc-count"})
 	if err != nil {
 		return err
 	}
+	work := func() { time.Sleep(d.slow) }
 	slow, err := d.pods.AddEventHandler(informer.Handler[*corev1.Pod]{
-		OnAdd:    func(*corev1.Pod, bool) { time.Sleep(d.slow) },
-		OnUpdate: func(_, _ *corev1.Pod) { time.Sleep(d.slow) },
+		OnAdd:    func(*corev1.Pod, bool) { slowMeter.time(work) },
+		OnUpdate: func(_, _ *corev1.Pod) { slowMeter.time(work) },
 	}, informer.HandlerOptions{Name: "slow-pods"})
 	if err != nil {
 		return err
 	}
-	d.regs = []*informer.Registration{podCount, svcCount, slow}
+	d.lanes = []lane{{"pods", podCount, podMeter}, {"services", svcCount, svcMeter}, {"pods", slow, slowMeter}}
 	return nil
 }
 
@@ -102,46 +124,4 @@ func (d *dashboard) waitForSync(ctx context.Context) bool {
 	fmt.Fprintf(d.out, "synced in %v: pods %d, services %d\n", time.Since(start).Round(time.Millisecond),
 		d.pods.Indexer().Len(), d.services.Indexer().Len())
 	return true
-}
-
-// report prints one summary line a second until ctx is done.
-func (d *dashboard) report(ctx context.Context) {
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	last, lastAt := d.events.Load(), time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-tick.C:
-			n := d.events.Load()
-			rate := float64(n-last) / now.Sub(lastAt).Seconds()
-			last, lastAt = n, now
-			fmt.Fprintln(d.out, d.summary(rate))
-		}
-	}
-}
-
-// summary is the one-line status: throughput, cache sizes, per-handler lag,
-// and how often the watches had to be reopened.
-func (d *dashboard) summary(rate float64) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "events/s %6.0f | cache pods %d services %d |", rate, d.pods.Indexer().Len(), d.services.Indexer().Len())
-	for _, r := range d.regs {
-		s := r.Stats()
-		fmt.Fprintf(&b, " %s lag %d (max %d, %v/event) |", s.Name, s.Pending, s.MaxPending, threeDigits(s.LastHandleDuration))
-	}
-	ps, ss := d.pods.Stats(), d.services.Stats()
-	fmt.Fprintf(&b, " watch restarts %d, relists %d", max(0, ps.Watches-1)+max(0, ss.Watches-1), ps.Relists+ss.Relists)
-	return b.String()
-}
-
-// threeDigits rounds d to three significant digits: a fast handler's 312ns
-// and a slow one's 2.33ms both read at a glance.
-func threeDigits(d time.Duration) time.Duration {
-	unit := time.Duration(1)
-	for d >= 1000*unit {
-		unit *= 10
-	}
-	return d.Round(unit)
 }

@@ -90,9 +90,9 @@ func TestEventsCountChangesOnly(t *testing.T) {
 	defer cancel()
 	d.factory.Start(ctx)
 	defer d.factory.Shutdown()
-	for _, r := range d.regs {
+	for _, l := range d.lanes {
 		select {
-		case <-r.Synced():
+		case <-l.reg.Synced():
 		case <-time.After(20 * time.Second):
 			t.Fatal("handlers did not sync")
 		}

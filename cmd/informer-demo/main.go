@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -20,6 +21,7 @@ type config struct {
 	kubeconfig string
 	seed       int64
 	slowEvery  time.Duration // how long the "slow" handler takes per event
+	http       string        // serve the live page on this address ("": no page)
 }
 
 func main() {
@@ -31,6 +33,7 @@ func main() {
 	flag.StringVar(&c.kubeconfig, "kubeconfig", "", "watch the cluster of this kubeconfig instead of the embedded server (read-only)")
 	flag.Int64Var(&c.seed, "seed", time.Now().UnixNano(), "seed of the churn generator")
 	flag.DurationVar(&c.slowEvery, "slow", 2*time.Millisecond, "time the deliberately slow handler spends per event")
+	flag.StringVar(&c.http, "http", "", "serve a live page of the pipeline, with fault buttons, on this address (e.g. 127.0.0.1:8081)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -55,9 +58,24 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	}
 	defer cluster.close()
 
-	d, err := newDashboard(cluster.config, c.slowEvery, out)
+	d, err := newDashboardWith(cluster.config, cluster.factoryOptions(), c.slowEvery, out)
 	if err != nil {
 		return err
+	}
+	printLegend(out, cluster.describe(), cluster.srv != nil)
+	m := newMonitor(d, cluster.describe(), cluster.serverRV())
+	var background sync.WaitGroup // the monitor and the page: both end with ctx
+	defer background.Wait()
+	background.Go(func() { m.run(ctx) })
+	if c.http != "" {
+		faults := newFaultInjector(cluster.srv, m)
+		defer faults.stop() // before cluster.close: a pending step must not touch a closed server
+		page, err := startPage(ctx, c.http, m, faults)
+		if err != nil {
+			return err
+		}
+		background.Go(page.serve)
+		fmt.Fprintf(out, "live page at %s\n", page.url)
 	}
 	d.factory.Start(ctx)
 	defer d.factory.Shutdown()
@@ -69,7 +87,9 @@ func run(ctx context.Context, c config, out io.Writer) error {
 		cluster.churn.start(ctx)
 		defer cluster.churn.wait()
 	}
-	d.report(ctx)
+	d.report(ctx, m)
+	m.sample(time.Now())
+	printSummary(out, m.snapshot())
 	fmt.Fprintln(out, "stopped")
 	return nil
 }

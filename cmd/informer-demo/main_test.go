@@ -34,7 +34,7 @@ func TestDemoSyncsReportsAndStopsCleanly(t *testing.T) {
 		done <- run(ctx, config{pods: 300, services: 5, churn: 200, seed: 1, slowEvery: time.Millisecond}, &out)
 	}()
 	// Wait for two summary lines, then stop as Ctrl-C would.
-	require.Eventually(t, func() bool { return strings.Count(out.String(), "events/s") >= 2 }, 30*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return strings.Count(out.String(), "| events/s") >= 2 }, 30*time.Second, 10*time.Millisecond)
 	cancel()
 	require.NoError(t, <-done)
 
@@ -43,5 +43,11 @@ func TestDemoSyncsReportsAndStopsCleanly(t *testing.T) {
 	require.Contains(t, text, "synced in")
 	require.Contains(t, text, "cache pods")
 	require.Contains(t, text, "slow-pods lag")
+	require.Contains(t, text, "legend:", "a header explains the columns")
+	require.Regexp(t, `t +\d+s \| events/s`, text, "each line starts with the elapsed time")
+	require.Regexp(t, `slow-pods lag \d+ \(max \d+\) avg \d`, text, "a handler's mean time per call")
+	require.Regexp(t, `summary after \d+s: \d+ events, \d+ watch restarts, \d+ relists, \d+ tombstones`, text)
+	require.Regexp(t, `slow-pods +\d+ calls, avg .*, worst backlog \d+; caught up with the initial list at [\d.]+s`, text,
+		"the summary says whether the slow handler caught up")
 	require.True(t, strings.HasSuffix(text, "stopped\n"), text)
 }
