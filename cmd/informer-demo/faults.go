@@ -32,7 +32,7 @@ var faults = []fault{
 		func(f *faultInjector) { f.srv.DropWatches() }},
 	{"compact", "compact (410 → relist)", "watches stall for 1.5 s while churn writes and deletes; then the history is compacted and the stall lifts: the streams are told 410 Expired, each informer relists, and deletes it missed arrive as tombstones",
 		(*faultInjector).compact},
-	{"stall", "stall watches 10 s", "the streams go silent; after three bookmark intervals (6 s) the watchdog restarts them from the last RV",
+	{"stall", "stall watches 10 s", "the streams go silent (events/s drops to 0, the reflector's RV falls behind the server's); after three bookmark intervals (6 s) the watchdog restarts them from the last RV; the new streams stay silent until the 10 s are up, then the held-back events arrive in one burst, and the slow handler's lag jumps",
 		func(f *faultInjector) { f.srv.Faults().StallWatches("", 10*time.Second) }},
 	{"throttle", "429 burst", "the next 2 requests get 429 Too Many Requests with Retry-After 2s, and the watches are dropped to meet them: the informers back off at least 2 s",
 		func(f *faultInjector) {
