@@ -74,7 +74,9 @@ func (tour *eventTour) setup(t *testing.T) {
 	require.NoError(t, err)
 	factory.Start(tour.ctx)
 	require.True(t, informer.WaitForCacheSync(tour.ctx, tour.pods, tour.reg))
-	require.Equal(t, "41", tour.pods.LastSyncResourceVersion())
+	// The reflector records the snapshot's RV once Replace has returned,
+	// which may be just after the informer reported the sync.
+	require.Eventually(t, func() bool { return tour.pods.LastSyncResourceVersion() == "41" }, waitFor, time.Millisecond)
 	tour.before = tour.pods.Stats().Events
 }
 

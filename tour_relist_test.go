@@ -109,7 +109,11 @@ func (tour *relistTour) watching(t *testing.T) []string {
 	require.NoError(t, err)
 	factory.Start(tour.ctx)
 	require.True(t, informer.WaitForCacheSync(tour.ctx, tour.pods, reg))
-	require.Equal(t, "3", tour.pods.LastSyncResourceVersion())
+	// The reflector records the snapshot's RV once Replace has returned,
+	// which may be just after the informer reported the sync.
+	require.Eventually(t, func() bool {
+		return tour.pods.LastSyncResourceVersion() == "3" && tour.pods.Stats().State == reflector.StateWatching
+	}, waitFor, time.Millisecond)
 	out := append(tour.log.take(), tour.seen.take()...)
 	return append(out, "state "+tour.pods.Stats().State.String()+", last RV "+tour.pods.LastSyncResourceVersion())
 }
@@ -157,8 +161,12 @@ func (tour *relistTour) relist(t *testing.T) []string {
 }
 
 func (tour *relistTour) replace(t *testing.T) []string {
-	_, cached := tour.pods.Indexer().Get("shop/web-2")
-	require.False(t, cached, "web-2 is gone from the cache")
+	// Replace queues the batch; the consumer applies it, perhaps after the
+	// reflector has counted the relist.
+	require.Eventually(t, func() bool {
+		_, cached := tour.pods.Indexer().Get("shop/web-2")
+		return !cached && tour.pods.QueueStats().Depth == 0
+	}, waitFor, time.Millisecond, "web-2 is gone from the cache")
 	keys := tour.pods.Indexer().ListKeys()
 	slices.Sort(keys)
 	return []string{fmt.Sprintf("cache %v at RV %s", keys, tour.pods.LastSyncResourceVersion())}
