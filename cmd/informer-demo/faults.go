@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/seed31a95821/informer/fakeapi"
 )
@@ -30,7 +33,7 @@ type fault struct {
 var faults = []fault{
 	{"drop", "drop watches", "every watch ends; each informer reopens its watch from its last RV: no relist",
 		func(f *faultInjector) { f.srv.DropWatches() }},
-	{"compact", "compact (410 → relist)", "watches stall for 1.5 s while churn writes and deletes; then the history is compacted and the stall lifts: the streams are told 410 Expired, each informer relists, and deletes it missed arrive as tombstones",
+	{"compact", "compact (410 → relist)", "watches stall for 1.5 s while churn writes and 3 seeded pods are deleted; then the history is compacted and the stall lifts: the streams are told 410 Expired, each informer relists, and the deletes it missed arrive as tombstones",
 		(*faultInjector).compact},
 	{"stall", "stall watches 10 s", "the streams go silent (events/s drops to 0, the reflector's RV falls behind the server's); after three bookmark intervals (6 s) the watchdog restarts them from the last RV; the new streams stay silent until the 10 s are up, then the held-back events arrive in one burst, and the slow handler's lag jumps",
 		func(f *faultInjector) { f.srv.Faults().StallWatches("", 10*time.Second) }},
@@ -78,15 +81,33 @@ func (f *faultInjector) inject(name string) error {
 
 // compact is the 410 scenario. A compaction alone breaks nothing: a watch
 // that has been sent everything needs no history. So the watches are first
-// held back while churn writes (and deletes), then the history they still
-// need is compacted away and they are let go: their next read of the log
-// finds it gone.
+// held back while churn writes and a few pods the informer has cached are
+// deleted (churn's own deletes mostly hit pods it has just created, which
+// the informer may never have seen), then the history they still need is
+// compacted away and they are let go: their next read of the log finds it
+// gone, and only a relist can tell them about the deletes.
 func (f *faultInjector) compact() {
 	f.srv.Faults().StallWatches("", 0)
+	f.deleteSeeded(3)
 	f.later(1500*time.Millisecond, func() {
 		f.srv.Compact()
 		f.srv.Faults().ResumeWatches("")
 	})
+}
+
+// deleteSeeded deletes up to n of the pods the server was seeded with.
+func (f *faultInjector) deleteSeeded(n int) {
+	pods, err := f.srv.Objects(corev1.SchemeGroupVersion.WithResource("pods"))
+	if err != nil {
+		return
+	}
+	for _, obj := range pods {
+		if p, ok := obj.(*corev1.Pod); ok && n > 0 && strings.HasPrefix(p.Name, "seed-") {
+			if f.srv.Delete(p) == nil {
+				n--
+			}
+		}
+	}
 }
 
 // later runs step after d unless stop has been called.

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -10,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -79,7 +82,7 @@ func TestPageShowsRecoveryFromCompaction(t *testing.T) {
 		 !!document.querySelector('#timeline li[data-who=pods][data-kind=relist]') &&
 		 !!document.querySelector('#timeline li[data-kind=tombstones]') &&
 		 Number(document.querySelector('#relists').textContent) >= 1 &&
-		 Number(document.querySelector('#tombstones').textContent) >= 1`)
+		 Number(document.querySelector('#tombstones').textContent) >= 3`)
 	b.waitFor(t, "the pods reflector is back to watching, and its box says it relisted",
 		`document.querySelector('#state-pods').textContent === 'Watching' &&
 		 /relists [1-9]/.test(document.querySelector('[data-informer=pods]').textContent)`)
@@ -112,6 +115,9 @@ func startBrowser(t *testing.T, chromium string) *browser {
 	profile := t.TempDir() // a fresh profile: no state from another run
 	args := append(append([]string{}, chromiumFlags...), "--user-data-dir="+profile, "about:blank")
 	cmd := exec.Command(chromium, args...)
+	// Its own process group, so that its helpers (renderer, zygote) can be
+	// ended with it if it does not close by itself.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	require.NoError(t, cmd.Start())
 	b := &browser{cmd: cmd}
 	// Chromium writes the port it chose, and its browser endpoint, here.
@@ -156,13 +162,24 @@ func pageTarget(port string) (string, error) {
 	return "", errors.New("chromium has no page target")
 }
 
-// close ends the connection and the Chromium this test started.
+// close ends the Chromium this test started: it asks the browser to close
+// (it then ends its helpers and stops writing to its profile, which the
+// test's TempDir cleanup removes), and ends its process group if it has not
+// exited within ten seconds.
 func (b *browser) close() {
+	exited := make(chan struct{})
+	go func() { _ = b.cmd.Wait(); close(exited) }()
 	if b.conn != nil {
+		_ = b.conn.SetDeadline(time.Now().Add(5 * time.Second))
+		_ = websocket.JSON.Send(b.conn, map[string]any{"id": 1 << 30, "method": "Browser.close"})
 		_ = b.conn.Close()
 	}
-	_ = b.cmd.Process.Kill()
-	_ = b.cmd.Wait()
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+	}
 }
 
 // call makes one DevTools call and returns its result. Chromium sends no

@@ -12,66 +12,105 @@ import (
 	"go.uber.org/goleak"
 )
 
-// Each fault button leads the informers down the recovery path its label
-// promises: watches resumed, never a relist, for a drop, a 429 burst and a
-// restart. The page's endpoints answer in JSON, refuse unknown faults, and
-// take faults only by POST.
-func TestFaultButtonsRecoverWithoutRelist(t *testing.T) {
-	defer goleak.VerifyNone(t)
+// pageClient talks to one running demo's page.
+type pageClient struct {
+	t      *testing.T
+	url    string
+	client *http.Client
+}
+
+// startDemoWithPage runs the demo with its page until the test ends.
+func startDemoWithPage(t *testing.T) *pageClient {
 	var out syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, config{pods: 100, services: 5, churn: 100, seed: 1, slowEvery: time.Millisecond, http: "127.0.0.1:0"}, &out)
 	}()
-	defer func() { cancel(); require.NoError(t, <-done) }()
-	url := waitForPageURL(t, &out)
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	state := func() snapshot {
-		resp, err := client.Get(url + "api/state")
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		var s snapshot
-		require.NoError(t, json.NewDecoder(resp.Body).Decode(&s))
-		return s
-	}
-	post := func(name string) int {
-		resp, err := client.Post(url+"api/fault/"+name, "application/json", nil)
-		require.NoError(t, err)
-		resp.Body.Close()
-		return resp.StatusCode
-	}
-	require.Eventually(t, func() bool { return state().Synced }, 30*time.Second, 10*time.Millisecond)
+	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+	p := &pageClient{t: t, url: waitForPageURL(t, &out),
+		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}}
+	require.Eventually(t, func() bool { return p.state().Synced }, 30*time.Second, 10*time.Millisecond)
+	return p
+}
 
-	for _, tc := range []struct{ fault, errorKind string }{{"drop", ""}, {"throttle", "Throttled"}, {"restart", "ServerError"}} {
-		before := state().Informers[0]
-		require.Equal(t, http.StatusOK, post(tc.fault), tc.fault)
-		require.Eventually(t, func() bool {
-			now := state().Informers[0]
-			return now.Watches > before.Watches && now.State == "Watching" &&
-				(tc.errorKind == "" || now.Errors[tc.errorKind] > before.Errors[tc.errorKind])
-		}, 30*time.Second, 10*time.Millisecond, "%s: the pods informer must reopen its watch", tc.fault)
-		require.Zero(t, state().Informers[0].Relists, "%s: recovered without a relist", tc.fault)
-		t.Logf("%s: recovered at %.1fs", tc.fault, state().Elapsed)
-	}
+func (p *pageClient) state() snapshot {
+	resp, err := p.client.Get(p.url + "api/state")
+	require.NoError(p.t, err)
+	defer resp.Body.Close()
+	var s snapshot
+	require.NoError(p.t, json.NewDecoder(resp.Body).Decode(&s))
+	return s
+}
+
+func (p *pageClient) post(name string) int {
+	resp, err := p.client.Post(p.url+"api/fault/"+name, "application/json", nil)
+	require.NoError(p.t, err)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// notedFaults are the labels of the faults on the page's timeline.
+func (p *pageClient) notedFaults() []string {
 	var noted []string
-	for _, e := range state().Timeline {
+	for _, e := range p.state().Timeline {
 		if e.Kind == "fault" {
 			noted = append(noted, strings.SplitN(e.What, ":", 2)[0])
 		}
 	}
-	require.Equal(t, []string{"drop watches", "429 burst", "restart (cut connections, 503s)"}, noted, "each fault is on the timeline")
+	return noted
+}
 
-	require.Equal(t, http.StatusNotFound, post("no-such-fault"))
-	resp, err := client.Get(url + "api/fault/drop")
+// errorsOf counts one kind of error over every informer.
+func errorsOf(s snapshot, kind string) (n int64) {
+	for _, inf := range s.Informers {
+		n += inf.Errors[kind]
+	}
+	return n
+}
+
+// Each fault button leads the informers down the recovery path its label
+// promises: watches resumed, never a relist, for a drop, a 429 burst and a
+// restart. Each runs on a demo of its own, so that one fault's backoffs do
+// not lengthen the next one's.
+func TestFaultButtonsRecoverWithoutRelist(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, tc := range []struct{ fault, label, errorKind string }{
+		{"drop", "drop watches", ""},
+		{"throttle", "429 burst", "Throttled"},
+		{"restart", "restart (cut connections, 503s)", "ServerError"},
+	} {
+		t.Run(tc.fault, func(t *testing.T) {
+			p := startDemoWithPage(t)
+			before := p.state()
+			require.Equal(t, http.StatusOK, p.post(tc.fault))
+			// The failures go to whichever requests come first: count them
+			// over both informers, and require both to watch again.
+			require.Eventually(t, func() bool {
+				now := p.state()
+				for i, inf := range now.Informers {
+					if inf.Watches <= before.Informers[i].Watches || inf.State != "Watching" {
+						return false
+					}
+				}
+				return tc.errorKind == "" || errorsOf(now, tc.errorKind) > errorsOf(before, tc.errorKind)
+			}, 60*time.Second, 10*time.Millisecond, "both informers must reopen their watches")
+			for _, inf := range p.state().Informers {
+				require.Zero(t, inf.Relists, "%s recovered without a relist", inf.Name)
+			}
+			require.Equal(t, []string{tc.label}, p.notedFaults(), "the fault is on the timeline")
+		})
+	}
+}
+
+// The page's endpoints refuse unknown faults, and take faults only by POST.
+func TestFaultEndpointRefusesWhatIsNotAFault(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // registered first: runs after the demo's cleanup
+	p := startDemoWithPage(t)
+	require.Equal(t, http.StatusNotFound, p.post("no-such-fault"))
+	resp, err := p.client.Get(p.url + "api/fault/drop")
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.NotEqual(t, http.StatusOK, resp.StatusCode, "a GET must not inject a fault")
-	faultsNoted := 0
-	for _, e := range state().Timeline {
-		if e.Kind == "fault" {
-			faultsNoted++
-		}
-	}
-	require.Equal(t, len(noted), faultsNoted, "neither the unknown fault nor the GET was injected")
+	require.Empty(t, p.notedFaults(), "neither the unknown fault nor the GET was injected")
 }
