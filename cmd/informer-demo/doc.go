@@ -21,7 +21,9 @@
 // fakeapi's faults (faults.go): drop the watches, compact the history (a 410
 // and a relist, with tombstones), stall the streams (the watchdog), a 429
 // burst, a restart. The monitor (monitor.go) samples the informers for both
-// views.
+// views. The page has no authentication and its buttons change the embedded
+// server: bind it to a loopback address. Against a real cluster (-kubeconfig)
+// the buttons are disabled: the demo is read-only there.
 //
 // It stops cleanly on Ctrl-C (SIGINT), SIGTERM, or after -duration.
 package main
