@@ -114,3 +114,10 @@ func TestFaultEndpointRefusesWhatIsNotAFault(t *testing.T) {
 	require.NotEqual(t, http.StatusOK, resp.StatusCode, "a GET must not inject a fault")
 	require.Empty(t, p.notedFaults(), "neither the unknown fault nor the GET was injected")
 }
+
+// Against a real cluster the demo is read-only: a fault request is refused
+// with errNoFaults (409 on the page), and nothing is noted.
+func TestFaultsNeedTheEmbeddedServer(t *testing.T) {
+	f := newFaultInjector(nil, nil)
+	require.ErrorIs(t, f.inject("drop"), errNoFaults)
+}
