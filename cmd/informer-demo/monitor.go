@@ -232,8 +232,27 @@ func (m *monitor) diffLocked(now time.Time, who string, st reflector.Stats) {
 	if st.Watches > old.Watches && old.Watches > 0 && st.Relists == old.Relists && !relisting {
 		m.addLocked(now, who, "watch", fmt.Sprintf("watch reopened from RV %s", old.LastSyncResourceVersion))
 	}
-	if st.State != old.State {
-		m.addLocked(now, who, "state", old.State.String()+" → "+st.State.String())
+	m.statesLocked(now, who, old, st)
+}
+
+// statesLocked records the state transitions between two samples. A state
+// the counters say was visited in between (a backoff of a few milliseconds,
+// a quick relist) is recorded too, marked as such, so that the page's state
+// bands show every backoff and every relist, however short.
+func (m *monitor) statesLocked(now time.Time, who string, old, st reflector.Stats) {
+	from := old.State
+	visit := func(s reflector.State, note string) {
+		m.addLocked(now, who, "state", from.String()+" → "+s.String()+note)
+		from = s
+	}
+	if st.Backoffs > old.Backoffs && old.State != reflector.StateBackingOff && st.State != reflector.StateBackingOff {
+		visit(reflector.StateBackingOff, " (between samples)")
+	}
+	if st.Relists > old.Relists && old.State != reflector.StateRelisting && st.State != reflector.StateRelisting {
+		visit(reflector.StateRelisting, " (between samples)")
+	}
+	if st.State != from {
+		visit(st.State, "")
 	}
 }
 

@@ -86,6 +86,10 @@ func TestPageShowsRecoveryFromCompaction(t *testing.T) {
 	b.waitFor(t, "the pods reflector is back to watching, and its box says it relisted",
 		`document.querySelector('#state-pods').textContent === 'Watching' &&
 		 /relists [1-9]/.test(document.querySelector('[data-informer=pods]').textContent)`)
+	b.waitFor(t, "the pods band shows the way out of Watching and back",
+		`(() => { const s = [...document.querySelectorAll('#band-pods .seg')].map(e => e.dataset.state);
+		          const out = s.findIndex(x => x === 'BackingOff' || x === 'Relisting');
+		          return out > 0 && s.slice(0, out).includes('Watching') && s[s.length - 1] === 'Watching'; })()`)
 }
 
 var pageURL = regexp.MustCompile(`live page at (http://\S+)`)
@@ -230,7 +234,9 @@ func (b *browser) eval(t *testing.T, expr string) any {
 func (b *browser) waitFor(t *testing.T, what, cond string) {
 	t.Helper()
 	if !eventually(60*time.Second, func() bool { return b.eval(t, "Boolean("+cond+")") == true }) {
-		t.Fatalf("%s: never true.\npage timeline:\n%v", what, b.eval(t, `document.querySelector('#timeline')?.innerText`))
+		t.Fatalf("%s: never true.\npage timeline:\n%v\nstate bands: %v", what,
+			b.eval(t, `document.querySelector('#timeline')?.innerText`),
+			b.eval(t, `[...document.querySelectorAll('#bands .seg')].map(e => e.parentElement.id + ':' + e.dataset.state).join(' ')`))
 	}
 	t.Logf("%s: yes", what)
 }

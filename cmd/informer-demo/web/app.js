@@ -91,6 +91,40 @@ function timeline(entries) {
   }
 }
 
+const bandWindow = 120; // seconds of history in the state bands
+
+// stateSegments turns an informer's state entries on the timeline ("Watching",
+// then "Watching → BackingOff", ...) into [from, to, state] spans.
+function stateSegments(entries, who, now) {
+  const changes = entries.filter((e) => e.who === who && e.kind === "state")
+    .map((e) => [e.t, e.what.split(" → ").pop().split(" ")[0]]); // "Relisting (between samples)" is Relisting
+  return changes.map(([t, state], i) => [t, i + 1 < changes.length ? changes[i + 1][0] : now, state]);
+}
+
+// bands draws each reflector's states over the last bandWindow seconds as
+// coloured spans: a relist or a backoff is a visible mark.
+function bands(s) {
+  const root = $("#bands");
+  root.replaceChildren();
+  const from = Math.max(0, s.elapsed - bandWindow), span = Math.max(1, s.elapsed - from);
+  for (const inf of s.informers) {
+    const strip = el("div", "strip");
+    strip.id = "band-" + inf.name;
+    for (const [t0, t1, state] of stateSegments(s.timeline, inf.name, s.elapsed)) {
+      const a = Math.max(t0, from), b = Math.max(t1, from);
+      if (b <= a) continue;
+      const seg = el("div", "seg " + state);
+      seg.dataset.state = state;
+      seg.style.width = (100 * (b - a)) / span + "%";
+      seg.title = state + " from " + t0.toFixed(1) + " s to " + t1.toFixed(1) + " s";
+      strip.append(seg);
+    }
+    const band = el("div", "band");
+    band.append(el("span", "", inf.name), strip);
+    root.append(band);
+  }
+}
+
 function makeCharts(s) {
   const width = (id) => Math.max(300, $(id).clientWidth);
   const axes = [{ label: "seconds since start" }, {}];
@@ -126,6 +160,7 @@ function render(s) {
   counter("relists", relists);
   counter("tombstones", s.tombstones);
   drawCharts(s);
+  bands(s);
   timeline(s.timeline);
 }
 
