@@ -1,6 +1,7 @@
 package informer_test
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -131,4 +132,78 @@ func slug(heading string) string {
 		}
 	}
 	return b.String()
+}
+
+// goTestRun is a "go test ... -run PATTERN ... PKG" command in a page, in a
+// code span or a code block: the pattern (quoted or not) and the package.
+var goTestRun = regexp.MustCompile(`go test [^` + "`" + `\n]*?-run ('[^']*'|\S+)[^` + "`" + `\n]*?(\./[^\s` + "`" + `]*|\.)(?:\s|` + "`" + `|$)`)
+
+// A page that tells the reader to run "go test -run X ./pkg/" must name
+// tests that exist there: a pattern that matches nothing runs nothing and
+// passes, which is the worst way for a reading order to rot. Patterns that
+// select no test on purpose ('^$', for benchmarks) are skipped.
+func TestDocsRunCommandsSelectTests(t *testing.T) {
+	checked := 0
+	for _, page := range docPages(t) {
+		text, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range goTestRun.FindAllStringSubmatch(string(text), -1) {
+			pattern := strings.ReplaceAll(strings.Trim(m[1], "'"), `\|`, "|") // a pipe escaped in a table
+			if pattern == "^$" {
+				continue
+			}
+			re, err := regexp.Compile(pattern)
+			if err != nil {
+				t.Errorf("%s: %q: %v", page, m[0], err)
+				continue
+			}
+			checked++
+			if !packageHasTest(t, strings.TrimSuffix(m[2], "/"), re) {
+				t.Errorf("%s: %q selects no test in %s", page, m[0], m[2])
+			}
+		}
+	}
+	if checked < 5 {
+		t.Fatalf("only %d go test -run commands found: the pattern no longer matches the docs", checked)
+	}
+}
+
+var testFunc = regexp.MustCompile(`(?m)^func ((?:Test|Example)\w*)\(`)
+
+// packageHasTest reports whether a test or example of the package in dir
+// (relative to the repository's root), or of any package below it for
+// "dir/...", matches re.
+func packageHasTest(t *testing.T, dir string, re *regexp.Regexp) bool {
+	t.Helper()
+	var files []string
+	if root, ok := strings.CutSuffix(dir, "..."); ok {
+		err := filepath.WalkDir(filepath.Clean(root), func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(path, "_test.go") {
+				files = append(files, path)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		var err error
+		if files, err = filepath.Glob(filepath.Join(dir, "*_test.go")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range testFunc.FindAllStringSubmatch(string(src), -1) {
+			if re.MatchString(m[1]) {
+				return true
+			}
+		}
+	}
+	return false
 }
