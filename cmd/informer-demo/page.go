@@ -44,6 +44,10 @@ func startPage(ctx context.Context, addr string, m *monitor, f *faultInjector) (
 		writeJSON(w, http.StatusOK, map[string]any{"available": f.srv != nil, "faults": faults})
 	})
 	mux.HandleFunc("POST /api/fault/{name}", func(w http.ResponseWriter, r *http.Request) {
+		if !sameOriginJSON(r) {
+			writeJSON(w, http.StatusForbidden, map[string]string{"error": "faults are injected by the page itself: a JSON POST from its own origin"})
+			return
+		}
 		if err := f.inject(r.PathValue("name")); err != nil {
 			code := http.StatusNotFound
 			if errors.Is(err, errNoFaults) {
@@ -77,6 +81,19 @@ func (p *page) serve() {
 		_ = p.server.Close()
 	}
 	<-done
+}
+
+// sameOriginJSON reports whether a request may inject a fault: it says it
+// is JSON (which a cross-site form cannot, and which makes a browser ask
+// first, with a preflight this server does not grant, before another site's
+// script may send it) and, if it names an origin, names the page's own. So
+// a web page the learner visits elsewhere cannot press the buttons.
+func sameOriginJSON(r *http.Request) bool {
+	if r.Header.Get("Content-Type") != "application/json" {
+		return false
+	}
+	origin := r.Header.Get("Origin")
+	return origin == "" || origin == "http://"+r.Host
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -103,7 +103,8 @@ func TestFaultButtonsRecoverWithoutRelist(t *testing.T) {
 	}
 }
 
-// The page's endpoints refuse unknown faults, and take faults only by POST.
+// The page's endpoints refuse unknown faults, take faults only by a JSON
+// POST, and not from another site's page.
 func TestFaultEndpointRefusesWhatIsNotAFault(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // registered first: runs after the demo's cleanup
 	p := startDemoWithPage(t)
@@ -112,7 +113,19 @@ func TestFaultEndpointRefusesWhatIsNotAFault(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.NotEqual(t, http.StatusOK, resp.StatusCode, "a GET must not inject a fault")
-	require.Empty(t, p.notedFaults(), "neither the unknown fault nor the GET was injected")
+	for name, header := range map[string]http.Header{
+		"a form post":                   {"Content-Type": {"application/x-www-form-urlencoded"}},
+		"a JSON post from another site": {"Content-Type": {"application/json"}, "Origin": {"http://elsewhere.example"}},
+	} {
+		req, err := http.NewRequest(http.MethodPost, p.url+"api/fault/drop", nil)
+		require.NoError(t, err)
+		req.Header = header
+		resp, err := p.client.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusForbidden, resp.StatusCode, name)
+	}
+	require.Empty(t, p.notedFaults(), "neither the unknown fault, the GET nor the foreign posts were injected")
 }
 
 // Against a real cluster the demo is read-only: a fault request is refused

@@ -184,7 +184,7 @@ async function setupFaults() {
     b.title = f.expect;
     b.disabled = !available;
     b.addEventListener("click", async () => {
-      const res = await fetch("api/fault/" + f.name, { method: "POST" });
+      const res = await fetch("api/fault/" + f.name, { method: "POST", headers: { "Content-Type": "application/json" } });
       $("#fault-note").textContent = res.ok ? f.label + ": " + f.expect : (await res.json()).error;
     });
     root.append(b);
