@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"time"
 )
@@ -38,6 +39,11 @@ func NewHTTPClient(cfg Config) (*http.Client, error) {
 	// never come. Pinging an idle connection lets the transport notice a
 	// vanished server within ~45s and fail the read.
 	t.HTTP2 = &http.HTTP2Config{SendPingTimeout: 30 * time.Second, PingTimeout: 15 * time.Second}
+	if cfg.ProxyURL != "" { // else the cloned default: the proxy environment
+		proxy, _ := url.Parse(cfg.ProxyURL) // checked by Validate
+		t.Proxy = http.ProxyURL(proxy)
+	}
+	t.DisableCompression = cfg.DisableCompression
 	return &http.Client{Transport: t}, nil
 }
 
@@ -74,6 +80,13 @@ func newTLSConfig(cfg Config) (*tls.Config, error) {
 			return nil, &ConfigError{Field: "CertData/KeyData", Reason: err.Error()}
 		}
 		tc.Certificates = []tls.Certificate{pair}
+	}
+	if cfg.Exec != nil {
+		// The plugin's certificate, run (or taken from its cache) when a
+		// handshake asks for one, so it follows the plugin's rotation.
+		tc.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			return cfg.Exec.clientCertificate(func() (*execCluster, error) { return newExecCluster(cfg) })
+		}
 	}
 	return tc, nil
 }
