@@ -8,6 +8,7 @@
 //	go run ./cmd/informer-demo                      # embedded fake API server
 //	go run ./cmd/informer-demo -duration 10s        # stop by itself
 //	go run ./cmd/informer-demo -kubeconfig ~/.kube/config   # a real cluster, read-only
+//	go run ./cmd/informer-demo -kubeconfig a.yaml:b.yaml -context dev   # merged as $KUBECONFIG is
 //
 // It stops cleanly on Ctrl-C (SIGINT), SIGTERM, or after -duration.
 package main
