@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -13,7 +14,9 @@ import (
 // an exec credential plugin (see TestMain). Its value is the behaviour:
 //
 //	token    print a token "<FAKE_TOKEN_PREFIX><n>" where n counts the runs
-//	         recorded in FAKE_RUNS, with FAKE_EXPIRY as expirationTimestamp
+//	         recorded in FAKE_RUNS, with FAKE_EXPIRY as expirationTimestamp;
+//	         with FAKE_TOKEN set, print that instead, except in the first
+//	         FAKE_WRONG_RUNS runs (a token the server will refuse)
 //	cert     print FAKE_CERT / FAKE_KEY as a client certificate
 //	fail     print a credential, then complain on stderr (quoting it) and exit 3
 //	garbage  print a non-JSON line holding a secret
@@ -42,6 +45,12 @@ func fakePlugin(mode string) int {
 	switch mode {
 	case "token":
 		status["token"] = fmt.Sprintf("%s%d", os.Getenv("FAKE_TOKEN_PREFIX"), runs)
+		if tok := os.Getenv("FAKE_TOKEN"); tok != "" {
+			status["token"] = tok
+			if wrong, _ := strconv.Atoi(os.Getenv("FAKE_WRONG_RUNS")); runs <= wrong {
+				status["token"] = fmt.Sprintf("wrong-%d", runs)
+			}
+		}
 		if exp := os.Getenv("FAKE_EXPIRY"); exp != "" {
 			status["expirationTimestamp"] = exp
 		}
