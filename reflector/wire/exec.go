@@ -78,6 +78,10 @@ type ExecConfig struct {
 	// requests wait for one run instead of starting one each.
 	mu   sync.Mutex
 	cred *execResult // nil: run the plugin on next use
+
+	// conns are the connections dialled for this plugin's Configs, closed
+	// when the plugin returns a new client certificate.
+	conns connTracker
 }
 
 // validate reports the first problem with e as a *ConfigError.
@@ -129,8 +133,21 @@ func (e *ExecConfig) credential(ctx context.Context, cluster func() (*execCluste
 	if err != nil {
 		return nil, err
 	}
+	old := e.cred
 	e.cred = res
+	if old != nil && !sameCertificate(old.cert, res.cert) {
+		// A connection keeps the certificate of its handshake: without
+		// this, a long watch would go on with the old one forever.
+		e.conns.closeAll()
+	}
 	return res, nil
+}
+
+func sameCertificate(a, b *tls.Certificate) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return len(a.Certificate) > 0 && len(b.Certificate) > 0 && bytes.Equal(a.Certificate[0], b.Certificate[0])
 }
 
 // invalidate forgets the cached credential after the server refused a

@@ -2,9 +2,14 @@ package wire
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -230,4 +235,68 @@ func TestExecPluginClientCertificate(t *testing.T) {
 	require.NoError(t, listOnce(t, Config{Host: srv.URL, CAData: pki.caPEM, Exec: plugin.ExecConfig}))
 	assert.Equal(t, "alice", clientCN())
 	assert.Equal(t, 1, plugin.runs(t))
+}
+
+// When the plugin's certificate rotates, connections made with the old one
+// are closed: an HTTP/2 connection would otherwise present it for ever.
+func TestExecPluginCertificateRotationClosesConnections(t *testing.T) {
+	first, second := newTestPKI(t), newTestPKI(t)
+	clientCAs := x509.NewCertPool()
+	clientCAs.AppendCertsFromPEM(first.caPEM)
+	clientCAs.AppendCertsFromPEM(second.caPEM)
+	var mu sync.Mutex // guards seen
+	var seen []string // which PKI's client certificate each request carried
+	body := newWireEncoder(ContentTypeJSON).object(t, testPodList("1", "", 0))
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		switch raw := r.TLS.PeerCertificates[0].Raw; {
+		case bytes.Equal(raw, pemBlock(t, first.clientCert)):
+			seen = append(seen, "first")
+		case bytes.Equal(raw, pemBlock(t, second.clientCert)):
+			seen = append(seen, "second")
+		}
+		mu.Unlock()
+		serveBody(ContentTypeJSON, http.StatusOK, body)(w, r)
+	}))
+	srv.EnableHTTP2 = true
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{first.serverCert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: clientCAs}
+	srv.StartTLS()
+	defer srv.Close()
+
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert"), filepath.Join(dir, "key")
+	writeCert := func(p *testPKI) {
+		require.NoError(t, os.WriteFile(certFile, p.clientCert, 0o600))
+		require.NoError(t, os.WriteFile(keyFile, p.clientKey, 0o600))
+	}
+	writeCert(first)
+	expiry := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	plugin := newFakeExec(t, "cert", ExecEnvVar{Name: "FAKE_CERT_FILE", Value: certFile},
+		ExecEnvVar{Name: "FAKE_KEY_FILE", Value: keyFile}, ExecEnvVar{Name: "FAKE_EXPIRY", Value: expiry.Format(time.RFC3339)})
+	now := expiry.Add(-time.Minute)
+	plugin.now = func() time.Time { return now }
+
+	lw := newTestLW(t, &testServer{Server: srv}, Options{}, func(c *Config) { c.CAData, c.Exec = first.caPEM, plugin.ExecConfig })
+	list := func() {
+		t.Helper()
+		_, err := lw.List(context.Background(), metav1.ListOptions{})
+		require.NoError(t, err)
+	}
+	list()
+	list()
+	writeCert(second)
+	plugin.Env[len(plugin.Env)-1].Value = expiry.Add(time.Hour).Format(time.RFC3339) // the next credential's expiry
+	now = expiry                                                                     // the first certificate's credential has expired
+	list()
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"first", "first", "second"}, seen, "the kept-alive connection was closed, the new one presents the new certificate")
+	assert.Equal(t, 2, plugin.runs(t))
+}
+
+func pemBlock(t *testing.T, data []byte) []byte {
+	t.Helper()
+	b, _ := pem.Decode(data)
+	require.NotNil(t, b)
+	return b.Bytes
 }

@@ -17,7 +17,9 @@ import (
 //	         recorded in FAKE_RUNS, with FAKE_EXPIRY as expirationTimestamp;
 //	         with FAKE_TOKEN set, print that instead, except in the first
 //	         FAKE_WRONG_RUNS runs (a token the server will refuse)
-//	cert     print FAKE_CERT / FAKE_KEY as a client certificate
+//	cert     print FAKE_CERT / FAKE_KEY as a client certificate (or the
+//	         content of the files FAKE_CERT_FILE / FAKE_KEY_FILE), with
+//	         FAKE_EXPIRY as expirationTimestamp
 //	fail     print a credential, then complain on stderr (quoting it) and exit 3
 //	garbage  print a non-JSON line holding a secret
 //	hang     sleep for an hour
@@ -56,6 +58,14 @@ func fakePlugin(mode string) int {
 		}
 	case "cert":
 		status["clientCertificateData"], status["clientKeyData"] = os.Getenv("FAKE_CERT"), os.Getenv("FAKE_KEY")
+		if f := os.Getenv("FAKE_CERT_FILE"); f != "" {
+			cert, _ := os.ReadFile(f)
+			key, _ := os.ReadFile(os.Getenv("FAKE_KEY_FILE"))
+			status["clientCertificateData"], status["clientKeyData"] = string(cert), string(key)
+		}
+		if exp := os.Getenv("FAKE_EXPIRY"); exp != "" {
+			status["expirationTimestamp"] = exp
+		}
 	case "fail":
 		status["token"] = fakeSecret
 		printCredential(apiVersion, status)

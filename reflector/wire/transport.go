@@ -44,6 +44,9 @@ func NewHTTPClient(cfg Config) (*http.Client, error) {
 		t.Proxy = http.ProxyURL(proxy)
 	}
 	t.DisableCompression = cfg.DisableCompression
+	if cfg.Exec != nil {
+		t.DialContext = cfg.Exec.conns.dialer(t.DialContext)
+	}
 	return &http.Client{Transport: t}, nil
 }
 
