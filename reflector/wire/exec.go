@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 )
@@ -216,9 +217,10 @@ func (e *ExecConfig) fail(reason, stderr string, err error) *ExecError {
 }
 
 // clientCertificate is the TLS handshake's hook: the plugin's certificate,
-// or none (an empty certificate) when it returned only a token.
-func (e *ExecConfig) clientCertificate(cluster func() (*execCluster, error)) (*tls.Certificate, error) {
-	res, err := e.credential(context.Background(), cluster)
+// or none (an empty certificate) when it returned only a token. ctx is the
+// handshake's, so a dial given up on does not keep a plugin running.
+func (e *ExecConfig) clientCertificate(ctx context.Context, cluster func() (*execCluster, error)) (*tls.Certificate, error) {
+	res, err := e.credential(ctx, cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +248,7 @@ func (e *ExecError) Error() string {
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}
-	if s := bytes.TrimSpace([]byte(e.Stderr)); len(s) > 0 {
+	if s := strings.TrimSpace(e.Stderr); s != "" {
 		msg += fmt.Sprintf("; stderr: %s", s)
 	}
 	return msg

@@ -87,8 +87,8 @@ func newTLSConfig(cfg Config) (*tls.Config, error) {
 	if cfg.Exec != nil {
 		// The plugin's certificate, run (or taken from its cache) when a
 		// handshake asks for one, so it follows the plugin's rotation.
-		tc.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
-			return cfg.Exec.clientCertificate(func() (*execCluster, error) { return newExecCluster(cfg) })
+		tc.GetClientCertificate = func(cri *tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			return cfg.Exec.clientCertificate(cri.Context(), func() (*execCluster, error) { return newExecCluster(cfg) })
 		}
 	}
 	return tc, nil
