@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 )
 
 // Interactive modes of an exec plugin. Requests here never have a terminal,
@@ -188,12 +189,12 @@ func (e *ExecConfig) run(ctx context.Context, cluster *execCluster, previous []s
 	cmd.Stdout, cmd.Stderr, cmd.WaitDelay = stdout, stderr, time.Second
 	runErr := cmd.Run()
 	secrets := append(append([]string(nil), previous...), tokenInOutput(stdout.Bytes())...)
-	errText := redact(stderr.String(), secrets...)
+	errText := printable(redact(stderr.String(), secrets...))
 	switch {
 	case errors.Is(runErr, exec.ErrNotFound) || errors.Is(runErr, fs.ErrNotExist):
 		reason := "was not found"
 		if e.InstallHint != "" {
-			reason += "; " + e.InstallHint
+			reason += "; " + printable(e.InstallHint)
 		}
 		return nil, e.fail(reason, "", runErr)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) && runErr != nil:
@@ -260,6 +261,18 @@ func (e *ExecError) Unwrap() []error {
 		return []error{ErrExecPlugin}
 	}
 	return []error{ErrExecPlugin, e.Err}
+}
+
+// printable replaces control characters other than newline and tab, so
+// that a plugin's output cannot drive the terminal that shows our error
+// (client-go strips ANSI escapes from installHint for the same reason).
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' || unicode.IsPrint(r) {
+			return r
+		}
+		return '?'
+	}, s)
 }
 
 // cappedBuffer keeps the first limit bytes written and notes an overflow,

@@ -81,6 +81,9 @@ func TestExecPluginToken(t *testing.T) {
 			ts := tokenServer(t, &valid, &mu)
 			plugin := newFakeExec(t, "token")
 			plugin.APIVersion = version
+			if version == ExecAPIVersionV1Beta1 {
+				plugin.InteractiveMode = ExecInteractiveIfAvailable // runs too, without a terminal
+			}
 			cfg := Config{Host: ts.URL, Exec: plugin.ExecConfig}
 			for range 2 {
 				lw := newTestLW(t, ts, Options{}, func(c *Config) { *c = cfg })
@@ -164,7 +167,7 @@ func TestExecPluginFailure(t *testing.T) {
 			assert.NotContains(t, err.Error(), fakeSecret, "the credential never reaches an error")
 			assert.LessOrEqual(t, len(ee.Stderr), maxExecStderrBytes)
 			if mode == "fail" {
-				assert.Contains(t, err.Error(), "denied: [redacted] is revoked")
+				assert.Contains(t, err.Error(), "denied: [redacted] is revoked ?[31mred?[0m", "terminal escapes are neutralised")
 				assert.Contains(t, err.Error(), "exit status 3")
 			}
 		})

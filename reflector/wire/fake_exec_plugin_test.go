@@ -69,7 +69,7 @@ func fakePlugin(mode string) int {
 	case "fail":
 		status["token"] = fakeSecret
 		printCredential(apiVersion, status)
-		fmt.Fprintf(os.Stderr, "denied: %s is revoked\n%s", fakeSecret, strings.Repeat("x", 10<<10))
+		fmt.Fprintf(os.Stderr, "denied: %s is revoked \x1b[31mred\x1b[0m\n%s", fakeSecret, strings.Repeat("x", 10<<10))
 		return 3
 	case "garbage":
 		fmt.Println("token=" + fakeSecret)
