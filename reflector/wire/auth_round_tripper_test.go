@@ -1,8 +1,11 @@
 package wire
 
 import (
+	"crypto/x509"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
@@ -122,4 +125,60 @@ func TestProxyAndCompression(t *testing.T) {
 
 func writeFileString(path, s string) error {
 	return os.WriteFile(path, []byte(s), 0o600)
+}
+
+// An HTTPS server behind proxy-url is reached through a CONNECT tunnel, and
+// TLS (CA, server name) is checked end to end through it.
+func TestProxyConnectTunnel(t *testing.T) {
+	pki := newTestPKI(t)
+	backend, _ := newTLSTestServer(t, pki, false)
+	var wg sync.WaitGroup
+	var mu sync.Mutex // guards tunnels
+	var tunnels []string
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodConnect {
+			http.Error(w, "CONNECT only", http.StatusMethodNotAllowed)
+			return
+		}
+		mu.Lock()
+		tunnels = append(tunnels, r.Host)
+		mu.Unlock()
+		upstream, err := net.Dial("tcp", r.Host)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		client, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			upstream.Close()
+			return
+		}
+		// Each direction closes both ends when it finishes, so the other
+		// one ends too and nothing outlives the test.
+		pipe := func(dst, src net.Conn) {
+			defer wg.Done()
+			_, _ = io.Copy(dst, src)
+			dst.Close()
+			src.Close()
+		}
+		wg.Add(2)
+		go pipe(upstream, client)
+		go pipe(client, upstream)
+	}))
+	defer proxy.Close()
+	defer wg.Wait()
+
+	u, err := url.Parse(backend.URL)
+	require.NoError(t, err)
+	cfg := Config{Host: backend.URL, CAData: pki.caPEM, ProxyURL: proxy.URL, TLSServerName: "127.0.0.1"}
+	require.NoError(t, listOnce(t, cfg))
+	mu.Lock()
+	assert.Equal(t, []string{u.Host}, tunnels)
+	mu.Unlock()
+
+	cfg.TLSServerName = "not-the-server"
+	err = listOnce(t, cfg)
+	var certErr x509.HostnameError
+	assert.ErrorAs(t, err, &certErr, "the server name is verified through the tunnel")
 }

@@ -315,3 +315,16 @@ contexts:
 	require.ErrorIs(t, err, ErrInvalidConfig)
 	assert.True(t, strings.Contains(err.Error(), "interactiveMode is required"), "%v", err)
 }
+
+// The zero LoadingRules read the process environment: $KUBECONFIG here,
+// set for this test only (the machine's own is never seen).
+func TestLoadingRulesZeroValueReadsTheEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	paths := writeFiles(t, dir, [2]string{"a", "current-context: x\nclusters: [{name: c, cluster: {server: 'https://from-env'}}]\ncontexts: [{name: x, context: {cluster: c}}]"})
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("KUBECONFIG", filepath.Join(dir, "missing")+string(filepath.ListSeparator)+paths[0])
+	l, err := LoadingRules{}.Load()
+	require.NoError(t, err)
+	assert.Equal(t, "https://from-env", l.Config.Host)
+	assert.Equal(t, paths, l.Files)
+}
