@@ -10,9 +10,12 @@ import (
 	"time"
 )
 
-// NewHTTPClient builds the *http.Client described by cfg's TLS fields:
-// server verification against the CA bundle (or the system roots), an
-// optional client certificate, and HTTP/2 health checks.
+// NewHTTPClient builds the *http.Client described by cfg's TLS and
+// transport fields: server verification against the CA bundle (or the
+// system roots), an optional client certificate (static or from the exec
+// plugin), the proxy, compression, and HTTP/2 health checks. It adds no
+// bearer token: the ListerWatcher does, and NewAuthenticatedClient wraps
+// this client to do so for your own requests.
 //
 // One client holds one connection pool. Build it once and pass it to every
 // ListerWatcher through Options.HTTPClient when you watch many resources of
