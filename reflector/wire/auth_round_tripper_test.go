@@ -148,26 +148,30 @@ func TestProxyConnectTunnel(t *testing.T) {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
+		// Added before Hijack: until then the server's Close waits for this
+		// handler, so the Add cannot race the test's Wait.
+		wg.Add(2)
 		w.WriteHeader(http.StatusOK)
-		client, _, err := http.NewResponseController(w).Hijack()
+		client, buffered, err := http.NewResponseController(w).Hijack()
 		if err != nil {
+			wg.Add(-2)
 			upstream.Close()
 			return
 		}
 		// Each direction closes both ends when it finishes, so the other
-		// one ends too and nothing outlives the test.
-		pipe := func(dst, src net.Conn) {
+		// one ends too and nothing outlives the test. Bytes the server had
+		// already read past the CONNECT request are in buffered.
+		pipe := func(dst net.Conn, src io.Reader) {
 			defer wg.Done()
 			_, _ = io.Copy(dst, src)
-			dst.Close()
-			src.Close()
+			client.Close()
+			upstream.Close()
 		}
-		wg.Add(2)
-		go pipe(upstream, client)
+		go pipe(upstream, buffered.Reader)
 		go pipe(client, upstream)
 	}))
-	defer proxy.Close()
 	defer wg.Wait()
+	defer proxy.Close() // first: it waits for the handlers
 
 	u, err := url.Parse(backend.URL)
 	require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 )
@@ -81,9 +82,9 @@ type ExecConfig struct {
 	mu   sync.Mutex
 	cred *execResult // nil: run the plugin on next use
 
-	// conns are the connections dialled for this plugin's Configs, closed
-	// when the plugin returns a new client certificate.
-	conns connTracker
+	// certGen counts the client certificates the plugin has rotated
+	// through; transports start afresh when it moves.
+	certGen atomic.Uint64
 }
 
 // validate reports the first problem with e as a *ConfigError.
@@ -138,9 +139,10 @@ func (e *ExecConfig) credential(ctx context.Context, cluster func() (*execCluste
 	old := e.cred
 	e.cred = res
 	if old != nil && !sameCertificate(old.cert, res.cert) {
-		// A connection keeps the certificate of its handshake: without
-		// this, a long watch would go on with the old one forever.
-		e.conns.closeAll()
+		// A connection keeps the certificate of its handshake: transports
+		// see the new generation and stop using the old connections (see
+		// certRotatingTransport).
+		e.certGen.Add(1)
 	}
 	return res, nil
 }

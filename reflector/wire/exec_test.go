@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -251,6 +252,12 @@ func TestExecPluginCertificateRotationClosesConnections(t *testing.T) {
 	var seen []string // which PKI's client certificate each request carried
 	body := newWireEncoder(ContentTypeJSON).object(t, testPodList("1", "", 0))
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hang" { // a stand-in for a watch: open until the connection goes
+			w.WriteHeader(http.StatusOK)
+			http.NewResponseController(w).Flush()
+			<-r.Context().Done()
+			return
+		}
 		mu.Lock()
 		switch raw := r.TLS.PeerCertificates[0].Raw; {
 		case bytes.Equal(raw, pemBlock(t, first.clientCert)):
@@ -286,14 +293,29 @@ func TestExecPluginCertificateRotationClosesConnections(t *testing.T) {
 		require.NoError(t, err)
 	}
 	list()
+	watch, err := lw.client.Get(srv.URL + "/hang")
+	require.NoError(t, err)
+	watchEnded := make(chan error, 1)
+	go func() {
+		_, err := io.ReadAll(watch.Body)
+		watch.Body.Close()
+		watchEnded <- err
+	}()
 	list()
 	writeCert(second)
 	plugin.Env[len(plugin.Env)-1].Value = expiry.Add(time.Hour).Format(time.RFC3339) // the next credential's expiry
 	now = expiry                                                                     // the first certificate's credential has expired
 	list()
+	select {
+	case err := <-watchEnded:
+		assert.Error(t, err, "the long request on the old connection ends with an error")
+	case <-time.After(30 * time.Second):
+		watch.Body.Close() // so that the server's Close does not wait for it
+		t.Fatal("the long request on the old connection is still open after the rotation")
+	}
 	mu.Lock()
 	defer mu.Unlock()
-	assert.Equal(t, []string{"first", "first", "second"}, seen, "the kept-alive connection was closed, the new one presents the new certificate")
+	assert.Equal(t, []string{"first", "first", "second"}, seen, "new connections present the new certificate")
 	assert.Equal(t, 2, plugin.runs(t))
 }
 

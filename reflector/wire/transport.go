@@ -48,7 +48,7 @@ func NewHTTPClient(cfg Config) (*http.Client, error) {
 	}
 	t.DisableCompression = cfg.DisableCompression
 	if cfg.Exec != nil {
-		t.DialContext = cfg.Exec.conns.dialer(t.DialContext)
+		return &http.Client{Transport: newCertRotatingTransport(cfg.Exec, t)}, nil
 	}
 	return &http.Client{Transport: t}, nil
 }
