@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -53,6 +54,10 @@ type Options struct {
 	MaxBodyBytes int64
 	// Addr is the listen address. Empty means DefaultAddr.
 	Addr string
+	// TLS, when set, serves HTTPS (and HTTP/2) with this configuration
+	// instead of plain HTTP; URL then starts with https://. kubectl sends
+	// a token only over TLS, so Token is usable by kubectl only with TLS.
+	TLS *tls.Config
 	// HistoryLimit bounds the records of writes and sent events. Zero means
 	// DefaultHistoryLimit; negative records nothing (for benchmarks).
 	HistoryLimit int
@@ -128,6 +133,14 @@ func NewServer(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fakeapi: listen on %s: %w", opts.Addr, err)
 	}
+	scheme := "http"
+	if opts.TLS != nil {
+		tc := opts.TLS.Clone()
+		if len(tc.NextProtos) == 0 {
+			tc.NextProtos = []string{"h2", "http/1.1"} // http.Server speaks h2 on *tls.Conn that negotiated it
+		}
+		ln, scheme = tls.NewListener(ln, tc), "https"
+	}
 	s := &Server{
 		opts:      opts,
 		reg:       reg,
@@ -138,7 +151,7 @@ func NewServer(opts Options) (*Server, error) {
 		changed:   make(chan struct{}),
 		dropped:   make(chan struct{}),
 		listener:  ln,
-		url:       "http://" + ln.Addr().String(),
+		url:       scheme + "://" + ln.Addr().String(),
 		closed:    make(chan struct{}),
 		serveDone: make(chan struct{}),
 	}

@@ -5,8 +5,17 @@
 //	go run ./cmd/fakeapi -listen 127.0.0.1:8080 -pods 1000
 //	kubectl --server http://127.0.0.1:8080 get pods -A
 //
+// With a token, let it write a kubeconfig: it then serves HTTPS with a
+// certificate from a CA it generates at start, and the kubeconfig holds the
+// server, that CA and the token, so kubectl (which sends a token only over
+// TLS) and wire.LoadingRules use it as is:
+//
+//	go run ./cmd/fakeapi -pods 1000 -token s3cret -kubeconfig-out /tmp/fake.kubeconfig
+//	kubectl --kubeconfig /tmp/fake.kubeconfig get pods -A
+//
 // Once it is serving, it prints its URL (http://127.0.0.1:8080) as the first
-// line on stdout, so a script can start it and read where it is. Logs go to
-// stderr. SIGINT or SIGTERM stops it cleanly: open watches end, connections
-// close, and it exits with status 0.
+// line on stdout, so a script can start it and read where it is; the
+// kubeconfig is complete before that line. Logs go to stderr. SIGINT or
+// SIGTERM stops it cleanly: open watches end, connections close, and it
+// exits with status 0.
 package main

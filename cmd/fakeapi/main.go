@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -34,7 +35,13 @@ type config struct {
 	token            string
 	bookmarkInterval time.Duration
 	compactionWindow int
+	kubeconfigOut    string // write a kubeconfig for the server here
+	tls              bool   // serve HTTPS with a generated CA
 }
+
+// servesTLS: asked for, or implied by a token in a kubeconfig, which
+// kubectl would refuse to send over plain HTTP.
+func (c config) servesTLS() bool { return c.tls || (c.kubeconfigOut != "" && c.token != "") }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
 	var c config
@@ -46,6 +53,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.token, "token", "", "bearer token clients must send (empty: no authentication)")
 	fs.DurationVar(&c.bookmarkInterval, "bookmark-interval", fakeapi.DefaultBookmarkInterval, "interval between watch bookmarks")
 	fs.IntVar(&c.compactionWindow, "compaction-window", fakeapi.DefaultCompactionWindow, "events kept before the history is compacted")
+	fs.StringVar(&c.kubeconfigOut, "kubeconfig-out", "", "write a kubeconfig for this server to FILE (with -token: served over TLS with a generated CA)")
+	fs.BoolVar(&c.tls, "tls", false, "serve HTTPS with a generated self-signed CA (implied by -token with -kubeconfig-out)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -64,16 +73,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv, err := fakeapi.NewServer(fakeapi.Options{
+	opts := fakeapi.Options{
 		Addr:             c.listen,
 		Token:            c.token,
 		BookmarkInterval: c.bookmarkInterval,
 		CompactionWindow: c.compactionWindow,
-	})
+	}
+	var caPEM []byte
+	if c.servesTLS() {
+		host, _, _ := net.SplitHostPort(c.listen)
+		certs, err := newSelfSignedTLS(host)
+		if err != nil {
+			return fmt.Errorf("generating a TLS certificate: %w", err)
+		}
+		opts.TLS, caPEM = certs.config, certs.caPEM
+	}
+	srv, err := fakeapi.NewServer(opts)
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
+	if c.kubeconfigOut != "" {
+		if err := writeKubeconfig(c.kubeconfigOut, srv.URL(), caPEM, c.token); err != nil {
+			return err
+		}
+	}
 	if c.pods > 0 {
 		start := time.Now()
 		if err := srv.SeedPods(strings.Split(c.namespaces, ","), c.pods); err != nil {
@@ -84,7 +108,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if _, err := fmt.Fprintln(stdout, srv.URL()); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "serving; try: kubectl --server %s get pods -A\n", srv.URL())
+	if c.kubeconfigOut != "" {
+		fmt.Fprintf(stderr, "serving; try: kubectl --kubeconfig %s get pods -A\n", c.kubeconfigOut)
+	} else {
+		fmt.Fprintf(stderr, "serving; try: kubectl --server %s get pods -A\n", srv.URL())
+	}
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "shutting down")
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,12 +25,14 @@ type cluster struct {
 
 func connect(ctx context.Context, c config, out io.Writer) (*cluster, error) {
 	if c.kubeconfig != "" {
-		cfg, err := wire.LoadKubeconfig(c.kubeconfig)
+		// A list, as $KUBECONFIG is: "a:b" merges the files kubectl's way.
+		l, err := wire.LoadingRules{Paths: filepath.SplitList(c.kubeconfig), Context: c.context}.Load()
 		if err != nil {
 			return nil, err
 		}
+		cfg := l.Config
 		cfg.UserAgent = "informer-demo"
-		fmt.Fprintf(out, "watching %s (read-only)\n", cfg.Host)
+		fmt.Fprintf(out, "watching %s, context %q from %v (read-only)\n", cfg.Host, l.Context, l.Files)
 		return &cluster{config: cfg}, nil
 	}
 	srv, err := fakeapi.NewServer(fakeapi.Options{BookmarkInterval: demoBookmarkInterval})

@@ -12,6 +12,7 @@
 //	go run ./cmd/informer-demo -duration 10s        # stop by itself
 //	go run ./cmd/informer-demo -http 127.0.0.1:8081 # and a live page
 //	go run ./cmd/informer-demo -kubeconfig ~/.kube/config   # a real cluster, read-only
+//	go run ./cmd/informer-demo -kubeconfig a.yaml:b.yaml -context dev   # merged as $KUBECONFIG is
 //
 // With -http the demo also serves a page (page.go; the HTML, script and style
 // are in web/, with the vendored uPlot chart library) that draws the pipeline

@@ -18,7 +18,8 @@ type config struct {
 	services   int
 	churn      int // writes per second against the fake server
 	duration   time.Duration
-	kubeconfig string
+	kubeconfig string // a path list with $KUBECONFIG semantics
+	context    string // kubectl's --context
 	seed       int64
 	slowEvery  time.Duration // how long the "slow" handler takes per event
 	http       string        // serve the live page on this address ("": no page)
@@ -30,7 +31,8 @@ func main() {
 	flag.IntVar(&c.services, "services", 50, "services to seed in the embedded fake API server")
 	flag.IntVar(&c.churn, "churn", 300, "writes per second the churn generator makes (0: none)")
 	flag.DurationVar(&c.duration, "duration", 0, "stop after this long (0: run until Ctrl-C)")
-	flag.StringVar(&c.kubeconfig, "kubeconfig", "", "watch the cluster of this kubeconfig instead of the embedded server (read-only)")
+	flag.StringVar(&c.kubeconfig, "kubeconfig", "", "watch the cluster of this kubeconfig instead of the embedded server (read-only); a list such as a:b is merged as kubectl merges $KUBECONFIG")
+	flag.StringVar(&c.context, "context", "", "with -kubeconfig: the context to use (default: current-context)")
 	flag.Int64Var(&c.seed, "seed", time.Now().UnixNano(), "seed of the churn generator")
 	flag.DurationVar(&c.slowEvery, "slow", 2*time.Millisecond, "time the deliberately slow handler spends per event")
 	flag.StringVar(&c.http, "http", "", "serve a live page of the pipeline, with fault buttons, on this address (e.g. 127.0.0.1:8081)")

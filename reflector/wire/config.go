@@ -34,7 +34,8 @@ const (
 // Config says how to reach and authenticate to one API server. The zero
 // value is not usable (Host is required); everything else defaults sensibly.
 // A Config is a plain value: copy it freely. It is read, never modified, by
-// this package.
+// this package; the one thing copies share is the *ExecConfig, whose cached
+// plugin credential is meant to be shared.
 type Config struct {
 	// Host is the server's base URL, "https://host:port" with an optional
 	// path prefix (some proxies serve the API under a path). The scheme is
@@ -48,6 +49,11 @@ type Config struct {
 	// every minute and after any 401, because projected service-account
 	// tokens are rotated on disk. Mutually exclusive with BearerToken.
 	BearerTokenFile string
+	// Exec, when set, runs a credential plugin for a token and/or a client
+	// certificate (see ExecConfig). It excludes the static credentials
+	// above and below; a kubeconfig user with both gets only the static
+	// ones, as with kubectl. Copies of a Config share the plugin's cache.
+	Exec *ExecConfig
 
 	// Client certificate and its key, each as a PEM file or PEM bytes (not
 	// both forms of one; the certificate may be bytes and the key a file,
@@ -66,6 +72,14 @@ type Config struct {
 	// default, cannot be combined with a CA, and exists for throw-away test
 	// clusters only.
 	Insecure bool
+	// ProxyURL sends every request through this proxy (http, https or
+	// socks5 scheme), as a kubeconfig's proxy-url does. Empty means the
+	// $HTTPS_PROXY / $HTTP_PROXY / $NO_PROXY environment, as with kubectl.
+	ProxyURL string
+	// DisableCompression stops asking the server for gzip. Responses then
+	// cost more bytes but no CPU to inflate, which wins on a fast network
+	// (kubeconfig disable-compression).
+	DisableCompression bool
 
 	// UserAgent identifies the client in the server's audit log.
 	UserAgent string
@@ -107,11 +121,43 @@ func (c Config) Validate() error {
 		{c.MaxFrameBytes < 0, "MaxFrameBytes", "must not be negative"},
 		{c.MaxFrameBytes > 1<<32-1, "MaxFrameBytes", "must fit the 32-bit length prefix of protobuf frames"},
 		{c.MaxObjectBytes < 0, "MaxObjectBytes", "must not be negative"},
+		{c.Exec != nil && (c.hasTokenAuth() || c.hasCertAuth()), "Exec", "set together with a token or client certificate; choose one"},
 	}
 	for _, ch := range checks {
 		if ch.bad {
 			return &ConfigError{Field: ch.field, Reason: ch.reason}
 		}
+	}
+	if err := validateProxyURL(c.ProxyURL); err != nil {
+		return err
+	}
+	if c.Exec != nil {
+		return c.Exec.validate()
+	}
+	return nil
+}
+
+func (c Config) hasTokenAuth() bool { return c.BearerToken != "" || c.BearerTokenFile != "" }
+
+func (c Config) hasCertAuth() bool {
+	return c.CertFile != "" || len(c.CertData) > 0 || c.KeyFile != "" || len(c.KeyData) > 0
+}
+
+// validateProxyURL accepts what net/http can dial through, the schemes
+// kubectl accepts too.
+func validateProxyURL(proxy string) error {
+	if proxy == "" {
+		return nil
+	}
+	u, err := url.Parse(proxy)
+	if err != nil {
+		return &ConfigError{Field: "ProxyURL", Reason: err.Error()}
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "socks5":
+		return &ConfigError{Field: "ProxyURL", Reason: "needs an http, https or socks5 scheme, got " + proxy}
+	case u.Host == "":
+		return &ConfigError{Field: "ProxyURL", Reason: "has no host part: " + proxy}
 	}
 	return nil
 }

@@ -66,10 +66,17 @@
 // # Configuration
 //
 // Config holds the server address and credentials (bearer token or token
-// file, client certificate, CA bundle). LoadKubeconfig fills it from a
-// kubeconfig file's current context; kubeconfig.go lists what it does not
-// support (exec plugins, auth providers, basic auth, impersonation, proxies,
-// multi-file KUBECONFIG).
+// file, client certificate, exec credential plugin, CA bundle, proxy).
+// LoadingRules find it as kubectl does: an explicit file, else the
+// $KUBECONFIG list merged, else ~/.kube/config, else the pod's service
+// account (InCluster); Loaded also carries the context's namespace.
+// LoadKubeconfig reads one file's current context. kubeconfig.go lists what
+// is refused with ErrUnsupported (auth providers, basic auth, impersonation,
+// interactive plugins); docs/clusters.md compares every field with kubectl.
+//
+// NewAuthenticatedClient gives an *http.Client with the same credentials
+// (token rotation and exec plugins included) for requests of your own,
+// such as writes.
 //
 // # Limits, deliberately
 //

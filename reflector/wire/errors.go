@@ -18,9 +18,21 @@ var (
 	ErrInvalidConfig = errors.New("wire: invalid config")
 
 	// ErrUnsupported is wrapped by every *UnsupportedError: a kubeconfig asks
-	// for a feature this package deliberately does not implement (exec
-	// plugins, auth providers, basic auth, impersonation, proxies).
+	// for a feature this package deliberately does not implement (auth
+	// providers, basic auth, impersonation, interactive exec plugins).
 	ErrUnsupported = errors.New("wire: unsupported kubeconfig feature")
+
+	// ErrNoConfig means LoadingRules found no kubeconfig and the process
+	// does not run in a pod: there is nothing to connect to.
+	ErrNoConfig = errors.New("wire: no configuration found")
+
+	// ErrNotInCluster means InCluster was used outside a pod
+	// (KUBERNETES_SERVICE_HOST or KUBERNETES_SERVICE_PORT is unset).
+	ErrNotInCluster = errors.New("wire: not running in a Kubernetes pod")
+
+	// ErrExecPlugin is wrapped by every *ExecError: an exec credential
+	// plugin failed, hung, or printed no usable credential.
+	ErrExecPlugin = errors.New("wire: exec credential plugin failed")
 
 	// ErrUnknownKind means New could not find the Go type to decode a
 	// resource into: the scheme does not know the kind behind the GVR.

@@ -115,16 +115,18 @@ contexts:
 	cfg, err := wire.LoadKubeconfig(path)
 	fmt.Println(cfg.Host, cfg.BearerToken, cfg.Insecure, err)
 
-	// An exec plugin (cloud login) is refused with a typed error.
+	// An auth provider (the removed in-tree cloud logins) is refused with a
+	// typed error naming the field.
 	_ = os.WriteFile(path, []byte(`
-current-context: eks
-clusters: [{name: eks, cluster: {server: "https://eks.example"}}]
-users: [{name: eks, user: {exec: {command: aws}}}]
-contexts: [{name: eks, context: {cluster: eks, user: eks}}]
+current-context: gke
+clusters: [{name: gke, cluster: {server: "https://gke.example"}}]
+users: [{name: gke, user: {auth-provider: {name: gcp}}}]
+contexts: [{name: gke, context: {cluster: gke, user: gke}}]
 `), 0o600)
 	_, err = wire.LoadKubeconfig(path)
-	fmt.Println(errors.Is(err, wire.ErrUnsupported))
+	var unsupported *wire.UnsupportedError
+	fmt.Println(errors.Is(err, wire.ErrUnsupported), errors.As(err, &unsupported) && unsupported.Field == `users["gke"].user.auth-provider`)
 	// Output:
 	// https://127.0.0.1:6443 s3cret true <nil>
-	// true
+	// true true
 }

@@ -5,65 +5,76 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
-	"k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
 )
 
 // A kubeconfig file names clusters (where), users (who) and contexts (a
-// cluster plus a user); current-context picks one. We read the handful of
-// fields needed to reach a cluster with a token or a client certificate and
-// refuse, with an *UnsupportedError, the rest:
+// cluster, a user and a default namespace); current-context picks one. This
+// file holds the file format and turns one context into a Config;
+// kubeconfig_merge.go merges several files and loading_rules.go decides
+// which files to read, as kubectl does.
 //
-//   - exec credential plugins and auth-provider (cloud logins: they run
-//     programs and cache credentials, a project of their own);
+// Supported: server, certificate-authority(-data), insecure-skip-tls-verify,
+// tls-server-name, proxy-url, disable-compression; client certificates
+// (file or data), token, tokenFile, exec credential plugins; the context's
+// namespace. Refused with an *UnsupportedError naming the field:
+//
+//   - auth-provider (the removed in-tree cloud logins; their replacements
+//     are exec plugins, which work);
 //   - username/password (basic auth, removed from Kubernetes in 1.19);
 //   - impersonation (as, as-uid, as-groups, as-user-extra);
-//   - proxy-url;
-//   - merging several files (the colon-separated KUBECONFIG list): pass one
-//     path. Neither is $KUBECONFIG or ~/.kube/config looked up for you.
+//   - an exec plugin with interactiveMode Always (there is no terminal to
+//     give it).
 //
-// Fields we do not use at all (extensions, preferences, the context's
-// namespace, disable-compression) are ignored. Relative file paths are
-// resolved against the kubeconfig's own directory, as kubectl does.
+// Fields we do not use at all (extensions other than the exec plugin's,
+// preferences) are ignored. Relative file paths are resolved against the
+// directory of the file that holds them, as kubectl does.
 
-// kubeconfig mirrors the parts of the file format we read. Unsupported
-// fields are declared so that their presence can be detected.
-type kubeconfig struct {
+// kubeconfigFile mirrors the file format (apiVersion v1, kind Config). The
+// same structs read YAML and JSON: sigs.k8s.io/yaml turns YAML into JSON
+// and encoding/json does the rest, the route kubectl's loader takes too.
+type kubeconfigFile struct {
 	CurrentContext string `json:"current-context"`
 	Clusters       []struct {
-		Name    string `json:"name"`
-		Cluster struct {
-			Server                   string `json:"server"`
-			CertificateAuthority     string `json:"certificate-authority"`
-			CertificateAuthorityData []byte `json:"certificate-authority-data"` // base64 in the file, decoded by encoding/json
-			InsecureSkipTLSVerify    bool   `json:"insecure-skip-tls-verify"`
-			TLSServerName            string `json:"tls-server-name"`
-			ProxyURL                 string `json:"proxy-url"`
-		} `json:"cluster"`
+		Name    string      `json:"name"`
+		Cluster kubeCluster `json:"cluster"`
 	} `json:"clusters"`
 	Users []struct {
-		Name string         `json:"name"`
-		User kubeconfigUser `json:"user"`
+		Name string   `json:"name"`
+		User kubeUser `json:"user"`
 	} `json:"users"`
 	Contexts []struct {
-		Name    string `json:"name"`
-		Context struct {
-			Cluster string `json:"cluster"`
-			User    string `json:"user"`
-		} `json:"context"`
+		Name    string      `json:"name"`
+		Context kubeContext `json:"context"`
 	} `json:"contexts"`
 }
 
-type kubeconfigUser struct {
-	ClientCertificate     string `json:"client-certificate"`
-	ClientCertificateData []byte `json:"client-certificate-data"`
-	ClientKey             string `json:"client-key"`
-	ClientKeyData         []byte `json:"client-key-data"`
-	Token                 string `json:"token"`
-	TokenFile             string `json:"tokenFile"`
+type kubeCluster struct {
+	Server                   string `json:"server"`
+	CertificateAuthority     string `json:"certificate-authority"`
+	CertificateAuthorityData []byte `json:"certificate-authority-data"` // base64 in the file, decoded by encoding/json
+	InsecureSkipTLSVerify    bool   `json:"insecure-skip-tls-verify"`
+	TLSServerName            string `json:"tls-server-name"`
+	ProxyURL                 string `json:"proxy-url"`
+	DisableCompression       bool   `json:"disable-compression"`
+	Extensions               []struct {
+		Name      string          `json:"name"`
+		Extension json.RawMessage `json:"extension"`
+	} `json:"extensions"`
+}
+
+type kubeUser struct {
+	ClientCertificate     string    `json:"client-certificate"`
+	ClientCertificateData []byte    `json:"client-certificate-data"`
+	ClientKey             string    `json:"client-key"`
+	ClientKeyData         []byte    `json:"client-key-data"`
+	Token                 string    `json:"token"`
+	TokenFile             string    `json:"tokenFile"`
+	Exec                  *kubeExec `json:"exec"`
 
 	// Unsupported: their mere presence makes loading fail.
-	Exec         json.RawMessage     `json:"exec"`
 	AuthProvider json.RawMessage     `json:"auth-provider"`
 	Username     string              `json:"username"`
 	Password     string              `json:"password"`
@@ -73,128 +84,60 @@ type kubeconfigUser struct {
 	AsUserExtra  map[string][]string `json:"as-user-extra"`
 }
 
-// LoadKubeconfig reads the kubeconfig file at path and returns the Config of
-// its current context. See LoadKubeconfigContext.
-func LoadKubeconfig(path string) (Config, error) {
-	return LoadKubeconfigContext(path, "")
+// kubeExec is users[].user.exec, the same in both ExecCredential versions.
+type kubeExec struct {
+	APIVersion         string       `json:"apiVersion"`
+	Command            string       `json:"command"`
+	Args               []string     `json:"args"`
+	Env                []ExecEnvVar `json:"env"`
+	InstallHint        string       `json:"installHint"`
+	ProvideClusterInfo bool         `json:"provideClusterInfo"`
+	InteractiveMode    string       `json:"interactiveMode"`
 }
 
-// LoadKubeconfigContext reads the kubeconfig file at path and returns the
-// Config of the named context ("" = the file's current-context). The result
-// is validated. Errors wrap ErrUnsupported for features this package does
-// not implement (see the list at the top of kubeconfig.go) and
-// ErrInvalidConfig for a contradictory file.
-func LoadKubeconfigContext(path, context string) (Config, error) {
+type kubeContext struct {
+	Cluster   string `json:"cluster"`
+	User      string `json:"user"`
+	Namespace string `json:"namespace"`
+}
+
+// execExtensionName is the cluster extension whose content an exec plugin
+// receives as spec.cluster.config.
+const execExtensionName = "client.authentication.k8s.io/exec"
+
+// readKubeconfigFile reads and parses one file, YAML or JSON.
+func readKubeconfigFile(path string) (*kubeconfigFile, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return Config{}, fmt.Errorf("wire: reading kubeconfig: %w", err)
+		return nil, fmt.Errorf("wire: reading kubeconfig: %w", err)
 	}
-	// YAML is converted to JSON by apimachinery, then decoded by encoding/json
-	// into our small structs: the same route kubectl's loader takes.
-	js, err := yaml.ToJSON(raw)
-	if err != nil {
-		return Config{}, fmt.Errorf("wire: parsing kubeconfig %s: %w", path, err)
+	var kc kubeconfigFile
+	if err := yaml.Unmarshal(raw, &kc); err != nil {
+		return nil, fmt.Errorf("wire: parsing kubeconfig %s: %w", path, err)
 	}
-	var kc kubeconfig
-	if err := json.Unmarshal(js, &kc); err != nil {
-		return Config{}, fmt.Errorf("wire: parsing kubeconfig %s: %w", path, err)
-	}
-	cfg, err := kc.config(path, context)
-	if err != nil {
-		return Config{}, err
-	}
-	if err := cfg.Validate(); err != nil {
-		return Config{}, fmt.Errorf("wire: kubeconfig %s: %w", path, err)
-	}
-	return cfg, nil
+	kc.resolvePaths(filepath.Dir(path))
+	return &kc, nil
 }
 
-// config resolves one context into a Config.
-func (kc *kubeconfig) config(path, context string) (Config, error) {
-	if context == "" {
-		context = kc.CurrentContext
+// resolvePaths makes every relative file path relative to dir, the
+// kubeconfig's own directory, before files are merged: after merging, an
+// entry no longer knows where it came from.
+func (kc *kubeconfigFile) resolvePaths(dir string) {
+	for i := range kc.Clusters {
+		c := &kc.Clusters[i].Cluster
+		c.CertificateAuthority = resolvePath(dir, c.CertificateAuthority)
 	}
-	if context == "" {
-		return Config{}, fmt.Errorf("wire: kubeconfig %s: no context given and no current-context: %w", path, ErrInvalidConfig)
-	}
-	ctxIdx := indexByName(len(kc.Contexts), func(i int) string { return kc.Contexts[i].Name }, context)
-	if ctxIdx < 0 {
-		return Config{}, fmt.Errorf("wire: kubeconfig %s: context %q not found: %w", path, context, ErrInvalidConfig)
-	}
-	ref := kc.Contexts[ctxIdx].Context
-	clIdx := indexByName(len(kc.Clusters), func(i int) string { return kc.Clusters[i].Name }, ref.Cluster)
-	if clIdx < 0 {
-		return Config{}, fmt.Errorf("wire: kubeconfig %s: cluster %q of context %q not found: %w", path, ref.Cluster, context, ErrInvalidConfig)
-	}
-	cl := kc.Clusters[clIdx].Cluster
-	if cl.ProxyURL != "" {
-		return Config{}, &UnsupportedError{Path: path, Field: fmt.Sprintf("clusters[%q].cluster.proxy-url", ref.Cluster), Feature: "HTTP proxy"}
-	}
-	dir := filepath.Dir(path)
-	cfg := Config{
-		Host:          cl.Server,
-		CAData:        cl.CertificateAuthorityData,
-		Insecure:      cl.InsecureSkipTLSVerify,
-		TLSServerName: cl.TLSServerName,
-	}
-	if len(cfg.CAData) == 0 { // inline data wins over a file, as in kubectl
-		cfg.CAFile = resolvePath(dir, cl.CertificateAuthority)
-	}
-	if ref.User == "" {
-		return cfg, nil // anonymous access
-	}
-	uIdx := indexByName(len(kc.Users), func(i int) string { return kc.Users[i].Name }, ref.User)
-	if uIdx < 0 {
-		return Config{}, fmt.Errorf("wire: kubeconfig %s: user %q of context %q not found: %w", path, ref.User, context, ErrInvalidConfig)
-	}
-	if err := kc.Users[uIdx].User.applyTo(&cfg, path, ref.User); err != nil {
-		return Config{}, err
-	}
-	return cfg, nil
-}
-
-// applyTo copies the user's credentials into cfg, or reports the first
-// unsupported authentication method it uses.
-func (u *kubeconfigUser) applyTo(cfg *Config, path, name string) error {
-	unsupported := []struct {
-		present        bool
-		field, feature string
-	}{
-		{len(u.Exec) > 0 && string(u.Exec) != "null", "exec", "exec credential plugin"},
-		{len(u.AuthProvider) > 0 && string(u.AuthProvider) != "null", "auth-provider", "auth provider plugin"},
-		{u.Username != "" || u.Password != "", "username/password", "basic authentication"},
-		{u.As != "" || u.AsUID != "" || len(u.AsGroups) > 0 || len(u.AsUserExtra) > 0, "as", "impersonation"},
-	}
-	for _, un := range unsupported {
-		if un.present {
-			return &UnsupportedError{Path: path, Field: fmt.Sprintf("users[%q].user.%s", name, un.field), Feature: un.feature}
+	for i := range kc.Users {
+		u := &kc.Users[i].User
+		u.ClientCertificate = resolvePath(dir, u.ClientCertificate)
+		u.ClientKey = resolvePath(dir, u.ClientKey)
+		u.TokenFile = resolvePath(dir, u.TokenFile)
+		// A bare command name is looked up in $PATH; one with a separator
+		// ("./bin/login") is a path relative to the kubeconfig (kubectl's rule).
+		if u.Exec != nil && strings.ContainsRune(u.Exec.Command, filepath.Separator) {
+			u.Exec.Command = resolvePath(dir, u.Exec.Command)
 		}
 	}
-	dir := filepath.Dir(path)
-	cfg.CertData, cfg.KeyData = u.ClientCertificateData, u.ClientKeyData
-	if len(cfg.CertData) == 0 {
-		cfg.CertFile = resolvePath(dir, u.ClientCertificate)
-	}
-	if len(cfg.KeyData) == 0 {
-		cfg.KeyFile = resolvePath(dir, u.ClientKey)
-	}
-	// A token file is re-read as it rotates, so it wins over a static token
-	// (client-go gives it precedence too).
-	if u.TokenFile != "" {
-		cfg.BearerTokenFile = resolvePath(dir, u.TokenFile)
-	} else {
-		cfg.BearerToken = u.Token
-	}
-	return nil
-}
-
-func indexByName(n int, name func(int) string, want string) int {
-	for i := range n {
-		if name(i) == want {
-			return i
-		}
-	}
-	return -1
 }
 
 // resolvePath makes a relative path relative to dir (the kubeconfig's
@@ -204,4 +147,91 @@ func resolvePath(dir, p string) string {
 		return p
 	}
 	return filepath.Join(dir, p)
+}
+
+// clusterConfig fills the cluster half of a Config.
+func (c *kubeCluster) applyTo(cfg *Config) {
+	cfg.Host = c.Server
+	cfg.CAData = c.CertificateAuthorityData
+	if len(cfg.CAData) == 0 { // inline data wins over a file, as in kubectl
+		cfg.CAFile = c.CertificateAuthority
+	}
+	cfg.Insecure = c.InsecureSkipTLSVerify
+	cfg.TLSServerName = c.TLSServerName
+	cfg.ProxyURL = c.ProxyURL
+	cfg.DisableCompression = c.DisableCompression
+}
+
+// execExtension returns the cluster's exec extension, or nil.
+func (c *kubeCluster) execExtension() json.RawMessage {
+	for _, e := range c.Extensions {
+		if e.Name == execExtensionName {
+			return e.Extension
+		}
+	}
+	return nil
+}
+
+// applyTo copies the user's credentials into cfg, or reports the first
+// unsupported authentication method it uses. file and name locate the user
+// for error messages.
+func (u *kubeUser) applyTo(cfg *Config, cl *kubeCluster, file, name string) error {
+	if err := u.checkSupported(file, name); err != nil {
+		return err
+	}
+	cfg.CertData, cfg.KeyData = u.ClientCertificateData, u.ClientKeyData
+	if len(cfg.CertData) == 0 {
+		cfg.CertFile = u.ClientCertificate
+	}
+	if len(cfg.KeyData) == 0 {
+		cfg.KeyFile = u.ClientKey
+	}
+	// A token file is re-read as it rotates, so it wins over a static token
+	// (client-go gives it precedence too).
+	if u.TokenFile != "" {
+		cfg.BearerTokenFile = u.TokenFile
+	} else {
+		cfg.BearerToken = u.Token
+	}
+	// kubectl runs the plugin only when the user has no token and no
+	// certificate of its own: explicit credentials win.
+	if u.Exec != nil && !cfg.hasTokenAuth() && !cfg.hasCertAuth() {
+		e := u.Exec
+		cfg.Exec = &ExecConfig{
+			APIVersion: e.APIVersion, Command: e.Command, Args: e.Args, Env: e.Env,
+			InstallHint: e.InstallHint, ProvideClusterInfo: e.ProvideClusterInfo,
+			InteractiveMode: e.InteractiveMode, ClusterConfig: cl.execExtension(),
+		}
+		if cfg.Exec.InteractiveMode == "" && e.APIVersion == ExecAPIVersionV1Beta1 {
+			cfg.Exec.InteractiveMode = ExecInteractiveIfAvailable // v1beta1's default
+		}
+	}
+	return nil
+}
+
+// checkSupported reports the first authentication method u uses that this
+// package refuses, naming its field.
+func (u *kubeUser) checkSupported(file, name string) error {
+	unsupported := []struct {
+		present        bool
+		field, feature string
+	}{
+		{len(u.AuthProvider) > 0 && string(u.AuthProvider) != "null", "auth-provider", "auth provider plugin; use the provider's exec plugin"},
+		{u.Username != "" || u.Password != "", "username/password", "basic authentication"},
+		{u.As != "" || u.AsUID != "" || len(u.AsGroups) > 0 || len(u.AsUserExtra) > 0, "as", "impersonation"},
+		{u.Exec != nil && u.Exec.APIVersion != ExecAPIVersionV1 && u.Exec.APIVersion != ExecAPIVersionV1Beta1,
+			"exec.apiVersion", "exec API version other than " + ExecAPIVersionV1 + " and " + ExecAPIVersionV1Beta1},
+		{u.Exec != nil && u.Exec.InteractiveMode == ExecInteractiveAlways, "exec.interactiveMode", "an exec plugin that always needs a terminal"},
+	}
+	for _, un := range unsupported {
+		if un.present {
+			return &UnsupportedError{Path: file, Field: fmt.Sprintf("users[%q].user.%s", name, un.field), Feature: un.feature}
+		}
+	}
+	if u.Exec != nil && u.Exec.APIVersion == ExecAPIVersionV1 && u.Exec.InteractiveMode == "" {
+		// client.authentication.k8s.io/v1 made the field required.
+		return fmt.Errorf("wire: kubeconfig %s: users[%q].user.exec.interactiveMode is required for %s: %w",
+			file, name, ExecAPIVersionV1, ErrInvalidConfig)
+	}
+	return nil
 }

@@ -129,12 +129,12 @@ func TestLoadKubeconfigUnsupported(t *testing.T) {
 	cases := []struct {
 		name, cluster, user, wantField string
 	}{
-		{"exec plugin", "", "exec: {apiVersion: client.authentication.k8s.io/v1, command: aws}", "exec"},
+		{"exec plugin needing a terminal", "", "exec: {apiVersion: client.authentication.k8s.io/v1, command: aws, interactiveMode: Always}", "exec.interactiveMode"},
+		{"exec v1alpha1", "", "exec: {apiVersion: client.authentication.k8s.io/v1alpha1, command: aws}", "exec.apiVersion"},
 		{"auth provider", "", "auth-provider: {name: gcp}", "auth-provider"},
 		{"basic auth", "", "username: admin\n    password: hunter2", "username/password"},
 		{"impersonation", "", "token: t\n    as: system:admin", "as"},
 		{"impersonated groups", "", "token: t\n    as-groups: [system:masters]", "as"},
-		{"proxy", "proxy-url: http://proxy:3128", "token: t", "proxy-url"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -169,7 +169,7 @@ func TestLoadKubeconfigBadFiles(t *testing.T) {
 	_, err = LoadKubeconfig(writeKubeconfig(t, dir, "clusters: [unclosed"))
 	assert.Error(t, err)
 
-	_, err = LoadKubeconfig(writeKubeconfig(t, dir, "clusters: []\n"))
+	_, err = LoadKubeconfig(writeKubeconfig(t, dir, "users: [{name: u, user: {token: t}}]\n"))
 	assert.ErrorIs(t, err, ErrInvalidConfig, "no current-context")
 
 	// A contradiction inside the file surfaces as a typed config error.

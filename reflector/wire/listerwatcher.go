@@ -59,7 +59,7 @@ type Options struct {
 type ListerWatcher struct {
 	cfg         Config
 	client      *http.Client
-	tokens      *tokenSource
+	auth        *authenticator
 	gvr         schema.GroupVersionResource
 	opts        Options
 	target      *target
@@ -90,7 +90,7 @@ func New(cfg Config, gvr schema.GroupVersionResource, opts Options) (*ListerWatc
 	if cfg.ContentType == ContentTypeProtobuf && !tgt.protobuf {
 		return nil, &ConfigError{Field: "ContentType", Reason: fmt.Sprintf("%s has no protobuf form", tgt.itemGVK.Kind)}
 	}
-	tokens, err := newTokenSource(cfg.BearerToken, cfg.BearerTokenFile)
+	auth, err := newAuthenticator(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +100,7 @@ func New(cfg Config, gvr schema.GroupVersionResource, opts Options) (*ListerWatc
 			return nil, err
 		}
 	}
-	lw := &ListerWatcher{cfg: cfg, client: client, tokens: tokens, gvr: gvr, opts: opts, target: tgt}
+	lw := &ListerWatcher{cfg: cfg, client: client, auth: auth, gvr: gvr, opts: opts, target: tgt}
 	lw.baseURL = collectionURL(cfg.Host, gvr, opts.Namespace)
 	lw.acceptList, lw.acceptWatch = acceptHeaders(cfg.ContentType, tgt.protobuf, opts.MetadataOnly)
 	return lw, nil
@@ -208,7 +208,7 @@ func (lw *ListerWatcher) do(ctx context.Context, verb string, opts metav1.ListOp
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusUnauthorized {
-		lw.tokens.Invalidate() // the token file may hold a newer token
+		lw.auth.unauthorized(req.Header.Get("Authorization")) // a newer token may be on disk or from the plugin
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
 	return nil, errorFromResponse(resp, body, verb, lw.gvr.GroupResource())
@@ -238,8 +238,8 @@ func (lw *ListerWatcher) newRequest(ctx context.Context, opts metav1.ListOptions
 	}
 	req.Header.Set("Accept", accept)
 	req.Header.Set("User-Agent", lw.cfg.UserAgent)
-	if tok := lw.tokens.Token(); tok != "" {
-		req.Header.Set("Authorization", "Bearer "+tok)
+	if err := lw.auth.authorize(req); err != nil {
+		return nil, fmt.Errorf("wire: %s credentials: %w", lw.gvr.Resource, err)
 	}
 	return req, nil
 }

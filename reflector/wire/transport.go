@@ -5,13 +5,17 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"time"
 )
 
-// NewHTTPClient builds the *http.Client described by cfg's TLS fields:
-// server verification against the CA bundle (or the system roots), an
-// optional client certificate, and HTTP/2 health checks.
+// NewHTTPClient builds the *http.Client described by cfg's TLS and
+// transport fields: server verification against the CA bundle (or the
+// system roots), an optional client certificate (static or from the exec
+// plugin), the proxy, compression, and HTTP/2 health checks. It adds no
+// bearer token: the ListerWatcher does, and NewAuthenticatedClient wraps
+// this client to do so for your own requests.
 //
 // One client holds one connection pool. Build it once and pass it to every
 // ListerWatcher through Options.HTTPClient when you watch many resources of
@@ -38,6 +42,14 @@ func NewHTTPClient(cfg Config) (*http.Client, error) {
 	// never come. Pinging an idle connection lets the transport notice a
 	// vanished server within ~45s and fail the read.
 	t.HTTP2 = &http.HTTP2Config{SendPingTimeout: 30 * time.Second, PingTimeout: 15 * time.Second}
+	if cfg.ProxyURL != "" { // else the cloned default: the proxy environment
+		proxy, _ := url.Parse(cfg.ProxyURL) // checked by Validate
+		t.Proxy = http.ProxyURL(proxy)
+	}
+	t.DisableCompression = cfg.DisableCompression
+	if cfg.Exec != nil {
+		return &http.Client{Transport: newCertRotatingTransport(cfg.Exec, t)}, nil
+	}
 	return &http.Client{Transport: t}, nil
 }
 
@@ -74,6 +86,13 @@ func newTLSConfig(cfg Config) (*tls.Config, error) {
 			return nil, &ConfigError{Field: "CertData/KeyData", Reason: err.Error()}
 		}
 		tc.Certificates = []tls.Certificate{pair}
+	}
+	if cfg.Exec != nil {
+		// The plugin's certificate, run (or taken from its cache) when a
+		// handshake asks for one, so it follows the plugin's rotation.
+		tc.GetClientCertificate = func(cri *tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			return cfg.Exec.clientCertificate(cri.Context(), func() (*execCluster, error) { return newExecCluster(cfg) })
+		}
 	}
 	return tc, nil
 }

@@ -1,0 +1,300 @@
+package wire
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode"
+)
+
+// Interactive modes of an exec plugin. Requests here never have a terminal,
+// so Never and IfAvailable both run the plugin without stdin and Always is
+// refused.
+const (
+	ExecInteractiveNever       = "Never"
+	ExecInteractiveIfAvailable = "IfAvailable"
+	ExecInteractiveAlways      = "Always"
+)
+
+// DefaultExecTimeout bounds one plugin run. Cloud plugins answer from a
+// cache in milliseconds and refresh over the network in seconds; one that
+// takes a minute is hung (or waiting for a login it cannot get).
+const DefaultExecTimeout = time.Minute
+
+// Bounds on what a plugin may print. A credential is a few KiB; stderr
+// only has to explain a failure.
+const (
+	maxExecStdoutBytes = 1 << 20
+	maxExecStderrBytes = 4 << 10
+)
+
+// ExecEnvVar is one extra environment variable for an exec plugin.
+type ExecEnvVar struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// ExecConfig runs a credential plugin (users[].user.exec in a kubeconfig),
+// the way EKS, GKE and AKS kubeconfigs authenticate: the plugin prints an
+// ExecCredential holding a bearer token and/or a client certificate.
+//
+// The credential is cached until its expirationTimestamp (or, without one,
+// until the server answers 401) and shared by everything built from a
+// Config holding this *ExecConfig: copies of a Config share the pointer,
+// so a factory of many informers runs the plugin once. An ExecConfig is
+// safe for concurrent use and must not be copied after first use.
+type ExecConfig struct {
+	// APIVersion is ExecAPIVersionV1 or ExecAPIVersionV1Beta1; the plugin
+	// must answer in the same version.
+	APIVersion string
+	// Command is run with Args; a bare name is looked up in $PATH.
+	Command string
+	Args    []string
+	// Env is added to this process's environment for the plugin.
+	Env []ExecEnvVar
+	// InteractiveMode is "", Never or IfAvailable ("" behaves as
+	// IfAvailable); Always is refused: there is no stdin to give.
+	InteractiveMode string
+	// ProvideClusterInfo passes the cluster (server, CA, ...) to the plugin
+	// in $KUBERNETES_EXEC_INFO, with ClusterConfig as spec.cluster.config.
+	ProvideClusterInfo bool
+	ClusterConfig      json.RawMessage
+	// InstallHint is shown when Command is not found.
+	InstallHint string
+	// Timeout bounds one run (default DefaultExecTimeout); a plugin still
+	// running then is killed.
+	Timeout time.Duration
+
+	now func() time.Time // injectable clock for tests; nil = time.Now
+
+	// mu guards cred. It is held while the plugin runs, so that concurrent
+	// requests wait for one run instead of starting one each.
+	mu   sync.Mutex
+	cred *execResult // nil: run the plugin on next use
+
+	// certGen counts the client certificates the plugin has rotated
+	// through; transports start afresh when it moves.
+	certGen atomic.Uint64
+}
+
+// validate reports the first problem with e as a *ConfigError.
+func (e *ExecConfig) validate() error {
+	checks := []struct {
+		bad           bool
+		field, reason string
+	}{
+		{e.Command == "", "Exec.Command", "is required"},
+		{e.APIVersion != ExecAPIVersionV1 && e.APIVersion != ExecAPIVersionV1Beta1, "Exec.APIVersion", "must be " + ExecAPIVersionV1 + " or " + ExecAPIVersionV1Beta1},
+		{e.InteractiveMode == ExecInteractiveAlways, "Exec.InteractiveMode", "Always needs a terminal, and requests here have none"},
+		{e.InteractiveMode != "" && e.InteractiveMode != ExecInteractiveNever && e.InteractiveMode != ExecInteractiveIfAvailable && e.InteractiveMode != ExecInteractiveAlways,
+			"Exec.InteractiveMode", "must be Never, IfAvailable or Always, got " + e.InteractiveMode},
+		{e.Timeout < 0, "Exec.Timeout", "must not be negative"},
+	}
+	for _, c := range checks {
+		if c.bad {
+			return &ConfigError{Field: c.field, Reason: c.reason}
+		}
+	}
+	return nil
+}
+
+// credential returns the cached credential, running the plugin when there
+// is none or it has expired. cluster is consulted only for
+// ProvideClusterInfo.
+func (e *ExecConfig) credential(ctx context.Context, cluster func() (*execCluster, error)) (*execResult, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := time.Now
+	if e.now != nil {
+		now = e.now
+	}
+	if c := e.cred; c != nil && (c.expiry.IsZero() || now().Before(c.expiry)) {
+		return c, nil
+	}
+	var info *execCluster
+	if e.ProvideClusterInfo {
+		var err error
+		if info, err = cluster(); err != nil {
+			return nil, err
+		}
+	}
+	var previous []string
+	if e.cred != nil {
+		previous = e.cred.secrets
+	}
+	res, err := e.run(ctx, info, previous)
+	if err != nil {
+		return nil, err
+	}
+	old := e.cred
+	e.cred = res
+	if old != nil && !sameCertificate(old.cert, res.cert) {
+		// A connection keeps the certificate of its handshake: transports
+		// see the new generation and stop using the old connections (see
+		// certRotatingTransport).
+		e.certGen.Add(1)
+	}
+	return res, nil
+}
+
+func sameCertificate(a, b *tls.Certificate) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return len(a.Certificate) > 0 && len(b.Certificate) > 0 && bytes.Equal(a.Certificate[0], b.Certificate[0])
+}
+
+// invalidate forgets the cached credential after the server refused a
+// request that carried token ("" for a certificate-only credential), so the
+// next request runs the plugin again. Only the credential that failed is
+// forgotten: when many requests fail at once with the same one, the plugin
+// runs once.
+func (e *ExecConfig) invalidate(token string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cred != nil && e.cred.token == token {
+		e.cred = nil
+	}
+}
+
+// run starts the plugin once, bounded by Timeout, and parses its answer.
+func (e *ExecConfig) run(ctx context.Context, cluster *execCluster, previous []string) (*execResult, error) {
+	timeout := e.Timeout
+	if timeout == 0 {
+		timeout = DefaultExecTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	info, err := execInfo(e.APIVersion, cluster)
+	if err != nil {
+		return nil, e.fail("could not encode KUBERNETES_EXEC_INFO", "", err)
+	}
+	cmd := exec.CommandContext(ctx, e.Command, e.Args...)
+	cmd.Env = append(os.Environ(), "KUBERNETES_EXEC_INFO="+string(info))
+	for _, v := range e.Env {
+		cmd.Env = append(cmd.Env, v.Name+"="+v.Value)
+	}
+	// No Stdin: the plugin reads /dev/null. A grandchild that keeps the
+	// pipes open after the plugin is killed must not hold us either.
+	stdout := &cappedBuffer{limit: maxExecStdoutBytes}
+	stderr := &cappedBuffer{limit: maxExecStderrBytes}
+	cmd.Stdout, cmd.Stderr, cmd.WaitDelay = stdout, stderr, time.Second
+	runErr := cmd.Run()
+	secrets := append(append([]string(nil), previous...), tokenInOutput(stdout.Bytes())...)
+	errText := printable(redact(stderr.String(), secrets...))
+	switch {
+	case errors.Is(runErr, exec.ErrNotFound) || errors.Is(runErr, fs.ErrNotExist):
+		reason := "was not found"
+		if e.InstallHint != "" {
+			reason += "; " + printable(e.InstallHint)
+		}
+		return nil, e.fail(reason, "", runErr)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) && runErr != nil:
+		return nil, e.fail(fmt.Sprintf("did not finish within %v and was killed", timeout), errText, ctx.Err())
+	case ctx.Err() != nil && runErr != nil:
+		return nil, e.fail("was stopped", errText, ctx.Err())
+	case runErr != nil:
+		return nil, e.fail("failed", errText, runErr)
+	case stdout.overflow:
+		return nil, e.fail(fmt.Sprintf("printed more than %d bytes on stdout", maxExecStdoutBytes), errText, nil)
+	}
+	res, err := parseExecOutput(e.APIVersion, stdout.Bytes())
+	if err != nil {
+		return nil, e.fail("returned an unusable ExecCredential", errText, err)
+	}
+	return res, nil
+}
+
+func (e *ExecConfig) fail(reason, stderr string, err error) *ExecError {
+	return &ExecError{Command: e.Command, Reason: reason, Stderr: stderr, Err: err}
+}
+
+// clientCertificate is the TLS handshake's hook: the plugin's certificate,
+// or none (an empty certificate) when it returned only a token. ctx is the
+// handshake's, so a dial given up on does not keep a plugin running.
+func (e *ExecConfig) clientCertificate(ctx context.Context, cluster func() (*execCluster, error)) (*tls.Certificate, error) {
+	res, err := e.credential(ctx, cluster)
+	if err != nil {
+		return nil, err
+	}
+	if res.cert == nil {
+		return &tls.Certificate{}, nil
+	}
+	return res.cert, nil
+}
+
+// ExecError reports an exec plugin that could not give a credential. It
+// wraps ErrExecPlugin and the underlying error (an *exec.ExitError, or
+// context.DeadlineExceeded for a plugin killed after Timeout). Stderr is
+// the plugin's own explanation, cut at 4 KiB, with any credential the
+// plugin printed replaced by "[redacted]"; stdout is never shown.
+type ExecError struct {
+	Command string // the plugin
+	Reason  string // what went wrong, for example "failed"
+	Stderr  string // bounded, redacted
+	Err     error  // underlying cause, may be nil
+}
+
+// Error names the plugin, what happened, the cause and the plugin's stderr.
+func (e *ExecError) Error() string {
+	msg := fmt.Sprintf("wire: exec plugin %q %s", e.Command, e.Reason)
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	if s := strings.TrimSpace(e.Stderr); s != "" {
+		msg += fmt.Sprintf("; stderr: %s", s)
+	}
+	return msg
+}
+
+// Unwrap exposes ErrExecPlugin and the cause to errors.Is / errors.As.
+func (e *ExecError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrExecPlugin}
+	}
+	return []error{ErrExecPlugin, e.Err}
+}
+
+// printable replaces control characters other than newline and tab, so
+// that a plugin's output cannot drive the terminal that shows our error
+// (client-go strips ANSI escapes from installHint for the same reason).
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' || unicode.IsPrint(r) {
+			return r
+		}
+		return '?'
+	}, s)
+}
+
+// cappedBuffer keeps the first limit bytes written and notes an overflow,
+// so that a plugin cannot make us hold unbounded output. (The buffer is a
+// field, not embedded: an embedded bytes.Buffer would lend its ReadFrom to
+// io.Copy, which would then bypass Write and the limit.)
+type cappedBuffer struct {
+	buf      bytes.Buffer
+	limit    int
+	overflow bool
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if room := b.limit - b.buf.Len(); len(p) > room {
+		b.overflow = true
+		b.buf.Write(p[:max(room, 0)])
+		return len(p), nil // keep draining, so the plugin is not blocked on a full pipe
+	}
+	return b.buf.Write(p)
+}
+
+func (b *cappedBuffer) Bytes() []byte  { return b.buf.Bytes() }
+func (b *cappedBuffer) String() string { return b.buf.String() }
