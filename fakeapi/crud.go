@@ -35,7 +35,11 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, req requestInf
 // serveCreate answers POST on a collection: 201 with the stored object.
 func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req requestInfo) {
 	s.serveBodyWrite(w, r, req, http.StatusCreated, func(st *store, obj runtime.Object) (runtime.Object, error) {
+		applyDefaults(obj)
 		if err := recordManagedFields(obj, nil, req, st.now()); err != nil {
+			return nil, err
+		}
+		if err := s.admitCreate(st, req, obj); err != nil {
 			return nil, err
 		}
 		return st.create(req.res, obj)
@@ -80,7 +84,8 @@ func (s *Server) serveBodyWrite(w http.ResponseWriter, r *http.Request, req requ
 // as on the real server, the rest of the metadata of a /status write is the
 // client's: a pod's labels can change through /status.
 //
-// It also records the write in managedFields (managedfields.go).
+// It also applies the defaults and validation of admission.go and records
+// the write in managedFields (managedfields.go).
 func (st *store) updateSubresource(req requestInfo, obj runtime.Object) (runtime.Object, error) {
 	if req.subresource != "" && !req.res.StatusSubresource {
 		return nil, notFoundPath()
@@ -88,6 +93,11 @@ func (st *store) updateSubresource(req requestInfo, obj runtime.Object) (runtime
 	stored, err := st.get(req.res, req.namespace, req.name)
 	if err != nil {
 		return nil, err
+	}
+	// The resourceVersion precondition comes first: a stale write is a
+	// Conflict even when it would not validate.
+	if rv := resourceVersionOf(obj); rv != "" && rv != resourceVersionOf(stored) {
+		return nil, conflict(req.res.groupResource(), req.name)
 	}
 	if req.res.StatusSubresource {
 		keep := "Status"
@@ -99,6 +109,9 @@ func (st *store) updateSubresource(req requestInfo, obj runtime.Object) (runtime
 			// stored is shared with readers: copy before taking a part of it.
 			field.Set(reflect.ValueOf(stored.DeepCopyObject()).Elem().FieldByName(keep))
 		}
+	}
+	if err := admitUpdate(req, obj); err != nil {
+		return nil, err
 	}
 	if err := recordManagedFields(obj, stored, req, st.now()); err != nil {
 		return nil, err
@@ -129,8 +142,11 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req request
 		}
 	}
 	deleted, err := s.write(func(st *store) (runtime.Object, error) {
-		if req.res.Kind == podKind {
+		switch req.res.Kind {
+		case podKind:
 			return st.deletePod(req.res, req.namespace, req.name, pre, opts.GracePeriodSeconds)
+		case namespaceKind:
+			return st.deleteNamespace(s.reg, req.res, req.name, pre)
 		}
 		return st.delete(req.res, req.namespace, req.name, pre)
 	})

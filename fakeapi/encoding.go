@@ -22,7 +22,6 @@ const (
 	mediaJSON     = runtime.ContentTypeJSON
 	mediaYAML     = runtime.ContentTypeYAML
 	mediaProtobuf = runtime.ContentTypeProtobuf
-	mediaMerge    = "application/merge-patch+json"
 )
 
 // Response shapes a client may ask for with the "as" media-type parameter.

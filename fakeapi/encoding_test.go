@@ -64,7 +64,8 @@ func TestContentNegotiation(t *testing.T) {
 
 func TestProtobufRequestBodies(t *testing.T) {
 	srv := startServer(t, Options{})
-	p := pod("ns", "a", nil)
+	createNamespace(t, srv, "ns")
+	p := validPod("ns", "a", nil)
 	p.APIVersion, p.Kind = "v1", "Pod"
 	info := srv.encodingFor(mediaProtobuf, asFull)
 	var buf []byte
@@ -75,7 +76,7 @@ func TestProtobufRequestBodies(t *testing.T) {
 	}
 	code, body, _ := do(t, http.MethodPost, podsURL(srv), mediaProtobuf, string(buf), "Accept", mediaProtobuf)
 	require.Equal(t, http.StatusCreated, code, "%s", body)
-	require.Equal(t, "1", decodeJSON(t, body).(*corev1.Pod).ResourceVersion)
+	require.Equal(t, "2", decodeJSON(t, body).(*corev1.Pod).ResourceVersion, "RV 1 is the namespace")
 }
 
 type bytesWriter struct{ b []byte }

@@ -1,0 +1,80 @@
+package fakeapi
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Spec validation: the real server's rules for what a pod must have, the
+// ones a client meets first (a pod or a pod template without containers, a
+// container without a name or an image). They answer 422 Invalid with one
+// cause per field, in the real server's words, so that clients that show
+// or branch on the causes see the same ones. The rest of the real
+// validation (ports, volumes, probes, resources) is not reproduced.
+
+// validateObject checks obj's spec for the kinds that have rules here.
+func validateObject(ri *resourceInfo, obj runtime.Object) error {
+	var errs field.ErrorList
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		errs = validatePodSpec(&o.Spec, field.NewPath("spec"))
+	case *appsv1.Deployment:
+		errs = validatePodSpec(&o.Spec.Template.Spec, field.NewPath("spec", "template", "spec"))
+	case *appsv1.ReplicaSet:
+		errs = validatePodSpec(&o.Spec.Template.Spec, field.NewPath("spec", "template", "spec"))
+	case *appsv1.StatefulSet:
+		errs = validatePodSpec(&o.Spec.Template.Spec, field.NewPath("spec", "template", "spec"))
+	case *appsv1.DaemonSet:
+		errs = validatePodSpec(&o.Spec.Template.Spec, field.NewPath("spec", "template", "spec"))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	name := ""
+	if m, err := meta.Accessor(obj); err == nil {
+		name = m.GetName()
+	}
+	return apierrors.NewInvalid(ri.Kind.GroupKind(), name, errs)
+}
+
+func validatePodSpec(spec *corev1.PodSpec, path *field.Path) field.ErrorList {
+	if len(spec.Containers) == 0 {
+		return field.ErrorList{field.Required(path.Child("containers"), "")}
+	}
+	var errs field.ErrorList
+	names := sets.New[string]()
+	for i, c := range spec.InitContainers {
+		errs = append(errs, validateContainer(c, path.Child("initContainers").Index(i), names)...)
+	}
+	for i, c := range spec.Containers {
+		errs = append(errs, validateContainer(c, path.Child("containers").Index(i), names)...)
+	}
+	return errs
+}
+
+// validateContainer checks one container's name (a DNS label, unique in
+// the pod) and image.
+func validateContainer(c corev1.Container, path *field.Path, names sets.Set[string]) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case c.Name == "":
+		errs = append(errs, field.Required(path.Child("name"), ""))
+	case names.Has(c.Name):
+		errs = append(errs, field.Duplicate(path.Child("name"), c.Name))
+	default:
+		for _, msg := range validation.IsDNS1123Label(c.Name) {
+			errs = append(errs, field.Invalid(path.Child("name"), c.Name, msg))
+		}
+	}
+	names.Insert(c.Name)
+	if c.Image == "" {
+		errs = append(errs, field.Required(path.Child("image"), ""))
+	}
+	return errs
+}
