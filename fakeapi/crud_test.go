@@ -114,7 +114,7 @@ func TestHTTPErrorsAreStatuses(t *testing.T) {
 		{"name mismatch", "PUT", "/api/v1/namespaces/ns/pods/a", mediaJSON, `{"metadata":{"name":"b"}}`, 400, metav1.StatusReasonBadRequest},
 		{"unknown content type", "POST", "/api/v1/namespaces/ns/pods", "text/plain", `x`, 415, metav1.StatusReasonUnsupportedMediaType},
 		{"unknown resource", "GET", "/api/v1/widgets", "", "", 404, metav1.StatusReasonNotFound},
-		{"unknown group", "GET", "/apis/nope/v1/things", "", "", 404, metav1.StatusReasonNotFound},
+		{"unknown version of a known group", "GET", "/apis/apps/v2/things", "", "", 404, metav1.StatusReasonNotFound},
 		{"namespaced object without namespace", "GET", "/api/v1/pods/a", "", "", 404, metav1.StatusReasonNotFound},
 		{"cluster object under namespace", "GET", "/api/v1/namespaces/ns/nodes", "", "", 404, metav1.StatusReasonNotFound},
 		{"create on all namespaces", "POST", "/api/v1/pods", mediaJSON, `{}`, 405, metav1.StatusReasonMethodNotAllowed},
@@ -126,6 +126,12 @@ func TestHTTPErrorsAreStatuses(t *testing.T) {
 		{"bad continue", "GET", "/api/v1/pods?continue=not-a-token!", "", "", 400, metav1.StatusReasonBadRequest},
 		{"continue with rv", "GET", "/api/v1/pods?continue=abc&resourceVersion=1", "", "", 400, metav1.StatusReasonBadRequest},
 		{"unknown subresource", "GET", "/api/v1/namespaces/ns/pods/a/exec", "", "", 404, metav1.StatusReasonNotFound},
+	}
+	for _, path := range []string{"/apis/nope/v1/things", "/apis/nope", "/nope"} {
+		code, body, header := do(t, http.MethodGet, base+path, "", "")
+		require.Equal(t, http.StatusNotFound, code)
+		require.Equal(t, "404 page not found\n", string(body), "outside every group: the real mux's plain text")
+		require.Equal(t, "text/plain; charset=utf-8", header.Get("Content-Type"))
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -129,10 +129,14 @@ func parseAccept(header string) []acceptCandidate {
 	return out
 }
 
+// notAcceptable is the real server's 406, with its message and its empty
+// details object.
 func notAcceptable() *apierrors.StatusError {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status: metav1.StatusFailure, Code: http.StatusNotAcceptable, Reason: metav1.StatusReasonNotAcceptable,
-		Message: "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+		Message: "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, " +
+			"application/vnd.kubernetes.protobuf, application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch",
+		Details: &metav1.StatusDetails{},
 	}}
 }
 
@@ -229,6 +233,10 @@ func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, enc encodin
 // writeError sends err as a metav1.Status, in the client's preferred
 // encoding when it has one. Errors that are not API errors become 500.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, errNoRoute) {
+		notFoundText(w)
+		return
+	}
 	status := toStatus(err)
 	enc, nerr := s.negotiate(r, true)
 	if nerr != nil || enc.as != asFull {

@@ -63,7 +63,7 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, req requestI
 		s.writeError(w, r, err)
 		return
 	}
-	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	mt := mediaTypeOf(r)
 	patch, err := readBody(r)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -298,12 +298,17 @@ func unprocessable(err error) error {
 // unsupportedPatch is the 415 for a patch type the resource does not take.
 func unsupportedPatch(contentType, why string) *apierrors.StatusError {
 	err := unsupportedMediaType(contentType)
-	err.ErrStatus.Message = fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s, %s",
-		mediaJSONPatch, mediaMerge, mediaApply, mediaStrategicMerge)
+	err.ErrStatus.Message = "415: Unsupported Media Type"
 	if why != "" {
 		err.ErrStatus.Message = why
 	}
 	return err
+}
+
+// mediaTypeOf is the request's Content-Type without parameters.
+func mediaTypeOf(r *http.Request) string {
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return mt
 }
 
 // newObject returns an empty object of the resource's Go type.

@@ -60,6 +60,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	switch path := r.URL.Path; {
 	case strings.HasPrefix(path, adminPrefix):
 		s.serveAdmin(w, r)
+	case strings.HasPrefix(path, "/openapi/"):
+		s.serveOpenAPI(w, r)
 	case isDiscoveryPath(path):
 		s.serveDiscovery(w, r)
 	default:
@@ -91,6 +93,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	if req.subresource == "scale" {
+		s.serveScale(w, r, req)
+		return
+	}
 	switch req.verb {
 	case verbGet:
 		s.serveGet(w, r, req)
@@ -112,7 +118,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 // route resolves the URL and method to a resource and verb.
 func (s *Server) route(r *http.Request) (requestInfo, error) {
 	gv, rest, ok := splitAPIPath(r.URL.Path)
-	if !ok || len(rest) == 0 || slices.Contains(rest, "") {
+	if !ok || !s.reg.servesGroup(gv.Group) {
+		return requestInfo{}, errNoRoute
+	}
+	if len(rest) == 0 || slices.Contains(rest, "") {
 		return requestInfo{}, notFoundPath()
 	}
 	var req requestInfo
@@ -164,7 +173,9 @@ func checkScope(req requestInfo) error {
 		return notFoundPath()
 	case req.res.Namespaced && req.namespace == "" && req.name != "":
 		return notFoundPath()
-	case req.subresource != "" && req.subresource != "status":
+	case req.subresource == "scale" && !req.res.ScaleSubresource:
+		return notFoundPath()
+	case req.subresource != "" && req.subresource != "status" && req.subresource != "scale":
 		return notFoundPath()
 	case req.name == "" && req.subresource != "":
 		return notFoundPath()

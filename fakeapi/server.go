@@ -114,6 +114,8 @@ type Server struct {
 	closeOnce sync.Once
 	serveDone chan struct{}
 	conns     connTracker
+	// openapi holds the OpenAPI documents, loaded on first use (openapi.go).
+	openapi openapiDocs
 }
 
 // NewServer starts a server listening on opts.Addr and serving at once.

@@ -78,3 +78,7 @@ func validateContainer(c corev1.Container, path *field.Path, names sets.Set[stri
 	}
 	return errs
 }
+
+func invalidReplicas(n int32) field.ErrorList {
+	return field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), n, "must be greater than or equal to 0")}
+}

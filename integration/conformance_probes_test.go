@@ -42,10 +42,7 @@ type probeEnv struct {
 // otherwise than kube-apiserver, each with the reason it stays so. A
 // difference not listed fails TestConformance; so does a listed one that has
 // gone away. docs/fakeapi.md explains each at more length.
-var knownDifferences = map[string]string{
-	"POST into a namespace that does not exist": "fakeapi has no namespace lifecycle: it accepts objects in any namespace, so tests need no setup",
-	"POST a pod without containers":             "fakeapi validates metadata only, not specs: tests may store the smallest objects that serve their point",
-}
+var knownDifferences = map[string]string{}
 
 var probes = []probe{
 	{name: "GET a missing pod", run: probeGetMissing},
@@ -86,6 +83,17 @@ var probes = []probe{
 	{name: "metadata.generation after create", run: probeGeneration},
 	{name: "namespace after create: what the server adds", run: probeNamespaceDefaults},
 	{name: "wrong bearer token", run: probeWrongToken},
+	{name: "PATCH (strategic merge) one container's image", run: probeStrategicMergePatch},
+	{name: "PATCH (JSON patch), and patch errors", run: probeJSONPatch},
+	{name: "pod after create: what the server adds", run: probePodDefaults},
+	{name: "POST a pod without an image", run: probeInvalidImage},
+	{name: "field selector status.phase=Pending (watch, list)", run: probePhaseSelector},
+	{name: "events: create, list by involvedObject", run: probeEvents},
+	{name: "deployment /scale: GET, PATCH", run: probeScale},
+	{name: "aggregated discovery (apidiscovery.k8s.io/v2)", run: probeAggregatedDiscovery},
+	{name: "a path in an unknown group", run: probeUnknownGroup},
+	{name: "APIResourceList shape", run: probeResourceListShape},
+	{name: "OpenAPI v2 and v3", run: probeOpenAPI},
 }
 
 // runProbes runs every probe against the target, each as a subtest, in two

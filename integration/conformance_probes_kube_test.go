@@ -1,0 +1,236 @@
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Probes of what kubectl needs from a server beyond list and watch: patch
+// types, defaults and validation, events, /scale, discovery forms, OpenAPI.
+
+func probeStrategicMergePatch(p *probeEnv) (string, string) {
+	pod := testPod(p.ns, "smp", nil)
+	pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: "sidecar", Image: "registry.invalid/side:1"})
+	pod = create(p.t, p.c, pod)
+	// What kubectl set image sends.
+	r := p.do(http.MethodPatch, p.pods()+"/"+pod.Name, []byte(`{"spec":{"containers":[{"name":"app","image":"registry.invalid/app:2"}]}}`),
+		http.Header{"Content-Type": {"application/strategic-merge-patch+json"}})
+	var got corev1.Pod
+	_ = json.Unmarshal(r.Body, &got)
+	var images []string
+	for _, c := range got.Spec.Containers {
+		images = append(images, c.Name+"="+c.Image)
+	}
+	bad := p.do(http.MethodPatch, p.pods()+"/"+pod.Name, []byte(`{"spec":{"containers":[{"name":"app","image":""}]}}`),
+		http.Header{"Content-Type": {"application/strategic-merge-patch+json"}})
+	return fmt.Sprintf("%d %v; emptied image: %s", r.Code, images, statusKey(bad)), message(bad)
+}
+
+func probeJSONPatch(p *probeEnv) (string, string) {
+	pod := p.pod("jsonpatch", map[string]string{"a": "1"})
+	ct := http.Header{"Content-Type": {"application/json-patch+json"}}
+	r := p.do(http.MethodPatch, p.pods()+"/"+pod.Name,
+		[]byte(`[{"op":"replace","path":"/metadata/labels/a","value":"2"},{"op":"add","path":"/metadata/labels/b","value":"3"}]`), ct)
+	var got corev1.Pod
+	_ = json.Unmarshal(r.Body, &got)
+	failed := p.do(http.MethodPatch, p.pods()+"/"+pod.Name, []byte(`[{"op":"test","path":"/metadata/name","value":"other"}]`), ct)
+	notList := p.do(http.MethodPatch, p.pods()+"/"+pod.Name, []byte(`{"op":"add"}`), ct)
+	unknown := p.do(http.MethodPatch, p.pods()+"/"+pod.Name, []byte(`{}`), http.Header{"Content-Type": {"application/x-patch"}})
+	return fmt.Sprintf("%d labels %v; failed test op: %s; not a list: %s; unknown patch type: %s",
+		r.Code, got.Labels, statusKey(failed), statusKey(notList), statusKey(unknown)), message(unknown)
+}
+
+func probePodDefaults(p *probeEnv) (string, string) {
+	pod := testPod(p.ns, "defaults", nil)
+	pod.Status.Phase = corev1.PodRunning // the server's, not the client's
+	pod = create(p.t, p.c, pod)
+	s, c := pod.Spec, pod.Spec.Containers[0]
+	var tolerations []string
+	for _, t := range s.Tolerations {
+		tolerations = append(tolerations, fmt.Sprintf("%s:%s:%s:%d", t.Key, t.Operator, t.Effect, deref(t.TolerationSeconds)))
+	}
+	return fmt.Sprintf("phase %s qos %s; restartPolicy %s dnsPolicy %s scheduler %s grace %d serviceLinks %v "+
+		"securityContext %v priority %d preemption %s serviceAccount %q; tolerations %v; "+
+		"container pull %s message %s %s",
+		pod.Status.Phase, pod.Status.QOSClass, s.RestartPolicy, s.DNSPolicy, s.SchedulerName,
+		deref(s.TerminationGracePeriodSeconds), deref(s.EnableServiceLinks), s.SecurityContext != nil, deref(s.Priority),
+		deref(s.PreemptionPolicy), s.ServiceAccountName, tolerations,
+		c.ImagePullPolicy, c.TerminationMessagePath, c.TerminationMessagePolicy), ""
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+func probeInvalidImage(p *probeEnv) (string, string) {
+	pod := testPod(p.ns, "no-image", nil)
+	pod.Spec.Containers[0].Image = ""
+	body, _ := json.Marshal(pod)
+	r := p.do(http.MethodPost, p.pods(), body, nil)
+	return statusKey(r) + " fields=" + causeFields(r), message(r)
+}
+
+func causeFields(r rawResponse) string {
+	st, _ := r.status()
+	var fields []string
+	if st.Details != nil {
+		for _, c := range st.Details.Causes {
+			fields = append(fields, c.Field)
+		}
+	}
+	return strings.Join(fields, ",")
+}
+
+func probePhaseSelector(p *probeEnv) (string, string) {
+	q := url.Values{"fieldSelector": {"status.phase=Pending"}, "labelSelector": {"phase-probe"}}
+	res := p.watch(q, func() { p.pod("phase", map[string]string{"phase-probe": "1"}) }, untilAny, 10*time.Second)
+	listed := p.names(url.Values{"fieldSelector": {"status.phase=Pending"}, "labelSelector": {"phase-probe"}})
+	return fmt.Sprintf("watch status.phase=Pending: %d %s; list: %s", res.Code, countedTypes(res.Events), listed), ""
+}
+
+func probeEvents(p *probeEnv) (string, string) {
+	ev := &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Namespace: p.ns, Name: "probe-event"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: p.ns, Name: "somepod"},
+		Reason:         "Probed", Message: "hello", Type: corev1.EventTypeNormal, Count: 1,
+	}
+	body, _ := json.Marshal(ev)
+	created := p.do(http.MethodPost, "/api/v1/namespaces/"+p.ns+"/events", body, nil)
+	list := p.do(http.MethodGet, "/api/v1/namespaces/"+p.ns+"/events?fieldSelector="+
+		url.QueryEscape("involvedObject.name=somepod,involvedObject.kind=Pod,type=Normal"), nil, nil)
+	var items metav1.PartialObjectMetadataList
+	_ = json.Unmarshal(list.Body, &items)
+	return fmt.Sprintf("create %d, list by involvedObject %d items=%d", created.Code, list.Code, len(items.Items)), ""
+}
+
+func probeScale(p *probeEnv) (string, string) {
+	d := create(p.t, p.c, testDeployment(p.ns, "scaled", 2))
+	path := "/apis/apps/v1/namespaces/" + p.ns + "/deployments/" + d.Name + "/scale"
+	got := p.do(http.MethodGet, path, nil, nil)
+	var scale autoscalingv1.Scale
+	_ = json.Unmarshal(got.Body, &scale)
+	patched := p.do(http.MethodPatch, path, []byte(`{"spec":{"replicas":4}}`), http.Header{"Content-Type": {"application/merge-patch+json"}})
+	var after autoscalingv1.Scale
+	_ = json.Unmarshal(patched.Body, &after)
+	again := get(p.t, p.c, d)
+	return fmt.Sprintf("GET %d %s %s replicas=%d selector=%q; PATCH %d replicas=%d; deployment replicas=%d generation=%d",
+		got.Code, scale.APIVersion, scale.Kind, scale.Spec.Replicas, scale.Status.Selector,
+		patched.Code, after.Spec.Replicas, deref(again.Spec.Replicas), again.Generation), ""
+}
+
+func probeAggregatedDiscovery(p *probeEnv) (string, string) {
+	r := p.do(http.MethodGet, "/apis", nil, http.Header{"Accept": {
+		"application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;q=0.9"}})
+	var list struct {
+		Kind  string `json:"kind"`
+		Items []struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+			Versions []struct {
+				Version   string `json:"version"`
+				Freshness string `json:"freshness"`
+				Resources []struct {
+					Resource     string   `json:"resource"`
+					Scope        string   `json:"scope"`
+					ShortNames   []string `json:"shortNames"`
+					Categories   []string `json:"categories"`
+					Subresources []struct {
+						Subresource  string                  `json:"subresource"`
+						ResponseKind metav1.GroupVersionKind `json:"responseKind"`
+					} `json:"subresources"`
+				} `json:"resources"`
+			} `json:"versions"`
+		} `json:"items"`
+	}
+	_ = json.Unmarshal(r.Body, &list)
+	var deploy string
+	for _, g := range list.Items {
+		if g.Metadata.Name != "apps" {
+			continue
+		}
+		for _, res := range g.Versions[0].Resources {
+			if res.Resource == "deployments" {
+				var subs []string
+				for _, s := range res.Subresources {
+					subs = append(subs, s.Subresource+"→"+s.ResponseKind.String())
+				}
+				deploy = fmt.Sprintf("apps/%s %s: %s %v %v %v", g.Versions[0].Version, g.Versions[0].Freshness,
+					res.Scope, res.ShortNames, res.Categories, subs)
+			}
+		}
+	}
+	return fmt.Sprintf("%d %s %s; deployments in %s", r.Code, r.ContentType, list.Kind, deploy), ""
+}
+
+func probeUnknownGroup(p *probeEnv) (string, string) {
+	var parts []string
+	for _, path := range []string{"/apis/nosuch.example.com/v1/namespaces/" + p.ns + "/widgets", "/apis/nosuch.example.com"} {
+		r := p.do(http.MethodGet, path, nil, nil)
+		parts = append(parts, fmt.Sprintf("%d %s %q", r.Code, r.ContentType, r.Body))
+	}
+	return strings.Join(parts, "; "), ""
+}
+
+func probeResourceListShape(p *probeEnv) (string, string) {
+	keysOf := func(path string) []string {
+		r := p.do(http.MethodGet, path, nil, nil)
+		var doc map[string]json.RawMessage
+		_ = json.Unmarshal(r.Body, &doc)
+		var keys []string
+		for k := range doc {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		return keys
+	}
+	core := keysOf("/api/v1")
+	r := p.do(http.MethodGet, "/apis/apps/v1", nil, nil)
+	var list metav1.APIResourceList
+	_ = json.Unmarshal(r.Body, &list)
+	var names []string
+	for _, res := range list.APIResources {
+		if strings.HasPrefix(res.Name, "deployments") {
+			names = append(names, res.Name+"("+res.Group+"/"+res.Version+" "+res.Kind+")")
+		}
+	}
+	return fmt.Sprintf("/api/v1 keys %v; /apis/apps/v1 %d keys %v; %v", core, r.Code, keysOf("/apis/apps/v1"), names), ""
+}
+
+func probeOpenAPI(p *probeEnv) (string, string) {
+	v2 := p.do(http.MethodGet, "/openapi/v2", nil, http.Header{"Accept": {"application/json"}})
+	var swagger struct {
+		Swagger     string                     `json:"swagger"`
+		Definitions map[string]json.RawMessage `json:"definitions"`
+	}
+	_ = json.Unmarshal(v2.Body, &swagger)
+	etag := v2.Header.Get("Etag")
+	cached := p.do(http.MethodGet, "/openapi/v2", nil, http.Header{"Accept": {"application/json"}, "If-None-Match": {etag}})
+	pb := p.do(http.MethodGet, "/openapi/v2", nil, http.Header{"Accept": {"application/com.github.proto-openapi.spec.v2@v1.0+protobuf"}})
+	index := p.do(http.MethodGet, "/openapi/v3", nil, nil)
+	var idx struct {
+		Paths map[string]struct {
+			ServerRelativeURL string `json:"serverRelativeURL"`
+		} `json:"paths"`
+	}
+	_ = json.Unmarshal(index.Body, &idx)
+	apps := idx.Paths["apis/apps/v1"].ServerRelativeURL
+	doc := p.do(http.MethodGet, apps, nil, nil)
+	stale := p.do(http.MethodGet, "/openapi/v3/apis/apps/v1?hash=0", nil, nil)
+	return fmt.Sprintf("v2 %d %s swagger %s Pod defined=%v etag=%v; If-None-Match %d; protobuf %d %s; "+
+		"v3 index %d has api/v1=%v apps/v1=%v; apps doc %d %s %s; stale hash, redirect followed: %d",
+		v2.Code, v2.ContentType, swagger.Swagger, swagger.Definitions["io.k8s.api.core.v1.Pod"] != nil, etag != "",
+		cached.Code, pb.Code, pb.ContentType, index.Code, idx.Paths["api/v1"].ServerRelativeURL != "", apps != "",
+		doc.Code, doc.ContentType, doc.Header.Get("Cache-Control"), stale.Code), ""
+}
