@@ -49,7 +49,33 @@ func (s *Server) admitCreate(st *store, req requestInfo, obj runtime.Object) err
 		}
 	}
 	prepareForCreate(obj)
+	if svc, ok := obj.(*corev1.Service); ok {
+		st.allocateClusterIP(svc)
+	}
 	return validateObject(req.res, obj)
+}
+
+// allocateClusterIP gives a new Service its virtual IP, as the real
+// server's allocator does, from 10.0.0.0/16 (the address of a Service
+// created over HTTP is always set; headless and ExternalName services get
+// none). Addresses are handed out in order and never reused, so runs are
+// reproducible.
+func (st *store) allocateClusterIP(svc *corev1.Service) {
+	if svc.Spec.Type == corev1.ServiceTypeExternalName || svc.Spec.ClusterIP == corev1.ClusterIPNone {
+		return
+	}
+	if svc.Spec.ClusterIP == "" {
+		st.serviceIPs++
+		n := st.serviceIPs + 1 // 10.0.0.1 is the kubernetes service's on a real cluster
+		svc.Spec.ClusterIP = fmt.Sprintf("10.0.%d.%d", (n>>8)&0xff, n&0xff)
+	}
+	svc.Spec.ClusterIPs = []string{svc.Spec.ClusterIP}
+	if len(svc.Spec.IPFamilies) == 0 {
+		svc.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
+	}
+	if svc.Spec.IPFamilyPolicy == nil {
+		svc.Spec.IPFamilyPolicy = ptrTo(corev1.IPFamilyPolicySingleStack)
+	}
 }
 
 // admitUpdate defaults and validates a write to an existing object (a PUT

@@ -17,7 +17,7 @@ import (
 
 // serveGet answers GET on one object (or its status).
 func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, req requestInfo) {
-	enc, err := s.negotiate(r, req.res.protobuf)
+	enc, err := s.negotiateResource(r, req)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -58,7 +58,7 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, req request
 // under the lock, answer with the stored result and the given status.
 func (s *Server) serveBodyWrite(w http.ResponseWriter, r *http.Request, req requestInfo, status int,
 	apply func(st *store, obj runtime.Object) (runtime.Object, error)) {
-	enc, err := s.negotiate(r, req.res.protobuf)
+	enc, err := s.negotiateResource(r, req)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -122,7 +122,7 @@ func (st *store) updateSubresource(req requestInfo, obj runtime.Object) (runtime
 // serveDelete answers DELETE on an object, honouring the preconditions of
 // a DeleteOptions body. It answers 200 with the object's final state.
 func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req requestInfo) {
-	enc, err := s.negotiate(r, req.res.protobuf)
+	enc, err := s.negotiateResource(r, req)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

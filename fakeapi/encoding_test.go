@@ -42,7 +42,12 @@ func TestContentNegotiation(t *testing.T) {
 			require.Equal(t, "a", p.Name)
 			require.Equal(t, map[string]string{"name": "a"}, p.Labels)
 		}},
-		{"table falls back", list, "application/json;as=Table;v=v1;g=meta.k8s.io,application/json", mediaJSON, func(t *testing.T, body []byte) {
+		{"table", list, "application/json;as=Table;v=v1;g=meta.k8s.io,application/json", mediaJSON, func(t *testing.T, body []byte) {
+			table := decodeJSON(t, body).(*metav1.Table)
+			require.Len(t, table.Rows, 2)
+			require.Equal(t, "Status", table.ColumnDefinitions[2].Name)
+		}},
+		{"table v1beta1 falls back", list, "application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json", mediaJSON, func(t *testing.T, body []byte) {
 			require.IsType(t, &corev1.PodList{}, decodeJSON(t, body))
 		}},
 	}

@@ -31,7 +31,7 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req requestIn
 		s.writeError(w, r, err)
 		return
 	}
-	enc, err := s.negotiate(r, req.res.protobuf)
+	enc, err := s.negotiateResource(r, req)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

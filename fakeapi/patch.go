@@ -58,7 +58,7 @@ type patchFunc func(original []byte, schema runtime.Object) ([]byte, error)
 
 // servePatch answers PATCH with any of the patch types above.
 func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, req requestInfo) {
-	enc, err := s.negotiate(r, req.res.protobuf)
+	enc, err := s.negotiateResource(r, req)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

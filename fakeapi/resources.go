@@ -121,6 +121,8 @@ type resourceInfo struct {
 	// generation is true when objects carry metadata.generation, which
 	// counts changes to their spec (see tracksGeneration).
 	generation bool
+	// printerColumns, when set, are the resource's own Table columns.
+	printerColumns *tableColumns
 }
 
 // groupResource names the resource in error messages ("pods", "deployments.apps").

@@ -40,6 +40,8 @@ type store struct {
 	// are reproducible.
 	uids   uint64
 	writes writeRecord
+	// serviceIPs counts the cluster IPs handed out (admission.go).
+	serviceIPs uint64
 }
 
 // bucket holds the current objects of one resource by key.

@@ -94,6 +94,7 @@ var probes = []probe{
 	{name: "a path in an unknown group", run: probeUnknownGroup},
 	{name: "APIResourceList shape", run: probeResourceListShape},
 	{name: "OpenAPI v2 and v3", run: probeOpenAPI},
+	{name: "Table output (kubectl get) of pods, deployments, replicasets, services, namespaces, events", run: probeTables},
 }
 
 // runProbes runs every probe against the target, each as a subtest, in two
