@@ -94,6 +94,17 @@ func (st *store) updateSubresource(req requestInfo, obj runtime.Object) (runtime
 	if err != nil {
 		return nil, err
 	}
+	return st.updateRules(req, obj, stored, true)
+}
+
+// updateTracked is updateSubresource for an object whose managedFields
+// are already up to date (a server-side apply).
+func (st *store) updateTracked(req requestInfo, obj, stored runtime.Object) (runtime.Object, error) {
+	return st.updateRules(req, obj, stored, false)
+}
+
+// updateRules applies the update rules to obj, a new state of stored.
+func (st *store) updateRules(req requestInfo, obj, stored runtime.Object, track bool) (runtime.Object, error) {
 	// The resourceVersion precondition comes first: a stale write is a
 	// Conflict even when it would not validate.
 	if rv := resourceVersionOf(obj); rv != "" && rv != resourceVersionOf(stored) {
@@ -112,6 +123,9 @@ func (st *store) updateSubresource(req requestInfo, obj runtime.Object) (runtime
 	}
 	if err := admitUpdate(req, obj); err != nil {
 		return nil, err
+	}
+	if !track {
+		return st.update(req.res, obj)
 	}
 	if err := recordManagedFields(obj, stored, req, st.now()); err != nil {
 		return nil, err

@@ -64,6 +64,10 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, req requestI
 		return
 	}
 	mt := mediaTypeOf(r)
+	if mt == mediaApply {
+		s.serveApply(w, r, req, enc)
+		return
+	}
 	patch, err := readBody(r)
 	if err != nil {
 		s.writeError(w, r, err)

@@ -116,6 +116,8 @@ type Server struct {
 	conns     connTracker
 	// openapi holds the OpenAPI documents, loaded on first use (openapi.go).
 	openapi openapiDocs
+	// apply holds server-side apply's field managers (apply.go).
+	apply applyTypes
 }
 
 // NewServer starts a server listening on opts.Addr and serving at once.

@@ -234,3 +234,47 @@ func probeOpenAPI(p *probeEnv) (string, string) {
 		cached.Code, pb.Code, pb.ContentType, index.Code, idx.Paths["api/v1"].ServerRelativeURL != "", apps != "",
 		doc.Code, doc.ContentType, doc.Header.Get("Cache-Control"), stale.Code), ""
 }
+
+func probeServerSideApply(p *probeEnv) (string, string) {
+	path := "/apis/apps/v1/namespaces/" + p.ns + "/deployments/applied"
+	apply := func(manager string, replicas int, query string) rawResponse {
+		d := testDeployment(p.ns, "applied", int32(replicas))
+		d.TypeMeta = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}
+		body, _ := json.Marshal(d)
+		q := "?fieldManager=" + manager + query
+		if manager == "" {
+			q = "?" + strings.TrimPrefix(query, "&")
+		}
+		return p.do(http.MethodPatch, path+q, body, http.Header{"Content-Type": {"application/apply-patch+yaml"}})
+	}
+	managers := func(r rawResponse) string {
+		var d struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+			Spec     struct {
+				Replicas int `json:"replicas"`
+			} `json:"spec"`
+		}
+		_ = json.Unmarshal(r.Body, &d)
+		var out []string
+		for _, m := range d.Metadata.ManagedFields {
+			out = append(out, fmt.Sprintf("%s:%s", m.Manager, m.Operation))
+		}
+		return fmt.Sprintf("%d replicas=%d managers %v", r.Code, d.Spec.Replicas, out)
+	}
+	created := apply("alice", 2, "")
+	var d struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+	}
+	_ = json.Unmarshal(created.Body, &d)
+	owned := "none"
+	if len(d.Metadata.ManagedFields) == 1 && d.Metadata.ManagedFields[0].FieldsV1 != nil {
+		owned = string(d.Metadata.ManagedFields[0].FieldsV1.Raw)
+	}
+	again := apply("alice", 2, "")
+	conflict := apply("bob", 5, "")
+	forced := apply("bob", 5, "&force=true")
+	anonymous := apply("", 1, "")
+	return fmt.Sprintf("create %s owning %s; same again %d; other manager %s fields=%s; forced %s; no manager %s",
+		managers(created), owned, again.Code, statusKey(conflict), causeFields(conflict), managers(forced),
+		statusKey(anonymous)), message(conflict)
+}

@@ -94,6 +94,7 @@ var probes = []probe{
 	{name: "a path in an unknown group", run: probeUnknownGroup},
 	{name: "APIResourceList shape", run: probeResourceListShape},
 	{name: "OpenAPI v2 and v3", run: probeOpenAPI},
+	{name: "server-side apply: create, no-op, conflict, force", run: probeServerSideApply},
 	{name: "Table output (kubectl get) of pods, deployments, replicasets, services, namespaces, events", run: probeTables},
 }
 
