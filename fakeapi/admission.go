@@ -48,6 +48,11 @@ func (s *Server) admitCreate(st *store, req requestInfo, obj runtime.Object) err
 			return err
 		}
 	}
+	if req.res.Kind == crdKind {
+		if err := s.admitCRD(obj); err != nil {
+			return err
+		}
+	}
 	prepareForCreate(obj)
 	if svc, ok := obj.(*corev1.Service); ok {
 		st.allocateClusterIP(svc)
@@ -91,7 +96,7 @@ func admitUpdate(req requestInfo, obj runtime.Object) error {
 // A namespace that is being deleted refuses new objects with 403, as the
 // real NamespaceLifecycle admission does.
 func (s *Server) requireNamespace(st *store, name string) error {
-	ri, ok := s.reg.byGVK[namespaceKind]
+	ri, ok := s.reg.byKind(namespaceKind)
 	if !ok {
 		return nil // a scheme without namespaces: nothing to check against
 	}
@@ -122,7 +127,7 @@ func (st *store) deleteNamespace(reg *registry, ri *resourceInfo, name string, p
 	if err := pre.check(ri, oldMeta); err != nil {
 		return nil, err
 	}
-	for _, content := range reg.ordered {
+	for _, content := range reg.all() {
 		if !content.Namespaced {
 			continue
 		}

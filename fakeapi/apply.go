@@ -78,9 +78,14 @@ func (s *Server) fieldManagerFor(ri *resourceInfo) (*managedfields.FieldManager,
 				fieldpath.NewSet(fieldpath.MakePathOrDie("status"))),
 		}
 	}
-	gv := ri.Kind.GroupVersion()
-	fm, err := managedfields.NewDefaultFieldManager(converter, s.opts.Scheme, applyDefaulter{}, s.opts.Scheme,
-		ri.Kind, gv, "", reset)
+	var fm *managedfields.FieldManager
+	var err error
+	if ri.unstructured {
+		fm, err = newCRFieldManager(ri, converter)
+	} else {
+		fm, err = managedfields.NewDefaultFieldManager(converter, s.opts.Scheme, applyDefaulter{}, s.opts.Scheme,
+			ri.Kind, ri.Kind.GroupVersion(), "", reset)
+	}
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}

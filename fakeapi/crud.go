@@ -12,7 +12,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // serveGet answers GET on one object (or its status).
@@ -106,11 +109,20 @@ func (st *store) updateTracked(req requestInfo, obj, stored runtime.Object) (run
 // updateRules applies the update rules to obj, a new state of stored.
 func (st *store) updateRules(req requestInfo, obj, stored runtime.Object, track bool) (runtime.Object, error) {
 	// The resourceVersion precondition comes first: a stale write is a
-	// Conflict even when it would not validate.
-	if rv := resourceVersionOf(obj); rv != "" && rv != resourceVersionOf(stored) {
+	// Conflict even when it would not validate. Custom resources allow no
+	// unconditional update.
+	switch rv := resourceVersionOf(obj); {
+	case rv == "" && req.res.unstructured:
+		// The real server names the resource, not the kind, here.
+		gk := schema.GroupKind{Group: req.res.Kind.Group, Kind: req.res.gvr.Resource}
+		return nil, apierrors.NewInvalid(gk, req.name, field.ErrorList{
+			field.Invalid(field.NewPath("metadata", "resourceVersion"), 0, "must be specified for an update")})
+	case rv != "" && rv != resourceVersionOf(stored):
 		return nil, conflict(req.res.groupResource(), req.name)
 	}
-	if req.res.StatusSubresource {
+	if u, ok := obj.(*unstructured.Unstructured); ok && req.res.StatusSubresource {
+		keepUnstructured(u, stored.(*unstructured.Unstructured), req.subresource)
+	} else if req.res.StatusSubresource {
 		keep := "Status"
 		if req.subresource == "status" {
 			keep = "Spec"
@@ -213,9 +225,9 @@ func (s *Server) decodeObject(r *http.Request, req requestInfo) (runtime.Object,
 	if err != nil {
 		return nil, err
 	}
-	into, err := s.opts.Scheme.New(req.res.Kind)
+	into, err := s.newObject(req.res)
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return nil, err
 	}
 	obj, gvk, err := info.Serializer.Decode(data, &req.res.Kind, into)
 	if err != nil {

@@ -142,7 +142,7 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv sc
 	if gv.Group != "" {
 		list.APIVersion = "v1"
 	}
-	for _, ri := range s.reg.ordered {
+	for _, ri := range s.reg.all() {
 		if ri.gvr.GroupVersion() != gv {
 			continue
 		}

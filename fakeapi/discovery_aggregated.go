@@ -79,7 +79,7 @@ func (s *Server) serveAggregated(w http.ResponseWriter, r *http.Request, enc enc
 // discoveredResources describes the resources of one group version.
 func (s *Server) discoveredResources(gv schema.GroupVersion) []apidiscoveryv2.APIResourceDiscovery {
 	var out []apidiscoveryv2.APIResourceDiscovery
-	for _, ri := range s.reg.ordered {
+	for _, ri := range s.reg.all() {
 		if ri.gvr.GroupVersion() != gv {
 			continue
 		}

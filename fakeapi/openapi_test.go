@@ -30,7 +30,7 @@ func TestOpenAPIDocuments(t *testing.T) {
 		Paths map[string]struct{ ServerRelativeURL string } `json:"paths"`
 	}
 	require.NoError(t, json.Unmarshal(body, &index))
-	require.Len(t, index.Paths, 2, "the served group versions only: %s", body)
+	require.Len(t, index.Paths, 3, "the served group versions only: %s", body)
 	_, _, header = do(t, http.MethodGet, srv.URL()+index.Paths["api/v1"].ServerRelativeURL, "", "")
 	require.Equal(t, "public, immutable", header.Get("Cache-Control"))
 

@@ -105,6 +105,9 @@ func (s *Server) decodePatch(req requestInfo, mediaType string, patch []byte) (p
 	case mediaMerge:
 		return decodeMergePatch(patch)
 	case mediaStrategicMerge:
+		if req.res.unstructured {
+			return nil, unsupportedPatch(mediaType, "")
+		}
 		return decodeStrategicMergePatch(patch)
 	case mediaJSONPatch:
 		return decodeJSONPatch(patch, s.opts.MaxBodyBytes)
@@ -218,6 +221,13 @@ func (s *Server) applyPatch(req requestInfo, stored runtime.Object, apply patchF
 
 // decodePatched decodes a patched JSON document as the resource's kind.
 func (s *Server) decodePatched(req requestInfo, patched []byte) (runtime.Object, error) {
+	if req.res.unstructured {
+		obj, err := decodeUnstructuredPatched(req.res, patched)
+		if err != nil {
+			return nil, err
+		}
+		return obj, checkIdentity(obj, req)
+	}
 	into, err := s.newObject(req.res)
 	if err != nil {
 		return nil, err
@@ -313,13 +323,4 @@ func unsupportedPatch(contentType, why string) *apierrors.StatusError {
 func mediaTypeOf(r *http.Request) string {
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	return mt
-}
-
-// newObject returns an empty object of the resource's Go type.
-func (s *Server) newObject(ri *resourceInfo) (runtime.Object, error) {
-	obj, err := s.opts.Scheme.New(ri.Kind)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	return obj, nil
 }

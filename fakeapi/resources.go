@@ -3,14 +3,17 @@ package fakeapi
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -123,6 +126,9 @@ type resourceInfo struct {
 	generation bool
 	// printerColumns, when set, are the resource's own Table columns.
 	printerColumns *tableColumns
+	// unstructured is true for custom resources, stored as
+	// unstructured.Unstructured (unstructured.go, crd.go).
+	unstructured bool
 }
 
 // groupResource names the resource in error messages ("pods", "deployments.apps").
@@ -137,12 +143,15 @@ func (ri *resourceInfo) fieldsOf(obj runtime.Object) fields.Set {
 }
 
 // registry is the set of served resources, indexed the two ways requests
-// arrive: by URL (GVR) and by Go object (GVK). It is immutable after
-// newRegistry, so it is safe for concurrent use.
+// arrive: by URL (GVR) and by Go object (GVK). Custom resources come and go
+// with their CustomResourceDefinitions (crd.go); everything else is fixed
+// at newRegistry. It is safe for concurrent use.
 type registry struct {
 	scheme *runtime.Scheme
-	byGVR  map[schema.GroupVersionResource]*resourceInfo
-	byGVK  map[schema.GroupVersionKind]*resourceInfo
+
+	mu    sync.RWMutex // guards byGVR, byGVK and ordered
+	byGVR map[schema.GroupVersionResource]*resourceInfo
+	byGVK map[schema.GroupVersionKind]*resourceInfo
 	// ordered keeps registration order, for stable discovery documents.
 	ordered []*resourceInfo
 }
@@ -158,14 +167,64 @@ func newRegistry(scheme *runtime.Scheme, resources []Resource) (*registry, error
 		if err != nil {
 			return nil, err
 		}
-		if _, dup := reg.byGVR[ri.gvr]; dup {
-			return nil, fmt.Errorf("fakeapi: resource %s registered twice", ri.gvr)
+		if err := reg.add(ri); err != nil {
+			return nil, err
 		}
-		reg.byGVR[ri.gvr] = ri
-		reg.byGVK[ri.Kind] = ri
-		reg.ordered = append(reg.ordered, ri)
 	}
 	return reg, nil
+}
+
+// add serves one more resource.
+func (reg *registry) add(ri *resourceInfo) error {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	if _, dup := reg.byGVR[ri.gvr]; dup {
+		return fmt.Errorf("fakeapi: resource %s registered twice", ri.gvr)
+	}
+	if _, dup := reg.byGVK[ri.Kind]; dup {
+		return fmt.Errorf("fakeapi: kind %s registered twice", ri.Kind)
+	}
+	reg.byGVR[ri.gvr] = ri
+	reg.byGVK[ri.Kind] = ri
+	reg.ordered = append(reg.ordered, ri)
+	return nil
+}
+
+// remove stops serving a resource (a custom resource whose definition
+// was deleted or changed).
+func (reg *registry) remove(ri *resourceInfo) {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	if reg.byGVR[ri.gvr] == ri {
+		delete(reg.byGVR, ri.gvr)
+	}
+	if reg.byGVK[ri.Kind] == ri {
+		delete(reg.byGVK, ri.Kind)
+	}
+	reg.ordered = slices.DeleteFunc(reg.ordered, func(o *resourceInfo) bool { return o == ri })
+}
+
+// byResource finds the resource a URL names.
+func (reg *registry) byResource(gvr schema.GroupVersionResource) (*resourceInfo, bool) {
+	reg.mu.RLock()
+	defer reg.mu.RUnlock()
+	ri, ok := reg.byGVR[gvr]
+	return ri, ok
+}
+
+// byKind finds the resource that stores a kind.
+func (reg *registry) byKind(gvk schema.GroupVersionKind) (*resourceInfo, bool) {
+	reg.mu.RLock()
+	defer reg.mu.RUnlock()
+	ri, ok := reg.byGVK[gvk]
+	return ri, ok
+}
+
+// all returns the served resources in registration order.
+func (reg *registry) all() []*resourceInfo {
+	reg.mu.RLock()
+	defer reg.mu.RUnlock()
+	return slices.Clone(reg.ordered)
 }
 
 func resolveResource(scheme *runtime.Scheme, r Resource) (*resourceInfo, error) {
@@ -208,12 +267,18 @@ type protoMarshaler interface {
 
 // forObject finds the resource that stores obj's Go type.
 func (reg *registry) forObject(obj runtime.Object) (*resourceInfo, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		if ri, ok := reg.byKind(u.GroupVersionKind()); ok {
+			return ri, nil
+		}
+		return nil, fmt.Errorf("%w: %s", ErrNotServed, u.GroupVersionKind())
+	}
 	kinds, _, err := reg.scheme.ObjectKinds(obj)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %T: %v", ErrNotServed, obj, err)
 	}
 	for _, gvk := range kinds {
-		if ri, ok := reg.byGVK[gvk]; ok {
+		if ri, ok := reg.byKind(gvk); ok {
 			return ri, nil
 		}
 	}
@@ -238,7 +303,7 @@ func (reg *registry) servesGroup(group string) bool {
 func (reg *registry) groupVersions() []schema.GroupVersion {
 	seen := map[schema.GroupVersion]bool{}
 	var out []schema.GroupVersion
-	for _, ri := range reg.ordered {
+	for _, ri := range reg.all() {
 		gv := ri.gvr.GroupVersion()
 		if !seen[gv] {
 			seen[gv] = true

@@ -130,7 +130,7 @@ func (s *Server) route(r *http.Request) (requestInfo, error) {
 	if rest[0] == "namespaces" && len(rest) >= 3 && rest[2] != "status" {
 		req.namespace, rest = rest[1], rest[2:]
 	}
-	ri, found := s.reg.byGVR[gv.WithResource(rest[0])]
+	ri, found := s.reg.byResource(gv.WithResource(rest[0]))
 	if !found || len(rest) > 3 {
 		return requestInfo{}, notFoundPath()
 	}

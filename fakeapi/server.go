@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -96,7 +97,7 @@ type Server struct {
 	faults *Faults
 	sent   sentRecord
 
-	mu sync.Mutex // guards store, changed, dropped and seeded
+	mu sync.Mutex // guards store, changed, dropped, seeded and crds
 	// store holds all objects and history.
 	store *store
 	// changed is closed (and replaced) after every write, waking watches.
@@ -105,6 +106,8 @@ type Server struct {
 	dropped chan struct{}
 	// seeded counts pods made by SeedPods, to name the next ones.
 	seeded int
+	// crds maps the name of each served CRD to its resource (crd.go).
+	crds map[string]*resourceInfo
 
 	listener   net.Listener
 	httpServer *http.Server
@@ -128,6 +131,9 @@ func NewServer(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := reg.add(crdResource()); err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("fakeapi: listen on %s: %w", opts.Addr, err)
@@ -139,6 +145,7 @@ func NewServer(opts Options) (*Server, error) {
 		faults:    newFaults(),
 		sent:      sentRecord{limit: opts.HistoryLimit},
 		store:     newStore(opts.CompactionWindow, opts.HistoryLimit, opts.Now),
+		crds:      map[string]*resourceInfo{},
 		changed:   make(chan struct{}),
 		dropped:   make(chan struct{}),
 		listener:  ln,
@@ -205,10 +212,20 @@ func (s *Server) ResourceVersion() uint64 {
 // and returns the stored state (with resourceVersion, UID and
 // creationTimestamp). Errors are the same *apierrors.StatusError values the
 // HTTP API sends (AlreadyExists, Invalid), or ErrNotServed.
+//
+// A CustomResourceDefinition (an *unstructured.Unstructured of kind
+// apiextensions.k8s.io/v1 CustomResourceDefinition) is checked as over HTTP
+// and its resource served at once; its objects are then created as
+// *unstructured.Unstructured too.
 func (s *Server) Create(obj runtime.Object) (runtime.Object, error) {
 	ri, err := s.reg.forObject(obj)
 	if err != nil {
 		return nil, err
+	}
+	if ri.Kind == crdKind {
+		if err := s.admitCRD(obj); err != nil {
+			return nil, err
+		}
 	}
 	return s.write(func(st *store) (runtime.Object, error) { return st.create(ri, obj.DeepCopyObject()) })
 }
@@ -259,6 +276,9 @@ func (s *Server) writeLocked(apply func(*store) (runtime.Object, error)) (runtim
 	before := s.store.rv
 	obj, err := apply(s.store)
 	if s.store.rv != before {
+		if u, ok := obj.(*unstructured.Unstructured); ok && err == nil && u.GroupVersionKind() == crdKind {
+			s.syncCRDLocked(u.GetName())
+		}
 		s.notifyLocked()
 	}
 	return obj, err
@@ -273,7 +293,7 @@ func (s *Server) notifyLocked() {
 // Objects returns copies of the current objects of a resource, in key order
 // (namespace, then name). Checkers compare a client's cache with it.
 func (s *Server) Objects(gvr schema.GroupVersionResource) ([]runtime.Object, error) {
-	ri, ok := s.reg.byGVR[gvr]
+	ri, ok := s.reg.byResource(gvr)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrNotServed, gvr)
 	}

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -163,7 +164,7 @@ func (s *store) update(ri *resourceInfo, obj runtime.Object) (runtime.Object, er
 	if equality.Semantic.DeepEqual(old, obj) {
 		return old, nil
 	}
-	if ri.generation && specChanged(old, obj) {
+	if ri.generation && specChanged(old, obj) || ri.unstructured && unstructuredSpecChanged(old.(*unstructured.Unstructured), obj.(*unstructured.Unstructured)) {
 		m.SetGeneration(oldMeta.GetGeneration() + 1)
 	}
 	return s.commit(ri, key, watch.Modified, obj, old), nil

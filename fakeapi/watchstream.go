@@ -98,7 +98,7 @@ func (ws *watchStream) send(typ watch.EventType, obj runtime.Object, initial boo
 // an empty instance of the resource's kind with only resourceVersion (and,
 // after initial events, the k8s.io/initial-events-end annotation) set.
 func (ws *watchStream) sendBookmark(initialEnd bool) bool {
-	obj, err := ws.s.opts.Scheme.New(ws.res.Kind)
+	obj, err := ws.s.newObject(ws.res)
 	if err != nil {
 		return false
 	}

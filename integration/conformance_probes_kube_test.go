@@ -278,3 +278,68 @@ func probeServerSideApply(p *probeEnv) (string, string) {
 		managers(created), owned, again.Code, statusKey(conflict), causeFields(conflict), managers(forced),
 		statusKey(anonymous)), message(conflict)
 }
+
+// probeCRD defines a custom resource and uses it: the CRD's status,
+// objects stored as sent, the status subresource, generation, printer
+// columns, lists, and the patch types custom resources take.
+func probeCRD(p *probeEnv) (string, string) {
+	group := p.ns + ".example.com"
+	crd := fmt.Sprintf(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+"metadata":{"name":"gadgets.%[1]s"},
+"spec":{"group":"%[1]s","scope":"Namespaced",
+ "names":{"plural":"gadgets","singular":"gadget","kind":"Gadget","shortNames":["gd"]},
+ "versions":[{"name":"v1","served":true,"storage":true,"subresources":{"status":{}},
+  "schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}},
+  "additionalPrinterColumns":[{"name":"Size","type":"integer","jsonPath":".spec.size"},
+   {"name":"Phase","type":"string","jsonPath":".status.phase"}]}]}}`, group)
+	crdPath := "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	created := p.do(http.MethodPost, crdPath, []byte(crd), nil)
+	defer p.do(http.MethodDelete, crdPath+"/gadgets."+group, nil, nil)
+	var status struct {
+		Status struct {
+			Conditions []struct{ Type, Status string } `json:"conditions"`
+		} `json:"status"`
+	}
+	_ = json.Unmarshal(created.Body, &status)
+	gadgets := "/apis/" + group + "/v1/namespaces/" + p.ns + "/gadgets"
+	// The real server serves the new resource moments after it answers.
+	served := waitUntil(10*time.Second, func() bool { return p.do(http.MethodGet, gadgets, nil, nil).Code == http.StatusOK })
+	var later struct {
+		Status struct {
+			Conditions []struct{ Type, Status string } `json:"conditions"`
+		} `json:"status"`
+	}
+	_ = json.Unmarshal(p.do(http.MethodGet, crdPath+"/gadgets."+group, nil, nil).Body, &later)
+	obj := p.do(http.MethodPost, gadgets, []byte(`{"apiVersion":"`+group+`/v1","kind":"Gadget","metadata":{"name":"g1"},"spec":{"size":3},"status":{"phase":"sent"}}`), nil)
+	var createdObj struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+	}
+	_ = json.Unmarshal(obj.Body, &createdObj)
+	unconditional := p.do(http.MethodPut, gadgets+"/g1/status", []byte(`{"apiVersion":"`+group+`/v1","kind":"Gadget","metadata":{"name":"g1"},"spec":{"size":99},"status":{"phase":"Ready"}}`), nil)
+	st := p.do(http.MethodPut, gadgets+"/g1/status", []byte(`{"apiVersion":"`+group+`/v1","kind":"Gadget","metadata":{"name":"g1","resourceVersion":"`+
+		createdObj.Metadata.ResourceVersion+`"},"spec":{"size":99},"status":{"phase":"Ready"}}`), nil)
+	merge := p.do(http.MethodPatch, gadgets+"/g1", []byte(`{"spec":{"size":4}}`), http.Header{"Content-Type": {"application/merge-patch+json"}})
+	smp := p.do(http.MethodPatch, gadgets+"/g1", []byte(`{"spec":{"size":5}}`), http.Header{"Content-Type": {"application/strategic-merge-patch+json"}})
+	var g struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+		Spec     map[string]any    `json:"spec"`
+		Status   map[string]any    `json:"status"`
+	}
+	_ = json.Unmarshal(merge.Body, &g)
+	var list struct {
+		Kind  string `json:"kind"`
+		Items []struct {
+			Kind string `json:"kind"`
+		} `json:"items"`
+	}
+	_ = json.Unmarshal(p.do(http.MethodGet, gadgets, nil, nil).Body, &list)
+	var kinds []string
+	for _, it := range list.Items {
+		kinds = append(kinds, it.Kind)
+	}
+	return fmt.Sprintf("CRD %d conditions %v, once served %v; served=%v; create %d; status write without RV %s, with %d; "+
+		"merge %d spec %v status %v generation %d; strategic merge %s; list %s %v; table %s",
+		created.Code, status.Status.Conditions, later.Status.Conditions, served, obj.Code, statusKey(unconditional), st.Code,
+		merge.Code, g.Spec, g.Status, g.Metadata.Generation,
+		statusKey(smp), list.Kind, kinds, p.tableKey(gadgets, "g1")), message(smp)
+}

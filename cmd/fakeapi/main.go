@@ -34,6 +34,7 @@ type config struct {
 	token            string
 	bookmarkInterval time.Duration
 	compactionWindow int
+	crds             crdFiles
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -46,6 +47,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.token, "token", "", "bearer token clients must send (empty: no authentication)")
 	fs.DurationVar(&c.bookmarkInterval, "bookmark-interval", fakeapi.DefaultBookmarkInterval, "interval between watch bookmarks")
 	fs.IntVar(&c.compactionWindow, "compaction-window", fakeapi.DefaultCompactionWindow, "events kept before the history is compacted")
+	registerCRDFlag(fs, &c.crds)
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -74,6 +76,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer srv.Close()
+	if err := createNamespaces(srv, c.namespaces); err != nil {
+		return err
+	}
+	if err := serveCRDs(srv, c.crds); err != nil {
+		return err
+	}
 	if c.pods > 0 {
 		start := time.Now()
 		if err := srv.SeedPods(strings.Split(c.namespaces, ","), c.pods); err != nil {
