@@ -236,6 +236,9 @@ func (s *Server) decodeObject(r *http.Request, req requestInfo) (runtime.Object,
 	if *gvk != req.res.Kind {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the kind in the body (%s) does not match the expected kind (%s)", gvk, req.res.Kind))
 	}
+	if err := checkFields(req, s.unknownFields(data, info.MediaType, req.res), nil); err != nil {
+		return nil, err
+	}
 	return obj, checkIdentity(obj, req)
 }
 

@@ -41,6 +41,10 @@ type requestInfo struct {
 	subresource string
 	// fieldManager is who writes, for managedFields (see fieldManager).
 	fieldManager string
+	// fieldValidation is what to do with unknown fields (fieldvalidation.go).
+	fieldValidation string
+	// warnings are the response's headers, for Warning headers.
+	warnings http.Header
 }
 
 // serveHTTP is the root handler: bookkeeping, authentication and body
@@ -85,10 +89,14 @@ func (s *Server) recoverPanic(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 	req, err := s.route(r)
+	if err == nil {
+		req.fieldValidation, err = fieldValidation(r, req.verb)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	req.warnings = w.Header()
 	if err := s.faults.before(r.Context(), s.closed, req.verb, req.res.gvr.Resource); err != nil {
 		s.writeError(w, r, err)
 		return

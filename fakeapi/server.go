@@ -94,6 +94,7 @@ type Server struct {
 	opts   Options
 	reg    *registry
 	codecs serializer.CodecFactory
+	strict strictDecoders
 	faults *Faults
 	sent   sentRecord
 
@@ -142,6 +143,7 @@ func NewServer(opts Options) (*Server, error) {
 		opts:      opts,
 		reg:       reg,
 		codecs:    serializer.NewCodecFactory(opts.Scheme),
+		strict:    newStrictDecoders(opts.Scheme),
 		faults:    newFaults(),
 		sent:      sentRecord{limit: opts.HistoryLimit},
 		store:     newStore(opts.CompactionWindow, opts.HistoryLimit, opts.Now),

@@ -343,3 +343,21 @@ func probeCRD(p *probeEnv) (string, string) {
 		merge.Code, g.Spec, g.Status, g.Metadata.Generation,
 		statusKey(smp), list.Kind, kinds, p.tableKey(gadgets, "g1")), message(smp)
 }
+
+// probeFieldValidation sends unknown fields under each fieldValidation
+// directive; kubectl apply sends Strict.
+func probeFieldValidation(p *probeEnv) (string, string) {
+	body := func(name string) []byte {
+		return []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `","foo":1},"data":{"a":"b"},"bar":{"x":1}}`)
+	}
+	path := "/api/v1/namespaces/" + p.ns + "/configmaps"
+	strict := p.do(http.MethodPost, path+"?fieldValidation=Strict", body("fv-strict"), nil)
+	warn := p.do(http.MethodPost, path, body("fv-warn"), nil)
+	ignore := p.do(http.MethodPost, path+"?fieldValidation=Ignore", body("fv-ignore"), nil)
+	patch := p.do(http.MethodPatch, path+"/fv-warn?fieldValidation=Strict", []byte(`{"data":{"c":"d"},"zzz":1}`),
+		http.Header{"Content-Type": {"application/merge-patch+json"}})
+	bad := p.do(http.MethodPost, path+"?fieldValidation=Sometimes", body("fv-bad"), nil)
+	return fmt.Sprintf("Strict %s %q; default %d warnings %q; Ignore %d warnings %d; Strict patch %s fields=%s; bad directive %s",
+		statusKey(strict), message(strict), warn.Code, warn.Header.Values("Warning"), ignore.Code, len(ignore.Header.Values("Warning")),
+		statusKey(patch), causeFields(patch), statusKey(bad)), message(bad)
+}

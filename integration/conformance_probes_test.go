@@ -95,6 +95,7 @@ var probes = []probe{
 	{name: "APIResourceList shape", run: probeResourceListShape},
 	{name: "OpenAPI v2 and v3", run: probeOpenAPI},
 	{name: "server-side apply: create, no-op, conflict, force", run: probeServerSideApply},
+	{name: "unknown fields under fieldValidation Strict, Warn, Ignore", run: probeFieldValidation},
 	{name: "CustomResourceDefinition: serve, status, columns, lists", run: probeCRD},
 	{name: "Table output (kubectl get) of pods, deployments, replicasets, services, namespaces, events", run: probeTables},
 }
