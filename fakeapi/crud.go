@@ -136,6 +136,9 @@ func (st *store) updateRules(req requestInfo, obj, stored runtime.Object, track 
 	if err := admitUpdate(req, obj); err != nil {
 		return nil, err
 	}
+	if deleted, gone, err := st.finalizerRules(req.res, obj, stored); err != nil || gone {
+		return deleted, err
+	}
 	if !track {
 		return st.update(req.res, obj)
 	}
@@ -168,13 +171,7 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req request
 		}
 	}
 	deleted, err := s.write(func(st *store) (runtime.Object, error) {
-		switch req.res.Kind {
-		case podKind:
-			return st.deletePod(req.res, req.namespace, req.name, pre, opts.GracePeriodSeconds)
-		case namespaceKind:
-			return st.deleteNamespace(s.reg, req.res, req.name, pre)
-		}
-		return st.delete(req.res, req.namespace, req.name, pre)
+		return s.deleteOne(st, req, req.namespace, req.name, pre, opts.GracePeriodSeconds)
 	})
 	if err != nil {
 		s.writeError(w, r, err)

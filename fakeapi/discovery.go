@@ -148,7 +148,7 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv sc
 		}
 		list.APIResources = append(list.APIResources, metav1.APIResource{
 			Name: ri.gvr.Resource, SingularName: strings.ToLower(ri.Kind.Kind), Namespaced: ri.Namespaced,
-			Kind: ri.Kind.Kind, ShortNames: ri.ShortNames, Categories: ri.Categories, Verbs: resourceVerbs,
+			Kind: ri.Kind.Kind, ShortNames: ri.ShortNames, Categories: ri.Categories, Verbs: ri.verbs(),
 		})
 		for _, sub := range ri.subresources() {
 			res := metav1.APIResource{Name: ri.gvr.Resource + "/" + sub.name, Namespaced: ri.Namespaced,

@@ -89,7 +89,7 @@ func (s *Server) discoveredResources(gv schema.GroupVersion) []apidiscoveryv2.AP
 		}
 		d := apidiscoveryv2.APIResourceDiscovery{
 			Resource: ri.gvr.Resource, ResponseKind: &metav1.GroupVersionKind{Kind: ri.Kind.Kind},
-			Scope: scope, SingularResource: strings.ToLower(ri.Kind.Kind), Verbs: resourceVerbs,
+			Scope: scope, SingularResource: strings.ToLower(ri.Kind.Kind), Verbs: ri.verbs(),
 			ShortNames: ri.ShortNames, Categories: ri.Categories,
 		}
 		for _, sub := range ri.subresources() {
@@ -104,8 +104,14 @@ func (s *Server) discoveredResources(gv schema.GroupVersion) []apidiscoveryv2.AP
 	return out
 }
 
-// resourceVerbs are the verbs of every served resource.
-var resourceVerbs = []string{verbCreate, verbDelete, verbGet, verbList, verbPatch, verbUpdate, verbWatch}
+// verbs are the resource's verbs, in discovery's order: every verb for
+// every resource, but deletecollection for namespaces.
+func (ri *resourceInfo) verbs() []string {
+	if ri.Kind == namespaceKind {
+		return []string{verbCreate, verbDelete, verbGet, verbList, verbPatch, verbUpdate, verbWatch}
+	}
+	return []string{verbCreate, verbDelete, verbDeleteCollection, verbGet, verbList, verbPatch, verbUpdate, verbWatch}
+}
 
 // subresource is one served subresource of a resource, for discovery.
 type subresource struct {

@@ -90,3 +90,13 @@ func notFoundText(w http.ResponseWriter) {
 	w.WriteHeader(http.StatusNotFound)
 	_, _ = io.WriteString(w, "404 page not found\n")
 }
+
+// methodNotAllowed is the real server's 405 for a method a path does not
+// take (POST across all namespaces, DELETE of the namespaces collection):
+// its router's answer, with empty details.
+func methodNotAllowed() *apierrors.StatusError {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusMethodNotAllowed, Reason: metav1.StatusReasonMethodNotAllowed,
+		Message: "the server does not allow this method on the requested resource", Details: &metav1.StatusDetails{},
+	}}
+}

@@ -120,6 +120,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		s.servePatch(w, r, req)
 	case verbDelete:
 		s.serveDelete(w, r, req)
+	case verbDeleteCollection:
+		s.serveDeleteCollection(w, r, req)
 	}
 }
 
@@ -209,8 +211,10 @@ func verbOf(r *http.Request, req requestInfo) (string, error) {
 		return verbPatch, nil
 	case r.Method == http.MethodDelete && !collection:
 		return verbDelete, nil
+	case r.Method == http.MethodDelete && req.res.Kind != namespaceKind && req.res.Namespaced == (req.namespace != ""):
+		return verbDeleteCollection, nil
 	}
-	return "", apierrors.NewMethodNotSupported(req.res.groupResource(), strings.ToLower(r.Method))
+	return "", methodNotAllowed()
 }
 
 // watchRequested reads the watch parameter the way the real server's

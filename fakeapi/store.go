@@ -210,6 +210,24 @@ func (s *store) delete(ri *resourceInfo, namespace, name string, pre preconditio
 	return s.commit(ri, key, watch.Deleted, old.DeepCopyObject(), old), nil
 }
 
+// deleteHonouringFinalizers is delete for a client's DELETE: an object
+// with finalizers is only marked (finalizers.go).
+func (s *store) deleteHonouringFinalizers(ri *resourceInfo, namespace, name string, pre preconditions) (runtime.Object, error) {
+	key := objectKey(ri, namespace, name)
+	old, ok := s.bucket(ri).objects[key]
+	if !ok {
+		return nil, apierrors.NewNotFound(ri.groupResource(), name)
+	}
+	oldMeta, _ := meta.Accessor(old)
+	if err := pre.check(ri, oldMeta); err != nil {
+		return nil, err
+	}
+	if marked, kept := s.markDeleting(ri, key, old); kept {
+		return marked, nil
+	}
+	return s.delete(ri, namespace, name, preconditions{})
+}
+
 // commit is the single write path: it takes the next RV, stamps it on obj,
 // applies the change, and appends the event to the log and the record.
 func (s *store) commit(ri *resourceInfo, key string, typ watch.EventType, obj, prev runtime.Object) runtime.Object {

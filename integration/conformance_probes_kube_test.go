@@ -361,3 +361,63 @@ func probeFieldValidation(p *probeEnv) (string, string) {
 		statusKey(strict), message(strict), warn.Code, warn.Header.Values("Warning"), ignore.Code, len(ignore.Header.Values("Warning")),
 		statusKey(patch), causeFields(patch), statusKey(bad)), message(bad)
 }
+
+// probeFinalizers deletes an object that has a finalizer, then removes it.
+func probeFinalizers(p *probeEnv) (string, string) {
+	path := "/api/v1/namespaces/" + p.ns + "/configmaps"
+	created := p.do(http.MethodPost, path, []byte(`{"metadata":{"name":"held","finalizers":["example.com/hold"]}}`), nil)
+	deleted := p.do(http.MethodDelete, path+"/held", nil, nil)
+	var cm corev1.ConfigMap
+	_ = json.Unmarshal(deleted.Body, &cm)
+	still := p.do(http.MethodGet, path+"/held", nil, nil)
+	merge := http.Header{"Content-Type": {"application/merge-patch+json"}}
+	added := p.do(http.MethodPatch, path+"/held", []byte(`{"metadata":{"finalizers":["example.com/hold","example.com/more"]}}`), merge)
+	released := p.do(http.MethodPatch, path+"/held", []byte(`{"metadata":{"finalizers":null}}`), merge)
+	gone := p.do(http.MethodGet, path+"/held", nil, nil)
+	return fmt.Sprintf("create %d; DELETE %d deletionTimestamp=%v grace=%d; GET %d; add a finalizer %s; remove the last %d; GET %d",
+		created.Code, deleted.Code, cm.DeletionTimestamp != nil, deref(cm.DeletionGracePeriodSeconds), still.Code,
+		statusKey(added), released.Code, gone.Code), message(added)
+}
+
+// probeDeleteCollection deletes by label selector, and reads the verbs
+// discovery advertises.
+func probeDeleteCollection(p *probeEnv) (string, string) {
+	path := "/api/v1/namespaces/" + p.ns + "/configmaps"
+	for _, cm := range []string{`{"metadata":{"name":"dc-a","labels":{"dc":"1"}}}`, `{"metadata":{"name":"dc-b","labels":{"dc":"2"}}}`,
+		`{"metadata":{"name":"dc-c","labels":{"dc":"1"}}}`} {
+		p.do(http.MethodPost, path, []byte(cm), nil)
+	}
+	r := p.do(http.MethodDelete, path+"?labelSelector=dc%3D1", nil, nil)
+	var list struct {
+		Kind  string `json:"kind"`
+		Items []struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+		} `json:"items"`
+	}
+	_ = json.Unmarshal(r.Body, &list)
+	var names []string
+	for _, it := range list.Items {
+		names = append(names, it.Metadata.Name)
+	}
+	left := p.do(http.MethodGet, path+"?labelSelector=dc", nil, nil)
+	var leftList metav1.PartialObjectMetadataList
+	_ = json.Unmarshal(left.Body, &leftList)
+	namespaces := p.do(http.MethodDelete, "/api/v1/namespaces?labelSelector=none", nil, nil)
+	allNamespaces := p.do(http.MethodDelete, "/api/v1/configmaps?labelSelector=none", nil, nil)
+	verbs := func(path string, names ...string) string {
+		var rl metav1.APIResourceList
+		_ = json.Unmarshal(p.do(http.MethodGet, path, nil, nil).Body, &rl)
+		var out []string
+		for _, res := range rl.APIResources {
+			for _, n := range names {
+				if res.Name == n {
+					out = append(out, n+fmt.Sprint(res.Verbs))
+				}
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	return fmt.Sprintf("%d %s %v, left %d; namespaces %s; all namespaces %s; verbs %s %s", r.Code, list.Kind, names, len(leftList.Items),
+		statusKey(namespaces), statusKey(allNamespaces), verbs("/api/v1", "pods", "namespaces", "pods/status"),
+		verbs("/apis/apps/v1", "deployments", "deployments/scale")), ""
+}

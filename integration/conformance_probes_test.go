@@ -96,6 +96,8 @@ var probes = []probe{
 	{name: "OpenAPI v2 and v3", run: probeOpenAPI},
 	{name: "server-side apply: create, no-op, conflict, force", run: probeServerSideApply},
 	{name: "unknown fields under fieldValidation Strict, Warn, Ignore", run: probeFieldValidation},
+	{name: "finalizers hold a deletion", run: probeFinalizers},
+	{name: "deletecollection, and the verbs in discovery", run: probeDeleteCollection},
 	{name: "CustomResourceDefinition: serve, status, columns, lists", run: probeCRD},
 	{name: "Table output (kubectl get) of pods, deployments, replicasets, services, namespaces, events", run: probeTables},
 }
