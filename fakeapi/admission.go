@@ -88,6 +88,10 @@ func (st *store) allocateClusterIP(svc *corev1.Service) {
 // stored fields live in updateSubresource.
 func admitUpdate(req requestInfo, obj runtime.Object) error {
 	applyDefaults(obj)
+	if pod, ok := obj.(*corev1.Pod); ok && req.subresource == "" {
+		// The DefaultTolerationSeconds plugin admits updates too.
+		addDefaultTolerations(&pod.Spec)
+	}
 	return validateObject(req.res, obj)
 }
 

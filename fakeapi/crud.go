@@ -136,6 +136,9 @@ func (st *store) updateRules(req requestInfo, obj, stored runtime.Object, track 
 	if err := admitUpdate(req, obj); err != nil {
 		return nil, err
 	}
+	if err := validatePodUpdate(req.res, obj, stored, req.subresource); err != nil {
+		return nil, err
+	}
 	if deleted, gone, err := st.finalizerRules(req.res, obj, stored); err != nil || gone {
 		return deleted, err
 	}

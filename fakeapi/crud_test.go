@@ -38,9 +38,10 @@ func TestHTTPCreateGetUpdateDelete(t *testing.T) {
 	require.Equal(t, metav1.StatusReasonConflict, st.Reason)
 	require.Contains(t, st.Message, "the object has been modified")
 
-	update := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","resourceVersion":"2","labels":{"app":"v2"}},` +
-		`"spec":{"containers":[{"name":"c","image":"nginx"}]},"status":{"phase":"Running"}}`
-	code, body, _ = do(t, http.MethodPut, base+"/web", mediaJSON, update)
+	changed := created.DeepCopy()
+	changed.Labels = map[string]string{"app": "v2"}
+	changed.Status.Phase = corev1.PodRunning
+	code, body, _ = do(t, http.MethodPut, base+"/web", mediaJSON, jsonBody(t, changed))
 	require.Equal(t, http.StatusOK, code, "%s", body)
 	updated := decodeJSON(t, body).(*corev1.Pod)
 	require.Equal(t, "v2", updated.Labels["app"])

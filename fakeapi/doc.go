@@ -88,7 +88,8 @@
 // kube-public and kube-node-lease are created on first use), the create
 // rules (a new pod is Pending with its QoS class and default tolerations),
 // validation of the pod specs that clients meet first (422 with the real
-// causes), unknown fields refused, warned about or ignored as the request's
+// causes; a pod update may change only images, the active deadline and
+// add tolerations), unknown fields refused, warned about or ignored as the request's
 // fieldValidation asks (fieldvalidation.go), finalizers that hold a deletion
 // (finalizers.go), and managedFields. A pod deleted over HTTP first gets its
 // deletionTimestamp, as on a real server, and is then removed at once, as

@@ -3,6 +3,9 @@ package fakeapi
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -81,4 +84,56 @@ func validateContainer(c corev1.Container, path *field.Path, names sets.Set[stri
 
 func invalidReplicas(n int32) field.ErrorList {
 	return field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), n, "must be greater than or equal to 0")}
+}
+
+// podUpdatableFields are what an update of a running pod may change, in
+// the real server's words.
+var podUpdatableFields = "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`," +
+	"`spec.tolerations` (only additions to existing tolerations)," +
+	"`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"
+
+// validatePodUpdate is the real rule for updates of a pod (not of its
+// status): the spec is immutable but for images, the active deadline and
+// added tolerations. Other kinds have no update rule here.
+func validatePodUpdate(ri *resourceInfo, obj, stored runtime.Object, subresource string) error {
+	pod, ok := obj.(*corev1.Pod)
+	storedPod, wasPod := stored.(*corev1.Pod)
+	if !ok || !wasPod || subresource != "" {
+		return nil
+	}
+	// Compared with the stored pod as the decoder would default it: one
+	// made through the Go API was stored as given.
+	old := storedPod.DeepCopy()
+	applyDefaults(old)
+	munged := pod.Spec.DeepCopy()
+	var errs field.ErrorList
+	if len(munged.Containers) == len(old.Spec.Containers) {
+		for i := range munged.Containers {
+			munged.Containers[i].Image = old.Spec.Containers[i].Image
+		}
+	}
+	if len(munged.InitContainers) == len(old.Spec.InitContainers) {
+		for i := range munged.InitContainers {
+			munged.InitContainers[i].Image = old.Spec.InitContainers[i].Image
+		}
+	}
+	munged.ActiveDeadlineSeconds = old.Spec.ActiveDeadlineSeconds
+	for _, t := range old.Spec.Tolerations {
+		if !slices.ContainsFunc(munged.Tolerations, func(n corev1.Toleration) bool { return equality.Semantic.DeepEqual(n, t) }) {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "tolerations"), "existing toleration can not be modified except its tolerationSeconds"))
+			break
+		}
+	}
+	munged.Tolerations = old.Spec.Tolerations
+	if g := old.Spec.TerminationGracePeriodSeconds; g != nil && *g < 0 && munged.TerminationGracePeriodSeconds != nil &&
+		*munged.TerminationGracePeriodSeconds == 1 {
+		munged.TerminationGracePeriodSeconds = g
+	}
+	if !equality.Semantic.DeepEqual(*munged, old.Spec) {
+		errs = append(errs, field.Forbidden(field.NewPath("spec"), "pod updates may not change fields other than "+podUpdatableFields))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(ri.Kind.GroupKind(), pod.Name, errs)
 }

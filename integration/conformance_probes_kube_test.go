@@ -421,3 +421,16 @@ func probeDeleteCollection(p *probeEnv) (string, string) {
 		statusKey(namespaces), statusKey(allNamespaces), verbs("/api/v1", "pods", "namespaces", "pods/status"),
 		verbs("/apis/apps/v1", "deployments", "deployments/scale")), ""
 }
+
+// probePodUpdate changes a pod the ways an update may and may not.
+func probePodUpdate(p *probeEnv) (string, string) {
+	pod := p.pod("immutable", nil)
+	path := p.pods() + "/" + pod.Name
+	smp := http.Header{"Content-Type": {"application/strategic-merge-patch+json"}}
+	image := p.do(http.MethodPatch, path, []byte(`{"spec":{"containers":[{"name":"app","image":"registry.invalid/app:2"}]}}`), smp)
+	toleration := p.do(http.MethodPatch, path, []byte(`{"spec":{"tolerations":[{"key":"x","operator":"Exists","effect":"NoSchedule"}]}}`), smp)
+	restart := p.do(http.MethodPatch, path, []byte(`{"spec":{"restartPolicy":"Never"}}`), smp)
+	label := p.do(http.MethodPatch, path, []byte(`{"metadata":{"labels":{"changed":"yes"}}}`), smp)
+	return fmt.Sprintf("image %d; add a toleration %d; restartPolicy %s fields=%s; label %d",
+		image.Code, toleration.Code, statusKey(restart), causeFields(restart), label.Code), message(restart)
+}

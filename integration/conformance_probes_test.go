@@ -87,6 +87,7 @@ var probes = []probe{
 	{name: "PATCH (JSON patch), and patch errors", run: probeJSONPatch},
 	{name: "pod after create: what the server adds", run: probePodDefaults},
 	{name: "POST a pod without an image", run: probeInvalidImage},
+	{name: "pod updates: image, toleration, restartPolicy, label", run: probePodUpdate},
 	{name: "field selector status.phase=Pending (watch, list)", run: probePhaseSelector},
 	{name: "events: create, list by involvedObject", run: probeEvents},
 	{name: "deployment /scale: GET, PATCH", run: probeScale},
