@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,9 +38,8 @@ import (
 // types, a schema deduced from the objects, which treats every list as
 // atomic, as the real server does for custom resources without one.
 //
-// Where the other managers' entries were recorded by fakeapi's own
-// approximate tracker (managedfields.go: lists owned as a whole), a
-// conflict may name a whole list where the real server names one item.
+// The same field managers record every other HTTP write (managedfields.go),
+// so the owners an apply meets are the ones the real server would record.
 
 // applyTypes holds the type converters, built on first use.
 type applyTypes struct {
@@ -47,11 +49,18 @@ type applyTypes struct {
 	err     error
 
 	mu       sync.Mutex // guards managers
-	managers map[*resourceInfo]*managedfields.FieldManager
+	managers map[managerKey]*managedfields.FieldManager
 }
 
-// fieldManagerFor returns the resource's field manager, building it once.
-func (s *Server) fieldManagerFor(ri *resourceInfo) (*managedfields.FieldManager, error) {
+// managerKey names a field manager: one per resource and subresource.
+type managerKey struct {
+	res         *resourceInfo
+	subresource string
+}
+
+// fieldManagerFor returns the field manager of a resource or one of its
+// subresources, building it once.
+func (s *Server) fieldManagerFor(ri *resourceInfo, subresource string) (*managedfields.FieldManager, error) {
 	at := &s.apply
 	at.once.Do(func() { at.typed, at.err = s.buildTypeConverter() })
 	if at.err != nil {
@@ -59,7 +68,8 @@ func (s *Server) fieldManagerFor(ri *resourceInfo) (*managedfields.FieldManager,
 	}
 	at.mu.Lock()
 	defer at.mu.Unlock()
-	if fm := at.managers[ri]; fm != nil {
+	key := managerKey{ri, subresource}
+	if fm := at.managers[key]; fm != nil {
 		return fm, nil
 	}
 	converter := at.typed
@@ -70,7 +80,7 @@ func (s *Server) fieldManagerFor(ri *resourceInfo) (*managedfields.FieldManager,
 		converter = at.deduced
 	}
 	var reset map[fieldpath.APIVersion]fieldpath.Filter
-	if ri.StatusSubresource {
+	if ri.StatusSubresource && subresource == "" {
 		// As the real strategies do: applying to the object never takes
 		// ownership of its status, which is written through /status.
 		reset = map[fieldpath.APIVersion]fieldpath.Filter{
@@ -81,18 +91,18 @@ func (s *Server) fieldManagerFor(ri *resourceInfo) (*managedfields.FieldManager,
 	var fm *managedfields.FieldManager
 	var err error
 	if ri.unstructured {
-		fm, err = newCRFieldManager(ri, converter)
+		fm, err = newCRFieldManager(ri, converter, subresource)
 	} else {
 		fm, err = managedfields.NewDefaultFieldManager(converter, s.opts.Scheme, applyDefaulter{}, s.opts.Scheme,
-			ri.Kind, ri.Kind.GroupVersion(), "", reset)
+			ri.Kind, ri.Kind.GroupVersion(), subresource, reset)
 	}
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
 	if at.managers == nil {
-		at.managers = map[*resourceInfo]*managedfields.FieldManager{}
+		at.managers = map[managerKey]*managedfields.FieldManager{}
 	}
-	at.managers[ri] = fm
+	at.managers[key] = fm
 	return fm, nil
 }
 
@@ -103,21 +113,43 @@ type applyDefaulter struct{}
 
 func (applyDefaulter) Default(obj runtime.Object) { applyDefaults(obj) }
 
-// buildTypeConverter reads the schemas of the served built-in group
-// versions from the OpenAPI v3 documents.
+// builtinTypes is the type converter of the built-in kinds, built on first
+// use from the embedded OpenAPI v3 documents. It is a pure function of
+// those constant documents, immutable and safe for concurrent use, so every
+// Server in the process shares it: building it costs about 80 ms (several
+// times that under -race), which a test suite that starts hundreds of
+// servers should pay once, not once per server.
+var builtinTypes struct {
+	once      sync.Once
+	converter managedfields.TypeConverter
+	err       error
+}
+
+// buildTypeConverter returns the shared converter of the built-in kinds.
 func (s *Server) buildTypeConverter() (managedfields.TypeConverter, error) {
-	if err := s.openapi.load(s.reg); err != nil {
+	builtinTypes.once.Do(func() { builtinTypes.converter, builtinTypes.err = loadTypeConverter() })
+	return builtinTypes.converter, builtinTypes.err
+}
+
+// loadTypeConverter reads the schemas of every recorded group version.
+func loadTypeConverter() (managedfields.TypeConverter, error) {
+	names, err := fs.Glob(openapiFiles, "openapi/v3/*.json.gz")
+	if err != nil {
 		return nil, err
 	}
 	models := map[string]*spec.Schema{}
-	for _, doc := range s.openapi.v3 {
+	for _, name := range names {
+		doc, err := loadOpenAPIDoc(name)
+		if err != nil {
+			return nil, err
+		}
 		var parsed struct {
 			Components struct {
 				Schemas map[string]*spec.Schema `json:"schemas"`
 			} `json:"components"`
 		}
 		if err := json.Unmarshal(doc.data, &parsed); err != nil {
-			return nil, fmt.Errorf("fakeapi: reading the OpenAPI schemas: %w", err)
+			return nil, fmt.Errorf("fakeapi: reading the OpenAPI schemas of %s: %w", name, err)
 		}
 		for name, schema := range parsed.Components.Schemas {
 			models[name] = schema
@@ -131,15 +163,9 @@ func (s *Server) buildTypeConverter() (managedfields.TypeConverter, error) {
 }
 
 // openapiKnows tells whether the recorded OpenAPI documents describe the
-// resource's kind (a custom Go type registered by a test is not).
+// resource's kind: the built-in kinds do, a custom Go type registered by a
+// test does not.
 func (s *Server) openapiKnows(ri *resourceInfo) bool {
-	path := "apis/" + ri.Kind.GroupVersion().String()
-	if ri.Kind.Group == "" {
-		path = "api/" + ri.Kind.Version
-	}
-	if _, recorded := s.openapi.v3[path]; !recorded {
-		return false
-	}
 	for _, r := range DefaultResources() {
 		if r.Kind == ri.Kind {
 			return true
@@ -155,7 +181,7 @@ func (s *Server) serveApply(w http.ResponseWriter, r *http.Request, req requestI
 		s.writeError(w, r, err)
 		return
 	}
-	fm, err := s.fieldManagerFor(req.res)
+	fm, err := s.fieldManagerFor(req.res, "")
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -174,7 +200,7 @@ func (s *Server) serveApply(w http.ResponseWriter, r *http.Request, req requestI
 		if err != nil {
 			return nil, applyError(err)
 		}
-		stampApplyTime(obj, req.fieldManager, st.now())
+		stampTimes(obj, live, st.now())
 		if created {
 			if err := s.admitCreate(st, req, obj); err != nil {
 				return nil, err
@@ -246,20 +272,34 @@ func (s *Server) newNamed(req requestInfo) (runtime.Object, error) {
 	return obj, nil
 }
 
-// stampApplyTime sets the time of the applier's entry from the server's
-// clock (Options.Now), which the field manager does not know of.
-func stampApplyTime(obj runtime.Object, manager string, now time.Time) {
+// stampTimes sets the time of every managedFields entry this write
+// changed from the server's clock (Options.Now), which the field manager
+// does not know of; the entries it left alone keep theirs.
+func stampTimes(obj, live runtime.Object, now time.Time) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return
 	}
+	var before []metav1.ManagedFieldsEntry
+	if lm, err := meta.Accessor(live); err == nil {
+		before = lm.GetManagedFields()
+	}
 	entries := m.GetManagedFields()
 	for i := range entries {
-		if entries[i].Manager == manager && entries[i].Operation == metav1.ManagedFieldsOperationApply && entries[i].Subresource == "" {
+		unchanged := slices.ContainsFunc(before, func(b metav1.ManagedFieldsEntry) bool {
+			return sameEntry(b, entries[i])
+		})
+		if !unchanged {
 			entries[i].Time = &metav1.Time{Time: now.Truncate(time.Second)}
 		}
 	}
 	m.SetManagedFields(entries)
+}
+
+// sameEntry compares two entries but for their time.
+func sameEntry(a, b metav1.ManagedFieldsEntry) bool {
+	a.Time, b.Time = nil, nil
+	return equality.Semantic.DeepEqual(a, b)
 }
 
 // applyError keeps the field manager's API errors (409 Conflict with one

@@ -39,7 +39,7 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, req requestInf
 func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req requestInfo) {
 	s.serveBodyWrite(w, r, req, http.StatusCreated, func(st *store, obj runtime.Object) (runtime.Object, error) {
 		applyDefaults(obj)
-		if err := recordManagedFields(obj, nil, req, st.now()); err != nil {
+		if err := st.track(req, obj, nil); err != nil {
 			return nil, err
 		}
 		if err := s.admitCreate(st, req, obj); err != nil {
@@ -145,7 +145,7 @@ func (st *store) updateRules(req requestInfo, obj, stored runtime.Object, track 
 	if !track {
 		return st.update(req.res, obj)
 	}
-	if err := recordManagedFields(obj, stored, req, st.now()); err != nil {
+	if err := st.track(req, obj, stored); err != nil {
 		return nil, err
 	}
 	return st.update(req.res, obj)

@@ -166,10 +166,10 @@
 // defaulted against their CRD's schema, and are served in their storage
 // version only.
 //
-// managedFields of a server-side apply are exact (the real server's
-// machinery, structured-merge-diff); those of other HTTP writes have the
-// real shape and manager names with approximate field sets (lists owned as
-// a whole: managedfields.go). Writes through the Go API record nothing.
+// managedFields of HTTP writes are recorded with the real server's
+// machinery (structured-merge-diff), exact but for writes to /scale, whose
+// field sets are approximate (managedfields.go). Writes through the Go API
+// record nothing.
 // docs/fakeapi.md has the conformance table that compares this server with
 // a real kube-apiserver, request by request.
 //

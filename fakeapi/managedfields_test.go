@@ -36,10 +36,12 @@ func TestManagedFieldsRecordHTTPWrites(t *testing.T) {
 	require.Equal(t, "v1", e.APIVersion)
 	require.Equal(t, "FieldsV1", e.FieldsType)
 	require.Equal(t, now.Truncate(time.Second), e.Time.Time.UTC())
-	// The defaults belong to the writer, as on the real server.
-	require.JSONEq(t, `{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:containers":{},"f:dnsPolicy":{},`+
-		`"f:enableServiceLinks":{},"f:restartPolicy":{},"f:schedulerName":{},"f:securityContext":{".":{}},`+
-		`"f:terminationGracePeriodSeconds":{}}}`, string(e.FieldsV1.Raw))
+	// The defaults belong to the writer, and list items are owned by key,
+	// as on the real server.
+	require.JSONEq(t, `{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"c\"}":{`+
+		`".":{},"f:image":{},"f:imagePullPolicy":{},"f:name":{},"f:resources":{},"f:terminationMessagePath":{},`+
+		`"f:terminationMessagePolicy":{}}},"f:dnsPolicy":{},"f:enableServiceLinks":{},"f:restartPolicy":{},`+
+		`"f:schedulerName":{},"f:securityContext":{},"f:terminationGracePeriodSeconds":{}}}`, string(e.FieldsV1.Raw))
 
 	// Another manager changes one label: it owns that label only.
 	changed := created.DeepCopy()

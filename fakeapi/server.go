@@ -155,6 +155,7 @@ func NewServer(opts Options) (*Server, error) {
 		closed:    make(chan struct{}),
 		serveDone: make(chan struct{}),
 	}
+	s.store.tracker = s.trackWrite
 	s.httpServer = &http.Server{
 		Handler:           http.HandlerFunc(s.serveHTTP),
 		ReadHeaderTimeout: 10 * time.Second,

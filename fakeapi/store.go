@@ -43,6 +43,18 @@ type store struct {
 	writes writeRecord
 	// serviceIPs counts the cluster IPs handed out (admission.go).
 	serviceIPs uint64
+	// tracker records an HTTP write in managedFields (managedfields.go);
+	// nil means recordManagedFields.
+	tracker func(req requestInfo, obj, live runtime.Object, now time.Time) error
+}
+
+// track records an HTTP write by req of obj over live (nil for a create)
+// in obj's managedFields.
+func (s *store) track(req requestInfo, obj, live runtime.Object) error {
+	if s.tracker == nil {
+		return recordManagedFields(obj, live, req, s.now())
+	}
+	return s.tracker(req, obj, live, s.now())
 }
 
 // bucket holds the current objects of one resource by key.

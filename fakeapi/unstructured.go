@@ -141,7 +141,7 @@ func (unstructuredCreater) New(kind schema.GroupVersionKind) (runtime.Object, er
 }
 
 // newCRFieldManager is fieldManagerFor's custom-resource case.
-func newCRFieldManager(ri *resourceInfo, converter managedfields.TypeConverter) (*managedfields.FieldManager, error) {
+func newCRFieldManager(ri *resourceInfo, converter managedfields.TypeConverter, subresource string) (*managedfields.FieldManager, error) {
 	return managedfields.NewDefaultCRDFieldManager(converter, unstructuredConverter{}, applyDefaulter{}, unstructuredCreater{},
-		ri.Kind, ri.Kind.GroupVersion(), "", nil)
+		ri.Kind, ri.Kind.GroupVersion(), subresource, nil)
 }

@@ -434,3 +434,28 @@ func probePodUpdate(p *probeEnv) (string, string) {
 	return fmt.Sprintf("image %d; add a toleration %d; restartPolicy %s fields=%s; label %d",
 		image.Code, toleration.Code, statusKey(restart), causeFields(restart), label.Code), message(restart)
 }
+
+// probeManagedFieldSets compares the exact field sets of a create, of a
+// label change by another manager, and of a status write.
+func probeManagedFieldSets(p *probeEnv) (string, string) {
+	pod := p.pod("fieldsets", map[string]string{"a": "1"})
+	changed := pod.DeepCopy()
+	changed.Labels["b"] = "2"
+	body, _ := json.Marshal(changed)
+	updated := p.do(http.MethodPut, p.pods()+"/"+pod.Name+"?fieldManager=labeller", body, nil)
+	var got corev1.Pod
+	_ = json.Unmarshal(updated.Body, &got)
+	got.Status.Message = "written"
+	body, _ = json.Marshal(got)
+	status := p.do(http.MethodPut, p.pods()+"/"+pod.Name+"/status?fieldManager=statuser", body, nil)
+	_ = json.Unmarshal(status.Body, &got)
+	var parts []string
+	for _, e := range got.ManagedFields {
+		raw := ""
+		if e.FieldsV1 != nil {
+			raw = string(e.FieldsV1.Raw)
+		}
+		parts = append(parts, fmt.Sprintf("%s/%s/%s %s", e.Manager, e.Operation, e.Subresource, raw))
+	}
+	return fmt.Sprintf("%d %d; %s", updated.Code, status.Code, strings.Join(parts, "; ")), ""
+}

@@ -79,6 +79,7 @@ var probes = []probe{
 	{name: "protobuf negotiation (list, watch)", run: probeProtobuf},
 	{name: "metadata-only list (as=PartialObjectMetadataList)", run: probeMetadataList},
 	{name: "managedFields after create", run: probeManagedFields},
+	{name: "managedFields field sets: create, label update, status write", run: probeManagedFieldSets},
 	{name: "PUT of an unchanged object", run: probeNoopUpdate},
 	{name: "metadata.generation after create", run: probeGeneration},
 	{name: "namespace after create: what the server adds", run: probeNamespaceDefaults},
