@@ -155,12 +155,13 @@ func NewServer(opts Options) (*Server, error) {
 		closed:    make(chan struct{}),
 		serveDone: make(chan struct{}),
 	}
-	s.store.tracker = s.trackWrite
 	s.httpServer = &http.Server{
 		Handler:           http.HandlerFunc(s.serveHTTP),
 		ReadHeaderTimeout: 10 * time.Second,
 		ConnState:         s.conns.track,
 	}
+	// Set before the accept loop starts: requests read it under s.mu.
+	s.store.tracker = s.trackWrite
 	go func() {
 		defer close(s.serveDone)
 		// Serve returns ErrServerClosed after Close; nothing to report.
