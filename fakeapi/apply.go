@@ -62,7 +62,7 @@ type managerKey struct {
 // subresources, building it once.
 func (s *Server) fieldManagerFor(ri *resourceInfo, subresource string) (*managedfields.FieldManager, error) {
 	at := &s.apply
-	at.once.Do(func() { at.typed, at.err = s.buildTypeConverter() })
+	at.once.Do(func() { at.typed, at.err = sharedTypeConverter() })
 	if at.err != nil {
 		return nil, at.err
 	}
@@ -125,8 +125,8 @@ var builtinTypes struct {
 	err       error
 }
 
-// buildTypeConverter returns the shared converter of the built-in kinds.
-func (s *Server) buildTypeConverter() (managedfields.TypeConverter, error) {
+// sharedTypeConverter returns the shared converter of the built-in kinds.
+func sharedTypeConverter() (managedfields.TypeConverter, error) {
 	builtinTypes.once.Do(func() { builtinTypes.converter, builtinTypes.err = loadTypeConverter() })
 	return builtinTypes.converter, builtinTypes.err
 }
