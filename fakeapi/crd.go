@@ -18,8 +18,9 @@ import (
 // does, or with Server.Create of an unstructured object) makes the server
 // serve its custom resource at once, in discovery and at its URLs, stored
 // as unstructured objects (unstructured.go), with the status subresource
-// and the additionalPrinterColumns of the CRD's storage version. Deleting
-// the CRD deletes its objects and stops serving them. fakeapi reads the CRD
+// and the additionalPrinterColumns of the CRD's storage version, and its
+// schema in /openapi/v3 (crd_openapi.go). Deleting the CRD deletes its
+// objects and stops serving and publishing them. fakeapi reads the CRD
 // with its own small view of the type below: the Go types live in
 // k8s.io/apiextensions-apiserver, which this module does not depend on.
 //
@@ -64,6 +65,9 @@ type crdVersion struct {
 		Status *struct{} `json:"status"`
 	} `json:"subresources"`
 	Columns []printerColumn `json:"additionalPrinterColumns"`
+	Schema  struct {
+		OpenAPIV3Schema map[string]any `json:"openAPIV3Schema"`
+	} `json:"schema"`
 }
 
 func readCRD(obj runtime.Object) (crdView, error) {
@@ -190,6 +194,8 @@ func (s *Server) syncCRDLocked(name string) {
 		if served {
 			s.stopServingLocked(current)
 			delete(s.crds, name)
+			delete(s.crdViews, name)
+			s.publishCRDsLocked(current)
 		}
 		return
 	}
@@ -205,12 +211,26 @@ func (s *Server) syncCRDLocked(name string) {
 		return
 	}
 	s.crds[name] = ri
+	s.crdViews[name] = v
+	s.publishCRDsLocked(ri)
 	// The real server's controllers then mark the CRD accepted and
 	// established, in a write of their own.
 	established := obj.DeepCopyObject().(*unstructured.Unstructured)
 	setCRDStatus(established, metav1.NewTime(s.store.now()))
 	// It cannot fail: the CRD is stored, valid, and at this very version.
 	_, _ = s.store.update(crds, established)
+}
+
+// publishCRDsLocked rebuilds the OpenAPI v3 document of ri's group
+// version from the CRDs served in it (none: the document goes).
+func (s *Server) publishCRDsLocked(ri *resourceInfo) {
+	path := "apis/" + ri.Kind.GroupVersion().String()
+	views := make([]crdView, 0, len(s.crdViews))
+	for _, v := range s.crdViews {
+		views = append(views, v)
+	}
+	doc, ok, err := crdOpenAPIDoc(path, views)
+	s.openapi.setCRD(path, doc, ok && err == nil)
 }
 
 // stopServingLocked deletes every object of a custom resource (each with

@@ -85,10 +85,23 @@ func TestCRDRoundTrip(t *testing.T) {
 	require.Len(t, list.Items, 2)
 	require.Equal(t, "Widget", list.Items[0].GetKind(), "custom resources keep their kind in lists")
 
+	code, body, _ = do(t, http.MethodGet, base+"/openapi/v3/apis/example.com/v1", "", "")
+	require.Equal(t, http.StatusOK, code, "the schema is published")
+	var doc struct {
+		Components struct {
+			Schemas map[string]json.RawMessage `json:"schemas"`
+		} `json:"components"`
+	}
+	require.NoError(t, json.Unmarshal(body, &doc))
+	require.Contains(t, doc.Components.Schemas, "com.example.v1.Widget")
+	require.Contains(t, doc.Components.Schemas, "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta")
+
 	code, _, _ = do(t, http.MethodDelete, base+"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com", "", "")
 	require.Equal(t, http.StatusOK, code)
 	code, _, _ = do(t, http.MethodGet, widgets, "", "")
 	require.Equal(t, http.StatusNotFound, code, "not served after its CRD is deleted")
+	code, _, _ = do(t, http.MethodGet, base+"/openapi/v3/apis/example.com/v1", "", "")
+	require.Equal(t, http.StatusNotFound, code, "nor published")
 	_, err := srv.Objects(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"})
 	require.ErrorIs(t, err, ErrNotServed)
 }

@@ -106,7 +106,8 @@
 // Creating a CustomResourceDefinition (over HTTP, as kubectl apply does, or
 // with Server.Create of an *unstructured.Unstructured) serves its custom
 // resource at once, stored as unstructured objects, with its status
-// subresource and additionalPrinterColumns (crd.go). cmd/fakeapi -crd FILE
+// subresource and additionalPrinterColumns, and publishes its schema in
+// /openapi/v3 for kubectl explain (crd.go). cmd/fakeapi -crd FILE
 // does it at start.
 //
 // # Your own types
@@ -163,8 +164,8 @@
 // token), and no API aggregation. A read at a future resourceVersion is
 // answered at once, where a real server first waits up to three seconds
 // for its cache to catch up. Custom resources are not validated, pruned or
-// defaulted against their CRD's schema, and are served in their storage
-// version only.
+// defaulted against their CRD's schema (it is published, not enforced),
+// and are served in their storage version only.
 //
 // managedFields of HTTP writes are recorded with the real server's
 // machinery (structured-merge-diff), exact but for writes to /scale, whose

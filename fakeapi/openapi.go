@@ -51,6 +51,40 @@ type openapiDocs struct {
 	// v3 maps a group version path ("api/v1", "apis/apps/v1") to its document.
 	v3  map[string]openapiDoc
 	err error
+
+	crdMu sync.RWMutex // guards crd
+	// crd holds the documents of custom resources' group versions (crd_openapi.go).
+	crd map[string]openapiDoc
+}
+
+// setCRD publishes (or, with ok false, withdraws) the document of a custom
+// resource group version.
+func (d *openapiDocs) setCRD(path string, doc openapiDoc, ok bool) {
+	d.crdMu.Lock()
+	defer d.crdMu.Unlock()
+	if d.crd == nil {
+		d.crd = map[string]openapiDoc{}
+	}
+	if ok {
+		d.crd[path] = doc
+	} else {
+		delete(d.crd, path)
+	}
+}
+
+// v3Docs returns every v3 document by path: the recorded ones and those of
+// custom resources.
+func (d *openapiDocs) v3Docs() map[string]openapiDoc {
+	d.crdMu.RLock()
+	defer d.crdMu.RUnlock()
+	out := make(map[string]openapiDoc, len(d.v3)+len(d.crd))
+	for p, doc := range d.v3 {
+		out[p] = doc
+	}
+	for p, doc := range d.crd {
+		out[p] = doc
+	}
+	return out
 }
 
 func loadOpenAPIDoc(name string) (openapiDoc, error) {
@@ -146,7 +180,7 @@ func (s *Server) serveOpenAPIV3Index(w http.ResponseWriter) {
 	index := struct {
 		Paths map[string]entry `json:"paths"`
 	}{Paths: map[string]entry{}}
-	for path, doc := range s.openapi.v3 {
+	for path, doc := range s.openapi.v3Docs() {
 		index.Paths[path] = entry{ServerRelativeURL: "/openapi/v3/" + path + "?hash=" + doc.etag}
 	}
 	data, _ := json.Marshal(index)
@@ -156,7 +190,7 @@ func (s *Server) serveOpenAPIV3Index(w http.ResponseWriter) {
 }
 
 func (s *Server) serveOpenAPIV3(w http.ResponseWriter, r *http.Request, path string) {
-	doc, ok := s.openapi.v3[path]
+	doc, ok := s.openapi.v3Docs()[path]
 	if !ok {
 		notFoundText(w)
 		return

@@ -107,8 +107,10 @@ type Server struct {
 	dropped chan struct{}
 	// seeded counts pods made by SeedPods, to name the next ones.
 	seeded int
-	// crds maps the name of each served CRD to its resource (crd.go).
-	crds map[string]*resourceInfo
+	// crds maps the name of each served CRD to its resource (crd.go), and
+	// crdViews to the definition it was served from.
+	crds     map[string]*resourceInfo
+	crdViews map[string]crdView
 
 	listener   net.Listener
 	httpServer *http.Server
@@ -148,6 +150,7 @@ func NewServer(opts Options) (*Server, error) {
 		sent:      sentRecord{limit: opts.HistoryLimit},
 		store:     newStore(opts.CompactionWindow, opts.HistoryLimit, opts.Now),
 		crds:      map[string]*resourceInfo{},
+		crdViews:  map[string]crdView{},
 		changed:   make(chan struct{}),
 		dropped:   make(chan struct{}),
 		listener:  ln,

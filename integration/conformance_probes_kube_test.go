@@ -337,9 +337,20 @@ func probeCRD(p *probeEnv) (string, string) {
 	for _, it := range list.Items {
 		kinds = append(kinds, it.Kind)
 	}
-	return fmt.Sprintf("CRD %d conditions %v, once served %v; served=%v; create %d; status write without RV %s, with %d; "+
+	// The real server publishes the schema moments after it serves the resource.
+	schema := strings.Join(reversed(strings.Split(group, ".")), ".") + ".v1.Gadget"
+	published := waitUntil(10*time.Second, func() bool {
+		var doc struct {
+			Components struct {
+				Schemas map[string]json.RawMessage `json:"schemas"`
+			} `json:"components"`
+		}
+		r := p.do(http.MethodGet, "/openapi/v3/apis/"+group+"/v1", nil, nil)
+		return json.Unmarshal(r.Body, &doc) == nil && doc.Components.Schemas[schema] != nil
+	})
+	return fmt.Sprintf("CRD %d conditions %v, once served %v; served=%v; schema published=%v; create %d; status write without RV %s, with %d; "+
 		"merge %d spec %v status %v generation %d; strategic merge %s; list %s %v; table %s",
-		created.Code, status.Status.Conditions, later.Status.Conditions, served, obj.Code, statusKey(unconditional), st.Code,
+		created.Code, status.Status.Conditions, later.Status.Conditions, served, published, obj.Code, statusKey(unconditional), st.Code,
 		merge.Code, g.Spec, g.Status, g.Metadata.Generation,
 		statusKey(smp), list.Kind, kinds, p.tableKey(gadgets, "g1")), message(smp)
 }
@@ -458,4 +469,12 @@ func probeManagedFieldSets(p *probeEnv) (string, string) {
 		parts = append(parts, fmt.Sprintf("%s/%s/%s %s", e.Manager, e.Operation, e.Subresource, raw))
 	}
 	return fmt.Sprintf("%d %d; %s", updated.Code, status.Code, strings.Join(parts, "; ")), ""
+}
+
+func reversed(parts []string) []string {
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		out[len(parts)-1-i] = p
+	}
+	return out
 }

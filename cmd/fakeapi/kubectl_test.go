@@ -81,6 +81,7 @@ func TestKubectl(t *testing.T) {
 	require.Regexp(t, `NAME\s+SIZE\s+AGE\s+w1\s+3\s+`, k.run("get", "widgets"))
 	require.Contains(t, k.run("patch", "wd", "w1", "--type=merge", "-p", `{"spec":{"size":4}}`), "widget.example.com/w1 patched")
 	require.Equal(t, "4", k.run("get", "wd", "w1", "-o", "jsonpath={.spec.size}"))
+	require.Contains(t, k.run("explain", "widgets"), "KIND:       Widget", "the CRD's schema is published")
 	require.Contains(t, k.run("delete", "widget", "w1"), `widget.example.com "w1" deleted`)
 
 	// A CRD applied through the API, used, and deleted.
