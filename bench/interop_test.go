@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientfeatures "k8s.io/client-go/features"
@@ -124,6 +125,10 @@ func runInterop(t *testing.T, format wireFormat) {
 // seed creates objects before the informers start, so that the initial
 // WatchList replays a state with something in it, in two namespaces.
 func (r *interopRun) seed() {
+	// As on a real cluster, "default" exists and "team-a" must be created.
+	_, err := r.cs.CoreV1().Namespaces().Create(r.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}},
+		metav1.CreateOptions{})
+	require.NoError(r.t, err)
 	for _, ns := range []string{"default", "team-a"} {
 		for i := range 5 {
 			r.createPod(ns, fmt.Sprintf("seed-%d", i))

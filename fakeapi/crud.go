@@ -12,12 +12,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // serveGet answers GET on one object (or its status).
 func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, req requestInfo) {
-	enc, err := s.negotiate(r, req.res.protobuf)
+	enc, err := s.negotiateResource(r, req)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -35,7 +38,11 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, req requestInf
 // serveCreate answers POST on a collection: 201 with the stored object.
 func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req requestInfo) {
 	s.serveBodyWrite(w, r, req, http.StatusCreated, func(st *store, obj runtime.Object) (runtime.Object, error) {
-		if err := recordManagedFields(obj, nil, req, st.now()); err != nil {
+		applyDefaults(obj)
+		if err := st.track(req, obj, nil); err != nil {
+			return nil, err
+		}
+		if err := s.admitCreate(st, req, obj); err != nil {
 			return nil, err
 		}
 		return st.create(req.res, obj)
@@ -54,7 +61,7 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, req request
 // under the lock, answer with the stored result and the given status.
 func (s *Server) serveBodyWrite(w http.ResponseWriter, r *http.Request, req requestInfo, status int,
 	apply func(st *store, obj runtime.Object) (runtime.Object, error)) {
-	enc, err := s.negotiate(r, req.res.protobuf)
+	enc, err := s.negotiateResource(r, req)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -80,7 +87,8 @@ func (s *Server) serveBodyWrite(w http.ResponseWriter, r *http.Request, req requ
 // as on the real server, the rest of the metadata of a /status write is the
 // client's: a pod's labels can change through /status.
 //
-// It also records the write in managedFields (managedfields.go).
+// It also applies the defaults and validation of admission.go and records
+// the write in managedFields (managedfields.go).
 func (st *store) updateSubresource(req requestInfo, obj runtime.Object) (runtime.Object, error) {
 	if req.subresource != "" && !req.res.StatusSubresource {
 		return nil, notFoundPath()
@@ -89,7 +97,32 @@ func (st *store) updateSubresource(req requestInfo, obj runtime.Object) (runtime
 	if err != nil {
 		return nil, err
 	}
-	if req.res.StatusSubresource {
+	return st.updateRules(req, obj, stored, true)
+}
+
+// updateTracked is updateSubresource for an object whose managedFields
+// are already up to date (a server-side apply).
+func (st *store) updateTracked(req requestInfo, obj, stored runtime.Object) (runtime.Object, error) {
+	return st.updateRules(req, obj, stored, false)
+}
+
+// updateRules applies the update rules to obj, a new state of stored.
+func (st *store) updateRules(req requestInfo, obj, stored runtime.Object, track bool) (runtime.Object, error) {
+	// The resourceVersion precondition comes first: a stale write is a
+	// Conflict even when it would not validate. Custom resources allow no
+	// unconditional update.
+	switch rv := resourceVersionOf(obj); {
+	case rv == "" && req.res.unstructured:
+		// The real server names the resource, not the kind, here.
+		gk := schema.GroupKind{Group: req.res.Kind.Group, Kind: req.res.gvr.Resource}
+		return nil, apierrors.NewInvalid(gk, req.name, field.ErrorList{
+			field.Invalid(field.NewPath("metadata", "resourceVersion"), 0, "must be specified for an update")})
+	case rv != "" && rv != resourceVersionOf(stored):
+		return nil, conflict(req.res.groupResource(), req.name)
+	}
+	if u, ok := obj.(*unstructured.Unstructured); ok && req.res.StatusSubresource {
+		keepUnstructured(u, stored.(*unstructured.Unstructured), req.subresource)
+	} else if req.res.StatusSubresource {
 		keep := "Status"
 		if req.subresource == "status" {
 			keep = "Spec"
@@ -100,7 +133,19 @@ func (st *store) updateSubresource(req requestInfo, obj runtime.Object) (runtime
 			field.Set(reflect.ValueOf(stored.DeepCopyObject()).Elem().FieldByName(keep))
 		}
 	}
-	if err := recordManagedFields(obj, stored, req, st.now()); err != nil {
+	if err := admitUpdate(req, obj); err != nil {
+		return nil, err
+	}
+	if err := validatePodUpdate(req.res, obj, stored, req.subresource); err != nil {
+		return nil, err
+	}
+	if deleted, gone, err := st.finalizerRules(req.res, obj, stored); err != nil || gone {
+		return deleted, err
+	}
+	if !track {
+		return st.update(req.res, obj)
+	}
+	if err := st.track(req, obj, stored); err != nil {
 		return nil, err
 	}
 	return st.update(req.res, obj)
@@ -109,7 +154,7 @@ func (st *store) updateSubresource(req requestInfo, obj runtime.Object) (runtime
 // serveDelete answers DELETE on an object, honouring the preconditions of
 // a DeleteOptions body. It answers 200 with the object's final state.
 func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req requestInfo) {
-	enc, err := s.negotiate(r, req.res.protobuf)
+	enc, err := s.negotiateResource(r, req)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -129,10 +174,7 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req request
 		}
 	}
 	deleted, err := s.write(func(st *store) (runtime.Object, error) {
-		if req.res.Kind == podKind {
-			return st.deletePod(req.res, req.namespace, req.name, pre, opts.GracePeriodSeconds)
-		}
-		return st.delete(req.res, req.namespace, req.name, pre)
+		return s.deleteOne(st, req, req.namespace, req.name, pre, opts.GracePeriodSeconds)
 	})
 	if err != nil {
 		s.writeError(w, r, err)
@@ -183,9 +225,9 @@ func (s *Server) decodeObject(r *http.Request, req requestInfo) (runtime.Object,
 	if err != nil {
 		return nil, err
 	}
-	into, err := s.opts.Scheme.New(req.res.Kind)
+	into, err := s.newObject(req.res)
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return nil, err
 	}
 	obj, gvk, err := info.Serializer.Decode(data, &req.res.Kind, into)
 	if err != nil {
@@ -193,6 +235,9 @@ func (s *Server) decodeObject(r *http.Request, req requestInfo) (runtime.Object,
 	}
 	if *gvk != req.res.Kind {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the kind in the body (%s) does not match the expected kind (%s)", gvk, req.res.Kind))
+	}
+	if err := checkFields(req, s.unknownFields(data, info.MediaType, req.res), nil); err != nil {
+		return nil, err
 	}
 	return obj, checkIdentity(obj, req)
 }

@@ -19,7 +19,8 @@ func TestHTTPCreateGetUpdateDelete(t *testing.T) {
 	require.Equal(t, http.StatusCreated, code, "%s", body)
 	created := decodeJSON(t, body).(*corev1.Pod)
 	require.Equal(t, "default", created.Namespace, "namespace comes from the URL")
-	require.Equal(t, "1", created.ResourceVersion)
+	// RV 1 is the namespace "default", created on first use.
+	require.Equal(t, "2", created.ResourceVersion)
 	require.NotEmpty(t, created.UID)
 
 	code, body, _ = do(t, http.MethodPost, base, mediaJSON, podJSON)
@@ -37,13 +38,15 @@ func TestHTTPCreateGetUpdateDelete(t *testing.T) {
 	require.Equal(t, metav1.StatusReasonConflict, st.Reason)
 	require.Contains(t, st.Message, "the object has been modified")
 
-	update := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","resourceVersion":"1","labels":{"app":"v2"}},"status":{"phase":"Running"}}`
-	code, body, _ = do(t, http.MethodPut, base+"/web", mediaJSON, update)
+	changed := created.DeepCopy()
+	changed.Labels = map[string]string{"app": "v2"}
+	changed.Status.Phase = corev1.PodRunning
+	code, body, _ = do(t, http.MethodPut, base+"/web", mediaJSON, jsonBody(t, changed))
 	require.Equal(t, http.StatusOK, code, "%s", body)
 	updated := decodeJSON(t, body).(*corev1.Pod)
 	require.Equal(t, "v2", updated.Labels["app"])
-	require.Equal(t, "2", updated.ResourceVersion)
-	require.Empty(t, updated.Status.Phase, "a PUT on the object keeps the stored status")
+	require.Equal(t, "3", updated.ResourceVersion)
+	require.Equal(t, corev1.PodPending, updated.Status.Phase, "a PUT on the object keeps the stored status")
 
 	status := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","labels":{"app":"v3"}},` +
 		`"spec":{"nodeName":"elsewhere"},"status":{"phase":"Running"}}`
@@ -59,7 +62,7 @@ func TestHTTPCreateGetUpdateDelete(t *testing.T) {
 	st = decodeStatus(t, body)
 	require.Equal(t, "Pod", st.Details.Kind, "a failed delete precondition names the kind, as kube-apiserver does")
 	require.Equal(t, `Operation cannot be fulfilled on Pod "web": the ResourceVersion in the precondition (1) `+
-		`does not match the ResourceVersion in record (3). The object might have been modified`, st.Message)
+		`does not match the ResourceVersion in record (4). The object might have been modified`, st.Message)
 	code, body, _ = do(t, http.MethodDelete, base+"/web", mediaJSON, `{"preconditions":{"uid":"other"}}`)
 	require.Equal(t, http.StatusConflict, code, "%s", body)
 	require.Contains(t, decodeStatus(t, body).Message, "the UID in the precondition (other) does not match")
@@ -74,8 +77,8 @@ func TestHTTPCreateGetUpdateDelete(t *testing.T) {
 
 func TestHTTPMergePatch(t *testing.T) {
 	srv := startServer(t, Options{})
-	_, err := srv.Create(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p",
-		Labels: map[string]string{"keep": "1", "drop": "1"}}})
+	createNamespace(t, srv, "ns")
+	_, err := srv.Create(validPod("ns", "p", map[string]string{"keep": "1", "drop": "1"}))
 	require.NoError(t, err)
 	url := srv.URL() + "/api/v1/namespaces/ns/pods/p"
 
@@ -83,12 +86,12 @@ func TestHTTPMergePatch(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, "%s", body)
 	p := decodeJSON(t, body).(*corev1.Pod)
 	require.Equal(t, map[string]string{"keep": "1", "new": "2"}, p.Labels)
-	require.Equal(t, "2", p.ResourceVersion)
+	require.Equal(t, "3", p.ResourceVersion, "RVs 1 and 2 are the namespace and the pod")
 
 	code, body, _ = do(t, http.MethodPatch, url, mediaMerge, `{"metadata":{"resourceVersion":"1","labels":{"x":"y"}}}`)
 	require.Equal(t, http.StatusConflict, code, "a resourceVersion in the patch is a precondition: %s", body)
 
-	code, _, _ = do(t, http.MethodPatch, url, "application/strategic-merge-patch+json", `{}`)
+	code, _, _ = do(t, http.MethodPatch, url, "application/x-unknown-patch", `{}`)
 	require.Equal(t, http.StatusUnsupportedMediaType, code)
 	code, _, _ = do(t, http.MethodPatch, url, mediaMerge, `[1,2]`)
 	require.Equal(t, http.StatusBadRequest, code)
@@ -98,6 +101,7 @@ func TestHTTPMergePatch(t *testing.T) {
 
 func TestHTTPErrorsAreStatuses(t *testing.T) {
 	srv := startServer(t, Options{})
+	createNamespace(t, srv, "ns")
 	base := srv.URL()
 	cases := []struct {
 		name, method, path, contentType, body string
@@ -111,7 +115,7 @@ func TestHTTPErrorsAreStatuses(t *testing.T) {
 		{"name mismatch", "PUT", "/api/v1/namespaces/ns/pods/a", mediaJSON, `{"metadata":{"name":"b"}}`, 400, metav1.StatusReasonBadRequest},
 		{"unknown content type", "POST", "/api/v1/namespaces/ns/pods", "text/plain", `x`, 415, metav1.StatusReasonUnsupportedMediaType},
 		{"unknown resource", "GET", "/api/v1/widgets", "", "", 404, metav1.StatusReasonNotFound},
-		{"unknown group", "GET", "/apis/nope/v1/things", "", "", 404, metav1.StatusReasonNotFound},
+		{"unknown version of a known group", "GET", "/apis/apps/v2/things", "", "", 404, metav1.StatusReasonNotFound},
 		{"namespaced object without namespace", "GET", "/api/v1/pods/a", "", "", 404, metav1.StatusReasonNotFound},
 		{"cluster object under namespace", "GET", "/api/v1/namespaces/ns/nodes", "", "", 404, metav1.StatusReasonNotFound},
 		{"create on all namespaces", "POST", "/api/v1/pods", mediaJSON, `{}`, 405, metav1.StatusReasonMethodNotAllowed},
@@ -123,6 +127,12 @@ func TestHTTPErrorsAreStatuses(t *testing.T) {
 		{"bad continue", "GET", "/api/v1/pods?continue=not-a-token!", "", "", 400, metav1.StatusReasonBadRequest},
 		{"continue with rv", "GET", "/api/v1/pods?continue=abc&resourceVersion=1", "", "", 400, metav1.StatusReasonBadRequest},
 		{"unknown subresource", "GET", "/api/v1/namespaces/ns/pods/a/exec", "", "", 404, metav1.StatusReasonNotFound},
+	}
+	for _, path := range []string{"/apis/nope/v1/things", "/apis/nope", "/nope"} {
+		code, body, header := do(t, http.MethodGet, base+path, "", "")
+		require.Equal(t, http.StatusNotFound, code)
+		require.Equal(t, "404 page not found\n", string(body), "outside every group: the real mux's plain text")
+		require.Equal(t, "text/plain; charset=utf-8", header.Get("Content-Type"))
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

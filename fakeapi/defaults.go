@@ -8,11 +8,11 @@ import (
 )
 
 // What the real server's registry strategies add to an object on its own,
-// in the few places where a client can see it and may depend on it. fakeapi
-// does no general defaulting (a pod keeps the spec it was sent, without
-// restartPolicy or status.phase): only what selectors and controllers
-// commonly read is reproduced here. Each rule was found by the conformance
-// test in integration/ (docs/fakeapi.md).
+// for every write (Go API included): metadata.generation, and a
+// namespace's label, finalizer and phase. The decoder's field defaults and
+// the create rules of HTTP writes are in poddefaults.go and admission.go.
+// Each rule was found by the conformance test in integration/
+// (docs/fakeapi.md).
 
 // withoutGeneration lists the kinds that have a spec but whose real
 // strategies never set metadata.generation.

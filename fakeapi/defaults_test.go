@@ -59,9 +59,11 @@ func TestNamespaceDefaults(t *testing.T) {
 // A Deployment's /status write, unlike a pod's, cannot change its labels.
 func TestDeploymentStatusWriteKeepsLabels(t *testing.T) {
 	srv := startServer(t, Options{})
+	createNamespace(t, srv, "ns")
 	base := srv.URL() + "/apis/apps/v1/namespaces/ns/deployments"
 	code, body, _ := do(t, http.MethodPost, base, mediaJSON,
-		`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","labels":{"app":"v1"}}}`)
+		`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","labels":{"app":"v1"}},`+
+			`"spec":{"template":{"spec":{"containers":[{"name":"c","image":"nginx"}]}}}}`)
 	require.Equal(t, http.StatusCreated, code, "%s", body)
 	code, body, _ = do(t, http.MethodPut, base+"/d/status", mediaJSON,
 		`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","labels":{"app":"v2"},"annotations":{"a":"b"}},"status":{"replicas":3}}`)

@@ -52,21 +52,37 @@ func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request) {
 	case segs[0] == "healthz" || segs[0] == "readyz" || segs[0] == "livez":
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok"))
-	case segs[0] == "api" && len(segs) == 1:
-		s.writeDocument(w, r, &metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
-			Versions: s.versionsOf(""), ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{
-				{ClientCIDR: "0.0.0.0/0", ServerAddress: r.Host}}})
+	case (segs[0] == "api" || segs[0] == "apis") && len(segs) == 1:
+		s.serveRoot(w, r, segs[0] == "api")
 	case segs[0] == "api" && len(segs) == 2:
 		s.serveResourceList(w, r, schema.GroupVersion{Version: segs[1]})
-	case segs[0] == "apis" && len(segs) == 1:
-		s.writeDocument(w, r, &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"},
-			Groups: s.apiGroups()})
+	case segs[0] == "apis" && !s.reg.servesGroup(segs[1]):
+		notFoundText(w)
 	case segs[0] == "apis" && len(segs) == 2:
 		s.serveGroup(w, r, segs[1])
 	case segs[0] == "apis" && len(segs) == 3:
 		s.serveResourceList(w, r, schema.GroupVersion{Group: segs[1], Version: segs[2]})
 	default:
-		s.writeError(w, r, notFoundPath())
+		notFoundText(w)
+	}
+}
+
+// serveRoot answers /api or /apis, in the aggregated form when the client
+// asks for it first (discovery_aggregated.go).
+func (s *Server) serveRoot(w http.ResponseWriter, r *http.Request, core bool) {
+	enc, aggregated, err := s.discoveryEncoding(r)
+	switch {
+	case err != nil:
+		s.writeError(w, r, err)
+	case aggregated:
+		s.serveAggregated(w, r, enc, core)
+	case core:
+		s.writeObject(w, r, enc, http.StatusOK, &metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
+			Versions: s.versionsOf(""), ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{
+				{ClientCIDR: "0.0.0.0/0", ServerAddress: r.Host}}})
+	default:
+		s.writeObject(w, r, enc, http.StatusOK, &metav1.APIGroupList{
+			TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: s.apiGroups()})
 	}
 }
 
@@ -119,22 +135,25 @@ func (s *Server) serveGroup(w http.ResponseWriter, r *http.Request, group string
 // serveResourceList describes the resources of one group version, with
 // their verbs and scope, and their status subresources.
 func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv schema.GroupVersion) {
-	list := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
+	// The real server's APIResourceList carries a kind, and an apiVersion
+	// only for the named groups (/apis/...), not for the core group.
+	list := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList"},
 		GroupVersion: gv.String(), APIResources: []metav1.APIResource{}}
-	for _, ri := range s.reg.ordered {
+	if gv.Group != "" {
+		list.APIVersion = "v1"
+	}
+	for _, ri := range s.reg.all() {
 		if ri.gvr.GroupVersion() != gv {
 			continue
 		}
 		list.APIResources = append(list.APIResources, metav1.APIResource{
 			Name: ri.gvr.Resource, SingularName: strings.ToLower(ri.Kind.Kind), Namespaced: ri.Namespaced,
-			Kind: ri.Kind.Kind, ShortNames: ri.ShortNames,
-			Verbs: metav1.Verbs{verbCreate, verbDelete, verbGet, verbList, verbPatch, verbUpdate, verbWatch},
+			Kind: ri.Kind.Kind, ShortNames: ri.ShortNames, Categories: ri.Categories, Verbs: ri.verbs(),
 		})
-		if ri.StatusSubresource {
-			list.APIResources = append(list.APIResources, metav1.APIResource{
-				Name: ri.gvr.Resource + "/status", Namespaced: ri.Namespaced, Kind: ri.Kind.Kind,
-				Verbs: metav1.Verbs{verbGet, verbPatch, verbUpdate},
-			})
+		for _, sub := range ri.subresources() {
+			res := metav1.APIResource{Name: ri.gvr.Resource + "/" + sub.name, Namespaced: ri.Namespaced,
+				Kind: sub.kind.Kind, Group: sub.kind.Group, Version: sub.kind.Version, Verbs: sub.verbs}
+			list.APIResources = append(list.APIResources, res)
 		}
 	}
 	if len(list.APIResources) == 0 {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
 )
@@ -24,8 +25,9 @@ func TestDiscoveryDocuments(t *testing.T) {
 
 	var groups metav1.APIGroupList
 	get("/apis", &groups)
-	require.Len(t, groups.Groups, 1)
+	require.Len(t, groups.Groups, 2)
 	require.Equal(t, "apps", groups.Groups[0].Name)
+	require.Equal(t, "apiextensions.k8s.io", groups.Groups[1].Name)
 	require.Equal(t, "apps/v1", groups.Groups[0].PreferredVersion.GroupVersion)
 
 	var group metav1.APIGroup
@@ -47,10 +49,14 @@ func TestDiscoveryDocuments(t *testing.T) {
 	require.Contains(t, byName, "endpoints")
 	require.NotContains(t, byName, "configmaps/status")
 
+	require.Contains(t, byName, "events")
+
 	var apps metav1.APIResourceList
 	get("/apis/apps/v1", &apps)
 	require.Equal(t, "apps/v1", apps.GroupVersion)
-	require.Len(t, apps.APIResources, 8) // 4 resources and their status
+	require.Equal(t, "v1", apps.APIVersion)
+	require.Empty(t, core.APIVersion, "the real server sends no apiVersion in the core group's APIResourceList")
+	require.Len(t, apps.APIResources, 11) // 4 resources, their status, and 3 scales
 
 	var info version.Info
 	get("/version", &info)
@@ -58,4 +64,34 @@ func TestDiscoveryDocuments(t *testing.T) {
 
 	code, _, _ := do(t, http.MethodGet, srv.URL()+"/apis/nope/v1", "", "")
 	require.Equal(t, http.StatusNotFound, code)
+}
+
+func TestAggregatedDiscovery(t *testing.T) {
+	srv := startServer(t, Options{})
+	accept := "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;q=0.9"
+	for _, tc := range []struct {
+		path, group string
+	}{{"/api", ""}, {"/apis", "apps"}} {
+		code, body, header := do(t, http.MethodGet, srv.URL()+tc.path, "", "", "Accept", accept)
+		require.Equal(t, http.StatusOK, code, "%s", body)
+		require.Equal(t, "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", header.Get("Content-Type"))
+		var list apidiscoveryv2.APIGroupDiscoveryList
+		require.NoError(t, json.Unmarshal(body, &list))
+		require.Equal(t, "APIGroupDiscoveryList", list.Kind)
+		require.NotEmpty(t, list.Items)
+		require.Equal(t, tc.group, list.Items[0].Name)
+		v := list.Items[0].Versions[0]
+		require.Equal(t, apidiscoveryv2.DiscoveryFreshnessCurrent, v.Freshness)
+		for _, r := range v.Resources {
+			if r.Resource == "deployments" {
+				require.Equal(t, apidiscoveryv2.ScopeNamespace, r.Scope)
+				require.Equal(t, "scale", r.Subresources[0].Subresource)
+				require.Equal(t, "autoscaling", r.Subresources[0].ResponseKind.Group)
+			}
+		}
+	}
+	// A client that does not ask for it gets the legacy form.
+	code, body, _ := do(t, http.MethodGet, srv.URL()+"/apis", "", "", "Accept", "application/json")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, string(body), `"kind":"APIGroupList"`)
 }

@@ -49,11 +49,16 @@
 //
 // Routes follow the real layout: /api/v1/namespaces/{ns}/pods,
 // /api/v1/pods, /api/v1/nodes, /apis/apps/v1/namespaces/{ns}/deployments,
-// with {name} and {name}/status below. Verbs: get, list, watch, create,
-// update (PUT), delete and JSON merge patch. Errors are metav1.Status
-// objects with the real codes and reasons (404 NotFound, 409
-// AlreadyExists, 409 Conflict, 422 Invalid, 400 BadRequest, 410 Expired,
-// 504 with the ResourceVersionTooLarge cause, 413, 415, 401, 406).
+// with {name}, {name}/status and, for Deployments, ReplicaSets and
+// StatefulSets, {name}/scale below. Verbs: get, list, watch, create,
+// update (PUT), delete, deletecollection, and patch of every type the real
+// server takes: JSON merge patch, strategic merge patch (patch.go), JSON
+// patch, and server-side apply with managedFields and conflicts
+// (apply.go). Errors are metav1.Status objects with the real codes,
+// reasons and causes (404 NotFound, 409 AlreadyExists, 409 Conflict, 422
+// Invalid, 400 BadRequest, 410 Expired, 504 with the ResourceVersionTooLarge
+// cause, 413, 415, 401, 405, 406); a path outside every API group gets the
+// real router's plain-text 404.
 //
 // Lists honour resourceVersion, resourceVersionMatch, limit and continue.
 // Watches honour resourceVersion, allowWatchBookmarks, timeoutSeconds,
@@ -63,12 +68,47 @@
 // pods spec.nodeName, status.phase and more). An object that starts or
 // stops matching a watch's selectors arrives as ADDED or DELETED.
 //
-// Responses are JSON or protobuf (application/vnd.kubernetes.protobuf, with
-// the length-prefixed watch framing), chosen by the Accept header, and
-// metadata-only when the client asks for
-// "as=PartialObjectMetadata;g=meta.k8s.io;v=v1" (or ...List). Discovery
-// (/api, /apis, group versions) and /version are served so that client-go
-// discovery and kubectl work.
+// Responses are JSON, YAML or protobuf (application/vnd.kubernetes.protobuf,
+// with the length-prefixed watch framing), chosen by the Accept header;
+// metadata-only for "as=PartialObjectMetadata;g=meta.k8s.io;v=v1" (or
+// ...List); and a Table with the real server's columns for
+// "as=Table;g=meta.k8s.io;v=v1", which is what kubectl get prints (table.go).
+// Discovery (/api, /apis, group versions) is served in both the aggregated
+// form (apidiscovery.k8s.io/v2, which kubectl and client-go ask for first)
+// and the legacy one; /version, and /openapi/v2 and /openapi/v3 with the
+// real server's own documents, recorded from kube-apiserver by
+// scripts/record-openapi.sh (openapi.go), serve kubectl explain and
+// kubectl's validation.
+//
+// # What an HTTP write goes through
+//
+// As on the real server (admission.go): defaults (a pod's restartPolicy, a
+// Deployment's strategy, a Service's cluster IP), the namespace check (404
+// for a write into a namespace that does not exist; default, kube-system,
+// kube-public and kube-node-lease are created on first use), the create
+// rules (a new pod is Pending with its QoS class and default tolerations),
+// validation of the pod specs that clients meet first (422 with the real
+// causes; a pod update may change only images, the active deadline and
+// add tolerations), unknown fields refused, warned about or ignored as the request's
+// fieldValidation asks (fieldvalidation.go), finalizers that hold a deletion
+// (finalizers.go), and managedFields. A pod deleted over HTTP first gets its
+// deletionTimestamp, as on a real server, and is then removed at once, as
+// if its kubelet had confirmed (poddelete.go); a namespace deleted over HTTP
+// takes its objects with it, as if the namespace controller had run.
+//
+// Writes through the Go API (Server.Create, Update, Delete) skip all of it:
+// they come from no client, and tests may store the smallest objects that
+// make their point (a pod without containers, already Running, in a
+// namespace nobody created).
+//
+// # Custom resources
+//
+// Creating a CustomResourceDefinition (over HTTP, as kubectl apply does, or
+// with Server.Create of an *unstructured.Unstructured) serves its custom
+// resource at once, stored as unstructured objects, with its status
+// subresource and additionalPrinterColumns, and publishes its schema in
+// /openapi/v3 for kubectl explain (crd.go). cmd/fakeapi -crd FILE
+// does it at start.
 //
 // # Your own types
 //
@@ -118,27 +158,21 @@
 //
 // # What it does not do
 //
-// It is a protocol fake, not a cluster: there are no controllers, no
-// admission, no namespace lifecycle (objects may live in namespaces that do
-// not exist), no finalizers (a delete removes the object at once; a pod
-// deleted over HTTP first gets its deletionTimestamp, as on a real server,
-// and is then removed at once, as if its kubelet had confirmed: see
-// poddelete.go), no deletecollection, no strategic-merge or JSON patch
-// (merge patch only), no server-side apply, no Table output and no
-// aggregated discovery (clients fall back to the forms served). A read at a
-// future resourceVersion is answered at once, where a real server first
-// waits up to three seconds for its cache to catch up.
+// It is a protocol fake, not a cluster: there are no controllers (no
+// scheduler, no kubelet, no Deployment controller: a Deployment never gets
+// its ReplicaSet), no admission webhooks, no RBAC (one optional bearer
+// token), and no API aggregation. A read at a future resourceVersion is
+// answered at once, where a real server first waits up to three seconds
+// for its cache to catch up. Custom resources are not validated, pruned or
+// defaulted against their CRD's schema (it is published, not enforced),
+// and are served in their storage version only.
 //
-// Defaulting is limited to what clients commonly read (defaults.go): which
-// kinds carry metadata.generation, and a namespace's name label, finalizer
-// and phase. A pod keeps the spec it was sent, without the real server's
-// defaults (restartPolicy, status.phase Pending, ...).
-//
-// HTTP writes are recorded in metadata.managedFields with the real shape
-// and manager names, but approximate field sets (managedfields.go); writes
-// through the Go API record nothing. docs/fakeapi.md has the conformance
-// table that compares this server with a real kube-apiserver, request by
-// request.
+// managedFields of HTTP writes are recorded with the real server's
+// machinery (structured-merge-diff), exact but for writes to /scale, whose
+// field sets are approximate (managedfields.go). Writes through the Go API
+// record nothing.
+// docs/fakeapi.md has the conformance table that compares this server with
+// a real kube-apiserver, request by request.
 //
 // # Goroutines
 //

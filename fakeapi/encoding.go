@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -22,7 +23,6 @@ const (
 	mediaJSON     = runtime.ContentTypeJSON
 	mediaYAML     = runtime.ContentTypeYAML
 	mediaProtobuf = runtime.ContentTypeProtobuf
-	mediaMerge    = "application/merge-patch+json"
 )
 
 // Response shapes a client may ask for with the "as" media-type parameter.
@@ -41,8 +41,10 @@ type encoding struct {
 	// mediaType is the Content-Type of the response.
 	mediaType string
 	info      runtime.SerializerInfo
-	// as is asFull or one of the partial-metadata shapes.
+	// as is asFull, one of the partial-metadata shapes, or asTable.
 	as string
+	// table converts to Tables when as is asTable (table.go).
+	table *tabler
 }
 
 // acceptCandidate is one media range of an Accept header.
@@ -80,6 +82,9 @@ func (s *Server) acceptable(c acceptCandidate, protobufOK bool) (encoding, bool)
 	case mediaYAML:
 		return s.encodingFor(mediaYAML, as), true
 	case mediaProtobuf:
+		if as == asTable {
+			break // Tables are served as JSON or YAML only
+		}
 		if protobufOK || as != asFull {
 			return s.encodingFor(mediaProtobuf, as), true
 		}
@@ -87,18 +92,28 @@ func (s *Server) acceptable(c acceptCandidate, protobufOK bool) (encoding, bool)
 	return encoding{}, false
 }
 
-// acceptedShape reads the as/g/v parameters. Only the partial-metadata
-// shapes of meta.k8s.io/v1 are served; Table and aggregated discovery are
-// not, so a client asking for them falls back to its next media range.
+// acceptedShape reads the as/g/v parameters: the partial-metadata shapes
+// and Table of meta.k8s.io/v1 are served; a client asking for another
+// (meta.k8s.io/v1beta1) falls back to its next media range.
 func acceptedShape(params map[string]string) (string, bool) {
 	as, g, v := params["as"], params["g"], params["v"]
 	if as == "" && g == "" && v == "" {
 		return asFull, true
 	}
-	if (as == asPartial || as == asPartialList) && g == partialGroup && v == "v1" {
+	if (as == asPartial || as == asPartialList || as == asTable) && g == partialGroup && v == "v1" {
 		return as, true
 	}
 	return "", false
+}
+
+// negotiateResource is negotiate for a request on a resource: a Table
+// answer gets the resource's columns.
+func (s *Server) negotiateResource(r *http.Request, req requestInfo) (encoding, error) {
+	enc, err := s.negotiate(r, req.res.protobuf)
+	if err == nil && enc.as == asTable {
+		enc.table, err = s.newTabler(r, req.res)
+	}
+	return enc, err
 }
 
 func (s *Server) encodingFor(mediaType, as string) encoding {
@@ -130,10 +145,14 @@ func parseAccept(header string) []acceptCandidate {
 	return out
 }
 
+// notAcceptable is the real server's 406, with its message and its empty
+// details object.
 func notAcceptable() *apierrors.StatusError {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status: metav1.StatusFailure, Code: http.StatusNotAcceptable, Reason: metav1.StatusReasonNotAcceptable,
-		Message: "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+		Message: "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, " +
+			"application/vnd.kubernetes.protobuf, application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch",
+		Details: &metav1.StatusDetails{},
 	}}
 }
 
@@ -203,6 +222,17 @@ func partialList(list runtime.Object) (runtime.Object, error) {
 
 // encode renders obj with the negotiated serializer.
 func (enc encoding) encode(obj runtime.Object, w io.Writer) error {
+	if enc.as == asTable {
+		table := enc.table
+		if table == nil {
+			table = &tabler{columns: defaultColumns, include: metav1.IncludeMetadata, now: time.Now}
+		}
+		shaped, err := table.convert(obj)
+		if err != nil {
+			return err
+		}
+		return enc.info.Serializer.Encode(shaped, w)
+	}
 	shaped, err := shape(obj, enc.as)
 	if err != nil {
 		return err
@@ -230,6 +260,10 @@ func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, enc encodin
 // writeError sends err as a metav1.Status, in the client's preferred
 // encoding when it has one. Errors that are not API errors become 500.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, errNoRoute) {
+		notFoundText(w)
+		return
+	}
 	status := toStatus(err)
 	enc, nerr := s.negotiate(r, true)
 	if nerr != nil || enc.as != asFull {

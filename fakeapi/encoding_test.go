@@ -42,7 +42,12 @@ func TestContentNegotiation(t *testing.T) {
 			require.Equal(t, "a", p.Name)
 			require.Equal(t, map[string]string{"name": "a"}, p.Labels)
 		}},
-		{"table falls back", list, "application/json;as=Table;v=v1;g=meta.k8s.io,application/json", mediaJSON, func(t *testing.T, body []byte) {
+		{"table", list, "application/json;as=Table;v=v1;g=meta.k8s.io,application/json", mediaJSON, func(t *testing.T, body []byte) {
+			table := decodeJSON(t, body).(*metav1.Table)
+			require.Len(t, table.Rows, 2)
+			require.Equal(t, "Status", table.ColumnDefinitions[2].Name)
+		}},
+		{"table v1beta1 falls back", list, "application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json", mediaJSON, func(t *testing.T, body []byte) {
 			require.IsType(t, &corev1.PodList{}, decodeJSON(t, body))
 		}},
 	}
@@ -64,7 +69,8 @@ func TestContentNegotiation(t *testing.T) {
 
 func TestProtobufRequestBodies(t *testing.T) {
 	srv := startServer(t, Options{})
-	p := pod("ns", "a", nil)
+	createNamespace(t, srv, "ns")
+	p := validPod("ns", "a", nil)
 	p.APIVersion, p.Kind = "v1", "Pod"
 	info := srv.encodingFor(mediaProtobuf, asFull)
 	var buf []byte
@@ -75,7 +81,7 @@ func TestProtobufRequestBodies(t *testing.T) {
 	}
 	code, body, _ := do(t, http.MethodPost, podsURL(srv), mediaProtobuf, string(buf), "Accept", mediaProtobuf)
 	require.Equal(t, http.StatusCreated, code, "%s", body)
-	require.Equal(t, "1", decodeJSON(t, body).(*corev1.Pod).ResourceVersion)
+	require.Equal(t, "2", decodeJSON(t, body).(*corev1.Pod).ResourceVersion, "RV 1 is the namespace")
 }
 
 type bytesWriter struct{ b []byte }

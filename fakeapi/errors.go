@@ -3,6 +3,8 @@ package fakeapi
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -74,4 +76,27 @@ func notFoundPath() *apierrors.StatusError {
 	err.ErrStatus.Message = "the server could not find the requested resource"
 	err.ErrStatus.Details = &metav1.StatusDetails{}
 	return err
+}
+
+// errNoRoute is the answer to a path outside every served API group: the
+// real server's mux answers it in plain text, "404 page not found", not
+// with a Status (writeError sends it so).
+var errNoRoute = errors.New("404 page not found")
+
+// notFoundText writes the plain-text 404 of a path no API group serves.
+func notFoundText(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusNotFound)
+	_, _ = io.WriteString(w, "404 page not found\n")
+}
+
+// methodNotAllowed is the real server's 405 for a method a path does not
+// take (POST across all namespaces, DELETE of the namespaces collection):
+// its router's answer, with empty details.
+func methodNotAllowed() *apierrors.StatusError {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusMethodNotAllowed, Reason: metav1.StatusReasonMethodNotAllowed,
+		Message: "the server does not allow this method on the requested resource", Details: &metav1.StatusDetails{},
+	}}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -36,6 +37,14 @@ func startServer(t testing.TB, opts Options) *Server {
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// createNamespace creates a namespace through the Go API: HTTP writes into
+// a namespace need it to exist, as on a real server.
+func createNamespace(t testing.TB, srv *Server, name string) {
+	t.Helper()
+	_, err := srv.Create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	require.NoError(t, err)
 }
 
 // testCodecs decodes what the server sends.

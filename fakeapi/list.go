@@ -31,7 +31,7 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req requestIn
 		s.writeError(w, r, err)
 		return
 	}
-	enc, err := s.negotiate(r, req.res.protobuf)
+	enc, err := s.negotiateResource(r, req)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -99,7 +99,7 @@ func planList(q *listQuery, opts metainternalversion.ListOptions) (bool, error) 
 // are copied by value out of the immutable stored objects, and their
 // apiVersion and kind are cleared, as on the real server's lists.
 func (s *Server) buildList(ri *resourceInfo, page listPage) (runtime.Object, error) {
-	list, err := s.opts.Scheme.New(ri.listKind)
+	list, err := s.newList(ri)
 	if err != nil {
 		return nil, err
 	}
@@ -107,10 +107,12 @@ func (s *Server) buildList(ri *resourceInfo, page listPage) (runtime.Object, err
 	if err := meta.SetList(list, page.items); err != nil {
 		return nil, err
 	}
-	_ = meta.EachListItem(list, func(item runtime.Object) error {
-		item.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
-		return nil
-	})
+	if !ri.unstructured { // custom resources keep their kind in a list, as on the real server
+		_ = meta.EachListItem(list, func(item runtime.Object) error {
+			item.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+			return nil
+		})
+	}
 	lm, err := meta.ListAccessor(list)
 	if err != nil {
 		return nil, err

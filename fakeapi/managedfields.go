@@ -3,6 +3,7 @@ package fakeapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"reflect"
 	"strings"
@@ -22,15 +23,49 @@ import (
 // only for server-side apply, so every object a real server sends carries
 // this bookkeeping: often a fifth or more of its bytes. fakeapi records it
 // too, for HTTP writes, so that clients meet realistic objects (and a
-// transform that strips managedFields has something to strip).
+// transform that strips managedFields has something to strip), and so that
+// server-side apply finds the owners it must not overwrite.
 //
-// The entries have the real shape (manager, operation Update, apiVersion,
-// time, fieldsType FieldsV1, subresource), and the manager is named the
-// real way. The field sets are an approximation: a field is owned by the
-// last writer that changed it, lists are owned as a whole (the real server
-// owns list items by key, "k:{...}"), and a write does not take fields away
-// from the other managers. Writes through the Go API (Server.Create,
-// Update) record nothing: they come from no client.
+// trackWrite records them with the real server's machinery, apimachinery's
+// managedfields package (the schemas are apply.go's), with the manager
+// named the real way and the server's clock. Where that cannot be used (a
+// write to /scale, whose entries the real server translates between the
+// Scale and its workload), recordManagedFields records entries of the real
+// shape with approximate field sets: a field is owned by the last writer
+// that changed it, lists are owned as a whole, and a write does not take
+// fields away from the other managers. Writes through the Go API
+// (Server.Create, Update) record nothing: they come from no client.
+
+// trackWrite records an HTTP write of obj over live (nil for a create) by
+// req's field manager.
+func (s *Server) trackWrite(req requestInfo, obj, live runtime.Object, now time.Time) error {
+	if req.subresource == "scale" {
+		return recordManagedFields(obj, live, req, now)
+	}
+	fm, err := s.fieldManagerFor(req.res, req.subresource)
+	if err != nil {
+		return recordManagedFields(obj, live, req, now)
+	}
+	if live == nil {
+		if live, err = s.newObject(req.res); err != nil {
+			return err
+		}
+	}
+	out, err := fm.Update(live, obj, req.fieldManager)
+	if err != nil {
+		// As the real server does, a write whose fields cannot be
+		// tracked is not refused for it; the approximation records it.
+		return recordManagedFields(obj, live, req, now)
+	}
+	m, err := meta.Accessor(obj)
+	om, err2 := meta.Accessor(out)
+	if err != nil || err2 != nil {
+		return apierrors.NewInternalError(errors.Join(err, err2))
+	}
+	m.SetManagedFields(om.GetManagedFields())
+	stampTimes(obj, live, now)
+	return nil
+}
 
 // maxFieldManagerLength is the real server's limit on a manager's name.
 const maxFieldManagerLength = 128

@@ -18,6 +18,7 @@ import (
 func TestManagedFieldsRecordHTTPWrites(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC)
 	srv := startServer(t, Options{Now: func() time.Time { return now }})
+	createNamespace(t, srv, "ns")
 	url := podsURL(srv)
 	write := func(method, url string, p *corev1.Pod, header ...string) *corev1.Pod {
 		t.Helper()
@@ -26,7 +27,7 @@ func TestManagedFieldsRecordHTTPWrites(t *testing.T) {
 		return decodeJSON(t, body).(*corev1.Pod)
 	}
 
-	created := write(http.MethodPost, url, pod("ns", "a", map[string]string{"app": "web"}),
+	created := write(http.MethodPost, url, validPod("ns", "a", map[string]string{"app": "web"}),
 		"User-Agent", "kubectl/v1.37.2 (linux/amd64) kubernetes/abc")
 	require.Len(t, created.ManagedFields, 1)
 	e := created.ManagedFields[0]
@@ -35,7 +36,12 @@ func TestManagedFieldsRecordHTTPWrites(t *testing.T) {
 	require.Equal(t, "v1", e.APIVersion)
 	require.Equal(t, "FieldsV1", e.FieldsType)
 	require.Equal(t, now.Truncate(time.Second), e.Time.Time.UTC())
-	require.JSONEq(t, `{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:containers":{}}}`, string(e.FieldsV1.Raw))
+	// The defaults belong to the writer, and list items are owned by key,
+	// as on the real server.
+	require.JSONEq(t, `{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"c\"}":{`+
+		`".":{},"f:image":{},"f:imagePullPolicy":{},"f:name":{},"f:resources":{},"f:terminationMessagePath":{},`+
+		`"f:terminationMessagePolicy":{}}},"f:dnsPolicy":{},"f:enableServiceLinks":{},"f:restartPolicy":{},`+
+		`"f:schedulerName":{},"f:securityContext":{},"f:terminationGracePeriodSeconds":{}}}`, string(e.FieldsV1.Raw))
 
 	// Another manager changes one label: it owns that label only.
 	changed := created.DeepCopy()

@@ -46,6 +46,10 @@ func (s *store) deletePod(ri *resourceInfo, namespace, name string, pre precondi
 	if err := pre.check(ri, oldMeta); err != nil {
 		return nil, err
 	}
+	if len(oldMeta.GetFinalizers()) > 0 {
+		marked, _ := s.markDeleting(ri, key, old)
+		return marked, nil
+	}
 	if oldMeta.GetDeletionTimestamp() == nil {
 		marked := old.DeepCopyObject()
 		m, _ := meta.Accessor(marked)

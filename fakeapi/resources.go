@@ -3,13 +3,17 @@ package fakeapi
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -32,12 +36,20 @@ type Resource struct {
 	Namespaced bool
 	// ShortNames are advertised in discovery (kubectl get po).
 	ShortNames []string
+	// Categories are advertised in discovery: kubectl get all lists the
+	// resources in category "all".
+	Categories []string
 	// StatusSubresource serves {name}/status. As on a real server, a write
 	// to the object then keeps the stored status and a write to /status
 	// keeps the stored spec (the rest of the object is the client's, save
 	// for the few fields the real status strategies protect). The Go type
 	// needs a Status field.
 	StatusSubresource bool
+	// ScaleSubresource serves {name}/scale, an autoscaling/v1 Scale read
+	// from and written to spec.replicas (kubectl scale). The Go type needs
+	// Spec.Replicas (*int32), Spec.Selector (*metav1.LabelSelector) and
+	// Status.Replicas (int32), as the apps/v1 workloads have.
+	ScaleSubresource bool
 	// SelectableFields returns the field-selector values of an object. Nil
 	// means metadata.name and metadata.namespace only, as for most real
 	// resources. It is also called with an empty object to learn which
@@ -55,27 +67,33 @@ func (r Resource) GroupVersionResource() schema.GroupVersionResource {
 }
 
 // DefaultResources lists the built-in collections: core/v1 Pods, Services,
-// ConfigMaps, Secrets, Namespaces, Nodes and Endpoints, and apps/v1
-// Deployments, ReplicaSets, StatefulSets and DaemonSets.
+// ConfigMaps, Secrets, Namespaces, Nodes, Endpoints and Events, and apps/v1
+// Deployments, ReplicaSets, StatefulSets and DaemonSets (the first three
+// with their scale subresource).
 func DefaultResources() []Resource {
+	all := []string{"all"} // kubectl get all
 	core := func(kind string, namespaced, status bool, short ...string) Resource {
 		return Resource{Kind: corev1.SchemeGroupVersion.WithKind(kind), Namespaced: namespaced,
 			StatusSubresource: status, ShortNames: short}
 	}
-	apps := func(kind string, short ...string) Resource {
+	apps := func(kind string, scale bool, short ...string) Resource {
 		return Resource{Kind: appsv1.SchemeGroupVersion.WithKind(kind), Namespaced: true,
-			StatusSubresource: true, ShortNames: short}
+			StatusSubresource: true, ScaleSubresource: scale, ShortNames: short, Categories: all}
 	}
 	pods := core("Pod", true, true, "po")
+	pods.Categories = all
 	pods.SelectableFields = podFields
 	services := core("Service", true, true, "svc")
 	services.SelectableFields = serviceFields
+	services.Categories = all
 	secrets := core("Secret", true, false)
 	secrets.SelectableFields = secretFields
 	namespaces := core("Namespace", false, true, "ns")
 	namespaces.SelectableFields = namespaceFields
 	nodes := core("Node", false, true, "no")
 	nodes.SelectableFields = nodeFields
+	events := core("Event", true, false, "ev")
+	events.SelectableFields = eventFields
 	return []Resource{
 		pods,
 		services,
@@ -85,10 +103,11 @@ func DefaultResources() []Resource {
 		nodes,
 		// Endpoints is already plural; guessing would say "endpointses".
 		{Kind: corev1.SchemeGroupVersion.WithKind("Endpoints"), Plural: "endpoints", Namespaced: true, ShortNames: []string{"ep"}},
-		apps("Deployment", "deploy"),
-		apps("ReplicaSet", "rs"),
-		apps("StatefulSet", "sts"),
-		apps("DaemonSet", "ds"),
+		apps("Deployment", true, "deploy"),
+		apps("ReplicaSet", true, "rs"),
+		apps("StatefulSet", true, "sts"),
+		apps("DaemonSet", false, "ds"),
+		events,
 	}
 }
 
@@ -105,6 +124,11 @@ type resourceInfo struct {
 	// generation is true when objects carry metadata.generation, which
 	// counts changes to their spec (see tracksGeneration).
 	generation bool
+	// printerColumns, when set, are the resource's own Table columns.
+	printerColumns *tableColumns
+	// unstructured is true for custom resources, stored as
+	// unstructured.Unstructured (unstructured.go, crd.go).
+	unstructured bool
 }
 
 // groupResource names the resource in error messages ("pods", "deployments.apps").
@@ -119,12 +143,15 @@ func (ri *resourceInfo) fieldsOf(obj runtime.Object) fields.Set {
 }
 
 // registry is the set of served resources, indexed the two ways requests
-// arrive: by URL (GVR) and by Go object (GVK). It is immutable after
-// newRegistry, so it is safe for concurrent use.
+// arrive: by URL (GVR) and by Go object (GVK). Custom resources come and go
+// with their CustomResourceDefinitions (crd.go); everything else is fixed
+// at newRegistry. It is safe for concurrent use.
 type registry struct {
 	scheme *runtime.Scheme
-	byGVR  map[schema.GroupVersionResource]*resourceInfo
-	byGVK  map[schema.GroupVersionKind]*resourceInfo
+
+	mu    sync.RWMutex // guards byGVR, byGVK and ordered
+	byGVR map[schema.GroupVersionResource]*resourceInfo
+	byGVK map[schema.GroupVersionKind]*resourceInfo
 	// ordered keeps registration order, for stable discovery documents.
 	ordered []*resourceInfo
 }
@@ -140,14 +167,64 @@ func newRegistry(scheme *runtime.Scheme, resources []Resource) (*registry, error
 		if err != nil {
 			return nil, err
 		}
-		if _, dup := reg.byGVR[ri.gvr]; dup {
-			return nil, fmt.Errorf("fakeapi: resource %s registered twice", ri.gvr)
+		if err := reg.add(ri); err != nil {
+			return nil, err
 		}
-		reg.byGVR[ri.gvr] = ri
-		reg.byGVK[ri.Kind] = ri
-		reg.ordered = append(reg.ordered, ri)
 	}
 	return reg, nil
+}
+
+// add serves one more resource.
+func (reg *registry) add(ri *resourceInfo) error {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	if _, dup := reg.byGVR[ri.gvr]; dup {
+		return fmt.Errorf("fakeapi: resource %s registered twice", ri.gvr)
+	}
+	if _, dup := reg.byGVK[ri.Kind]; dup {
+		return fmt.Errorf("fakeapi: kind %s registered twice", ri.Kind)
+	}
+	reg.byGVR[ri.gvr] = ri
+	reg.byGVK[ri.Kind] = ri
+	reg.ordered = append(reg.ordered, ri)
+	return nil
+}
+
+// remove stops serving a resource (a custom resource whose definition
+// was deleted or changed).
+func (reg *registry) remove(ri *resourceInfo) {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	if reg.byGVR[ri.gvr] == ri {
+		delete(reg.byGVR, ri.gvr)
+	}
+	if reg.byGVK[ri.Kind] == ri {
+		delete(reg.byGVK, ri.Kind)
+	}
+	reg.ordered = slices.DeleteFunc(reg.ordered, func(o *resourceInfo) bool { return o == ri })
+}
+
+// byResource finds the resource a URL names.
+func (reg *registry) byResource(gvr schema.GroupVersionResource) (*resourceInfo, bool) {
+	reg.mu.RLock()
+	defer reg.mu.RUnlock()
+	ri, ok := reg.byGVR[gvr]
+	return ri, ok
+}
+
+// byKind finds the resource that stores a kind.
+func (reg *registry) byKind(gvk schema.GroupVersionKind) (*resourceInfo, bool) {
+	reg.mu.RLock()
+	defer reg.mu.RUnlock()
+	ri, ok := reg.byGVK[gvk]
+	return ri, ok
+}
+
+// all returns the served resources in registration order.
+func (reg *registry) all() []*resourceInfo {
+	reg.mu.RLock()
+	defer reg.mu.RUnlock()
+	return slices.Clone(reg.ordered)
 }
 
 func resolveResource(scheme *runtime.Scheme, r Resource) (*resourceInfo, error) {
@@ -169,6 +246,11 @@ func resolveResource(scheme *runtime.Scheme, r Resource) (*resourceInfo, error) 
 	if r.StatusSubresource && !reflect.ValueOf(sample).Elem().FieldByName("Status").IsValid() {
 		return nil, fmt.Errorf("fakeapi: %s has no Status field for its status subresource", r.Kind)
 	}
+	if r.ScaleSubresource {
+		if _, err := replicasOf(sample); err != nil {
+			return nil, fmt.Errorf("fakeapi: %s cannot have a scale subresource: %w", r.Kind, err)
+		}
+	}
 	ri.generation = tracksGeneration(r.Kind, sample)
 	ri.fieldLabels = map[string]bool{}
 	for k := range ri.fieldsOf(sample) {
@@ -185,23 +267,43 @@ type protoMarshaler interface {
 
 // forObject finds the resource that stores obj's Go type.
 func (reg *registry) forObject(obj runtime.Object) (*resourceInfo, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		if ri, ok := reg.byKind(u.GroupVersionKind()); ok {
+			return ri, nil
+		}
+		return nil, fmt.Errorf("%w: %s", ErrNotServed, u.GroupVersionKind())
+	}
 	kinds, _, err := reg.scheme.ObjectKinds(obj)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %T: %v", ErrNotServed, obj, err)
 	}
 	for _, gvk := range kinds {
-		if ri, ok := reg.byGVK[gvk]; ok {
+		if ri, ok := reg.byKind(gvk); ok {
 			return ri, nil
 		}
 	}
 	return nil, fmt.Errorf("%w: %T", ErrNotServed, obj)
 }
 
+// servesGroup tells whether any served resource is in the group ("" is
+// the core group, which is always there).
+func (reg *registry) servesGroup(group string) bool {
+	if group == "" {
+		return true
+	}
+	for _, gv := range reg.groupVersions() {
+		if gv.Group == group {
+			return true
+		}
+	}
+	return false
+}
+
 // groupVersions returns the served group/versions in a stable order.
 func (reg *registry) groupVersions() []schema.GroupVersion {
 	seen := map[schema.GroupVersion]bool{}
 	var out []schema.GroupVersion
-	for _, ri := range reg.ordered {
+	for _, ri := range reg.all() {
 		gv := ri.gvr.GroupVersion()
 		if !seen[gv] {
 			seen[gv] = true
@@ -279,6 +381,28 @@ func nodeFields(obj runtime.Object) fields.Set {
 	return set
 }
 
+// eventFields are the real server's field selectors of events, which
+// kubectl describe uses to find an object's events.
+func eventFields(obj runtime.Object) fields.Set {
+	set := metadataFields(obj)
+	ev, ok := obj.(*corev1.Event)
+	if !ok {
+		return set
+	}
+	set["involvedObject.kind"] = ev.InvolvedObject.Kind
+	set["involvedObject.namespace"] = ev.InvolvedObject.Namespace
+	set["involvedObject.name"] = ev.InvolvedObject.Name
+	set["involvedObject.uid"] = string(ev.InvolvedObject.UID)
+	set["involvedObject.apiVersion"] = ev.InvolvedObject.APIVersion
+	set["involvedObject.resourceVersion"] = ev.InvolvedObject.ResourceVersion
+	set["involvedObject.fieldPath"] = ev.InvolvedObject.FieldPath
+	set["reason"] = ev.Reason
+	set["reportingComponent"] = ev.ReportingController
+	set["source"] = ev.Source.Component
+	set["type"] = ev.Type
+	return set
+}
+
 // NewScheme returns a scheme holding the default types (core/v1, apps/v1)
 // and the meta.k8s.io types the server needs for metadata-only responses.
 // Add your own types to it and pass it as Options.Scheme together with
@@ -288,6 +412,8 @@ func NewScheme() *runtime.Scheme {
 	// The builders only fail on programmer error (duplicate registration).
 	must(corev1.AddToScheme(scheme))
 	must(appsv1.AddToScheme(scheme))
+	// The scale subresource's objects.
+	must(autoscalingv1.AddToScheme(scheme))
 	must(metav1.AddMetaToScheme(scheme))
 	// Clients may label request options (DeleteOptions bodies) with the
 	// meta.k8s.io group.

@@ -44,7 +44,8 @@ func TestCustomSchemeServesOnlyWhatItKnows(t *testing.T) {
 	_, err := srv.Create(&batchv1.Job{})
 	require.Error(t, err, "validation still applies")
 	groups := srv.apiGroups()
-	require.Len(t, groups, 2)
+	require.Len(t, groups, 3)
 	require.Equal(t, "apps", groups[0].Name)
 	require.Equal(t, "batch", groups[1].Name)
+	require.Equal(t, "apiextensions.k8s.io", groups[2].Name, "CRDs are always served")
 }

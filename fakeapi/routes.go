@@ -41,6 +41,10 @@ type requestInfo struct {
 	subresource string
 	// fieldManager is who writes, for managedFields (see fieldManager).
 	fieldManager string
+	// fieldValidation is what to do with unknown fields (fieldvalidation.go).
+	fieldValidation string
+	// warnings are the response's headers, for Warning headers.
+	warnings http.Header
 }
 
 // serveHTTP is the root handler: bookkeeping, authentication and body
@@ -60,6 +64,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	switch path := r.URL.Path; {
 	case strings.HasPrefix(path, adminPrefix):
 		s.serveAdmin(w, r)
+	case strings.HasPrefix(path, "/openapi/"):
+		s.serveOpenAPI(w, r)
 	case isDiscoveryPath(path):
 		s.serveDiscovery(w, r)
 	default:
@@ -83,12 +89,20 @@ func (s *Server) recoverPanic(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 	req, err := s.route(r)
+	if err == nil {
+		req.fieldValidation, err = fieldValidation(r, req.verb)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	req.warnings = w.Header()
 	if err := s.faults.before(r.Context(), s.closed, req.verb, req.res.gvr.Resource); err != nil {
 		s.writeError(w, r, err)
+		return
+	}
+	if req.subresource == "scale" {
+		s.serveScale(w, r, req)
 		return
 	}
 	switch req.verb {
@@ -106,13 +120,18 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		s.servePatch(w, r, req)
 	case verbDelete:
 		s.serveDelete(w, r, req)
+	case verbDeleteCollection:
+		s.serveDeleteCollection(w, r, req)
 	}
 }
 
 // route resolves the URL and method to a resource and verb.
 func (s *Server) route(r *http.Request) (requestInfo, error) {
 	gv, rest, ok := splitAPIPath(r.URL.Path)
-	if !ok || len(rest) == 0 || slices.Contains(rest, "") {
+	if !ok || !s.reg.servesGroup(gv.Group) {
+		return requestInfo{}, errNoRoute
+	}
+	if len(rest) == 0 || slices.Contains(rest, "") {
 		return requestInfo{}, notFoundPath()
 	}
 	var req requestInfo
@@ -121,7 +140,7 @@ func (s *Server) route(r *http.Request) (requestInfo, error) {
 	if rest[0] == "namespaces" && len(rest) >= 3 && rest[2] != "status" {
 		req.namespace, rest = rest[1], rest[2:]
 	}
-	ri, found := s.reg.byGVR[gv.WithResource(rest[0])]
+	ri, found := s.reg.byResource(gv.WithResource(rest[0]))
 	if !found || len(rest) > 3 {
 		return requestInfo{}, notFoundPath()
 	}
@@ -164,7 +183,9 @@ func checkScope(req requestInfo) error {
 		return notFoundPath()
 	case req.res.Namespaced && req.namespace == "" && req.name != "":
 		return notFoundPath()
-	case req.subresource != "" && req.subresource != "status":
+	case req.subresource == "scale" && !req.res.ScaleSubresource:
+		return notFoundPath()
+	case req.subresource != "" && req.subresource != "status" && req.subresource != "scale":
 		return notFoundPath()
 	case req.name == "" && req.subresource != "":
 		return notFoundPath()
@@ -190,8 +211,10 @@ func verbOf(r *http.Request, req requestInfo) (string, error) {
 		return verbPatch, nil
 	case r.Method == http.MethodDelete && !collection:
 		return verbDelete, nil
+	case r.Method == http.MethodDelete && req.res.Kind != namespaceKind && req.res.Namespaced == (req.namespace != ""):
+		return verbDeleteCollection, nil
 	}
-	return "", apierrors.NewMethodNotSupported(req.res.groupResource(), strings.ToLower(r.Method))
+	return "", methodNotAllowed()
 }
 
 // watchRequested reads the watch parameter the way the real server's

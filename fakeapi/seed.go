@@ -25,7 +25,7 @@ func (s *Server) SeedPods(namespaces []string, n int) error {
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceDefault}
 	}
-	ri, ok := s.reg.byGVK[corev1.SchemeGroupVersion.WithKind("Pod")]
+	ri, ok := s.reg.byKind(corev1.SchemeGroupVersion.WithKind("Pod"))
 	if !ok {
 		return fmt.Errorf("%w: pods are not in the scheme", ErrNotServed)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -98,10 +99,11 @@ type Server struct {
 	opts   Options
 	reg    *registry
 	codecs serializer.CodecFactory
+	strict strictDecoders
 	faults *Faults
 	sent   sentRecord
 
-	mu sync.Mutex // guards store, changed, dropped and seeded
+	mu sync.Mutex // guards store, changed, dropped, seeded and crds
 	// store holds all objects and history.
 	store *store
 	// changed is closed (and replaced) after every write, waking watches.
@@ -110,6 +112,10 @@ type Server struct {
 	dropped chan struct{}
 	// seeded counts pods made by SeedPods, to name the next ones.
 	seeded int
+	// crds maps the name of each served CRD to its resource (crd.go), and
+	// crdViews to the definition it was served from.
+	crds     map[string]*resourceInfo
+	crdViews map[string]crdView
 
 	listener   net.Listener
 	httpServer *http.Server
@@ -119,6 +125,10 @@ type Server struct {
 	closeOnce sync.Once
 	serveDone chan struct{}
 	conns     connTracker
+	// openapi holds the OpenAPI documents, loaded on first use (openapi.go).
+	openapi openapiDocs
+	// apply holds server-side apply's field managers (apply.go).
+	apply applyTypes
 }
 
 // NewServer starts a server listening on opts.Addr and serving at once.
@@ -127,6 +137,9 @@ func NewServer(opts Options) (*Server, error) {
 	resources := append(defaultResourcesIn(opts.Scheme), opts.Resources...)
 	reg, err := newRegistry(opts.Scheme, resources)
 	if err != nil {
+		return nil, err
+	}
+	if err := reg.add(crdResource()); err != nil {
 		return nil, err
 	}
 	ln, err := net.Listen("tcp", opts.Addr)
@@ -145,9 +158,12 @@ func NewServer(opts Options) (*Server, error) {
 		opts:      opts,
 		reg:       reg,
 		codecs:    serializer.NewCodecFactory(opts.Scheme),
+		strict:    newStrictDecoders(opts.Scheme),
 		faults:    newFaults(),
 		sent:      sentRecord{limit: opts.HistoryLimit},
 		store:     newStore(opts.CompactionWindow, opts.HistoryLimit, opts.Now),
+		crds:      map[string]*resourceInfo{},
+		crdViews:  map[string]crdView{},
 		changed:   make(chan struct{}),
 		dropped:   make(chan struct{}),
 		listener:  ln,
@@ -160,6 +176,8 @@ func NewServer(opts Options) (*Server, error) {
 		ReadHeaderTimeout: 10 * time.Second,
 		ConnState:         s.conns.track,
 	}
+	// Set before the accept loop starts: requests read it under s.mu.
+	s.store.tracker = s.trackWrite
 	go func() {
 		defer close(s.serveDone)
 		// Serve returns ErrServerClosed after Close; nothing to report.
@@ -214,10 +232,20 @@ func (s *Server) ResourceVersion() uint64 {
 // and returns the stored state (with resourceVersion, UID and
 // creationTimestamp). Errors are the same *apierrors.StatusError values the
 // HTTP API sends (AlreadyExists, Invalid), or ErrNotServed.
+//
+// A CustomResourceDefinition (an *unstructured.Unstructured of kind
+// apiextensions.k8s.io/v1 CustomResourceDefinition) is checked as over HTTP
+// and its resource served at once; its objects are then created as
+// *unstructured.Unstructured too.
 func (s *Server) Create(obj runtime.Object) (runtime.Object, error) {
 	ri, err := s.reg.forObject(obj)
 	if err != nil {
 		return nil, err
+	}
+	if ri.Kind == crdKind {
+		if err := s.admitCRD(obj); err != nil {
+			return nil, err
+		}
 	}
 	return s.write(func(st *store) (runtime.Object, error) { return st.create(ri, obj.DeepCopyObject()) })
 }
@@ -268,6 +296,9 @@ func (s *Server) writeLocked(apply func(*store) (runtime.Object, error)) (runtim
 	before := s.store.rv
 	obj, err := apply(s.store)
 	if s.store.rv != before {
+		if u, ok := obj.(*unstructured.Unstructured); ok && err == nil && u.GroupVersionKind() == crdKind {
+			s.syncCRDLocked(u.GetName())
+		}
 		s.notifyLocked()
 	}
 	return obj, err
@@ -282,7 +313,7 @@ func (s *Server) notifyLocked() {
 // Objects returns copies of the current objects of a resource, in key order
 // (namespace, then name). Checkers compare a client's cache with it.
 func (s *Server) Objects(gvr schema.GroupVersionResource) ([]runtime.Object, error) {
-	ri, ok := s.reg.byGVR[gvr]
+	ri, ok := s.reg.byResource(gvr)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrNotServed, gvr)
 	}

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -40,6 +41,20 @@ type store struct {
 	// are reproducible.
 	uids   uint64
 	writes writeRecord
+	// serviceIPs counts the cluster IPs handed out (admission.go).
+	serviceIPs uint64
+	// tracker records an HTTP write in managedFields (managedfields.go);
+	// nil means recordManagedFields.
+	tracker func(req requestInfo, obj, live runtime.Object, now time.Time) error
+}
+
+// track records an HTTP write by req of obj over live (nil for a create)
+// in obj's managedFields.
+func (s *store) track(req requestInfo, obj, live runtime.Object) error {
+	if s.tracker == nil {
+		return recordManagedFields(obj, live, req, s.now())
+	}
+	return s.tracker(req, obj, live, s.now())
 }
 
 // bucket holds the current objects of one resource by key.
@@ -161,7 +176,7 @@ func (s *store) update(ri *resourceInfo, obj runtime.Object) (runtime.Object, er
 	if equality.Semantic.DeepEqual(old, obj) {
 		return old, nil
 	}
-	if ri.generation && specChanged(old, obj) {
+	if ri.generation && specChanged(old, obj) || ri.unstructured && unstructuredSpecChanged(old.(*unstructured.Unstructured), obj.(*unstructured.Unstructured)) {
 		m.SetGeneration(oldMeta.GetGeneration() + 1)
 	}
 	return s.commit(ri, key, watch.Modified, obj, old), nil
@@ -205,6 +220,24 @@ func (s *store) delete(ri *resourceInfo, namespace, name string, pre preconditio
 		return nil, err
 	}
 	return s.commit(ri, key, watch.Deleted, old.DeepCopyObject(), old), nil
+}
+
+// deleteHonouringFinalizers is delete for a client's DELETE: an object
+// with finalizers is only marked (finalizers.go).
+func (s *store) deleteHonouringFinalizers(ri *resourceInfo, namespace, name string, pre preconditions) (runtime.Object, error) {
+	key := objectKey(ri, namespace, name)
+	old, ok := s.bucket(ri).objects[key]
+	if !ok {
+		return nil, apierrors.NewNotFound(ri.groupResource(), name)
+	}
+	oldMeta, _ := meta.Accessor(old)
+	if err := pre.check(ri, oldMeta); err != nil {
+		return nil, err
+	}
+	if marked, kept := s.markDeleting(ri, key, old); kept {
+		return marked, nil
+	}
+	return s.delete(ri, namespace, name, preconditions{})
 }
 
 // commit is the single write path: it takes the next RV, stamps it on obj,

@@ -29,6 +29,14 @@ func pod(ns, name string, labels map[string]string) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels}}
 }
 
+// validPod is a pod the real server's validation accepts: one container
+// with a name and an image.
+func validPod(ns, name string, labels map[string]string) *corev1.Pod {
+	p := pod(ns, name, labels)
+	p.Spec.Containers = []corev1.Container{{Name: "c", Image: "registry.invalid/c:1"}}
+	return p
+}
+
 func rvOf(t *testing.T, obj runtime.Object) string {
 	t.Helper()
 	return resourceVersionOf(obj)

@@ -72,7 +72,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req requestI
 	}
 	var enc encoding
 	if err == nil {
-		enc, err = s.negotiate(r, req.res.protobuf)
+		enc, err = s.negotiateResource(r, req)
 	}
 	if err == nil && enc.info.StreamSerializer == nil {
 		// YAML cannot be framed into a stream; like the real server, we do

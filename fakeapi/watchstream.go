@@ -84,6 +84,10 @@ func (ws *watchStream) send(typ watch.EventType, obj runtime.Object, initial boo
 		ws.broken = true
 		return false
 	}
+	if ws.enc.table != nil {
+		// Only a watch's first Table carries the column definitions.
+		ws.enc.table.noHeaders = true
+	}
 	m, _ := meta.Accessor(obj)
 	ws.s.sent.add(SentEvent{WatchID: ws.id, Resource: ws.res.gvr, Type: typ, InitialEvent: initial,
 		ResourceVersion: m.GetResourceVersion(), Namespace: m.GetNamespace(), Name: m.GetName()})
@@ -94,7 +98,7 @@ func (ws *watchStream) send(typ watch.EventType, obj runtime.Object, initial boo
 // an empty instance of the resource's kind with only resourceVersion (and,
 // after initial events, the k8s.io/initial-events-end annotation) set.
 func (ws *watchStream) sendBookmark(initialEnd bool) bool {
-	obj, err := ws.s.opts.Scheme.New(ws.res.Kind)
+	obj, err := ws.s.newObject(ws.res)
 	if err != nil {
 		return false
 	}

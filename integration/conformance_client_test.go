@@ -59,6 +59,7 @@ func newAPIClient(t testing.TB, cfg wire.Config) *apiClient {
 type rawResponse struct {
 	Code        int
 	ContentType string
+	Header      http.Header
 	Body        []byte
 	Took        time.Duration
 }
@@ -98,7 +99,7 @@ func (c *apiClient) raw(method, pathAndQuery string, body []byte, header http.He
 	if err != nil {
 		return rawResponse{}, fmt.Errorf("%s %s: reading body: %w", method, pathAndQuery, err)
 	}
-	return rawResponse{Code: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Body: data,
+	return rawResponse{Code: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Header: resp.Header, Body: data,
 		Took: time.Since(start)}, nil
 }
 

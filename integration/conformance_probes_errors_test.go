@@ -109,7 +109,11 @@ func probeUnknownResource(p *probeEnv) (string, string) {
 
 func probeNotAcceptable(p *probeEnv) (string, string) {
 	r := p.do(http.MethodGet, p.pods(), nil, http.Header{"Accept": {"text/csv"}})
-	return statusKey(r), message(r)
+	var st struct {
+		Details json.RawMessage `json:"details"`
+	}
+	_ = json.Unmarshal(r.Body, &st)
+	return fmt.Sprintf("%s details=%s", statusKey(r), st.Details), message(r)
 }
 
 func probeWrongToken(p *probeEnv) (string, string) {

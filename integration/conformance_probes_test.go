@@ -42,10 +42,7 @@ type probeEnv struct {
 // otherwise than kube-apiserver, each with the reason it stays so. A
 // difference not listed fails TestConformance; so does a listed one that has
 // gone away. docs/fakeapi.md explains each at more length.
-var knownDifferences = map[string]string{
-	"POST into a namespace that does not exist": "fakeapi has no namespace lifecycle: it accepts objects in any namespace, so tests need no setup",
-	"POST a pod without containers":             "fakeapi validates metadata only, not specs: tests may store the smallest objects that serve their point",
-}
+var knownDifferences = map[string]string{}
 
 var probes = []probe{
 	{name: "GET a missing pod", run: probeGetMissing},
@@ -82,10 +79,29 @@ var probes = []probe{
 	{name: "protobuf negotiation (list, watch)", run: probeProtobuf},
 	{name: "metadata-only list (as=PartialObjectMetadataList)", run: probeMetadataList},
 	{name: "managedFields after create", run: probeManagedFields},
+	{name: "managedFields field sets: create, label update, status write", run: probeManagedFieldSets},
 	{name: "PUT of an unchanged object", run: probeNoopUpdate},
 	{name: "metadata.generation after create", run: probeGeneration},
 	{name: "namespace after create: what the server adds", run: probeNamespaceDefaults},
 	{name: "wrong bearer token", run: probeWrongToken},
+	{name: "PATCH (strategic merge) one container's image", run: probeStrategicMergePatch},
+	{name: "PATCH (JSON patch), and patch errors", run: probeJSONPatch},
+	{name: "pod after create: what the server adds", run: probePodDefaults},
+	{name: "POST a pod without an image", run: probeInvalidImage},
+	{name: "pod updates: image, toleration, restartPolicy, label", run: probePodUpdate},
+	{name: "field selector status.phase=Pending (watch, list)", run: probePhaseSelector},
+	{name: "events: create, list by involvedObject", run: probeEvents},
+	{name: "deployment /scale: GET, PATCH", run: probeScale},
+	{name: "aggregated discovery (apidiscovery.k8s.io/v2)", run: probeAggregatedDiscovery},
+	{name: "a path in an unknown group", run: probeUnknownGroup},
+	{name: "APIResourceList shape", run: probeResourceListShape},
+	{name: "OpenAPI v2 and v3", run: probeOpenAPI},
+	{name: "server-side apply: create, no-op, conflict, force", run: probeServerSideApply},
+	{name: "unknown fields under fieldValidation Strict, Warn, Ignore", run: probeFieldValidation},
+	{name: "finalizers hold a deletion", run: probeFinalizers},
+	{name: "deletecollection, and the verbs in discovery", run: probeDeleteCollection},
+	{name: "CustomResourceDefinition: serve, status, columns, lists", run: probeCRD},
+	{name: "Table output (kubectl get) of pods, deployments, replicasets, services, namespaces, events", run: probeTables},
 }
 
 // runProbes runs every probe against the target, each as a subtest, in two

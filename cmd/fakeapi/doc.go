@@ -18,4 +18,12 @@
 // kubeconfig is complete before that line. Logs go to stderr. SIGINT or
 // SIGTERM stops it cleanly: open watches end, connections close, and it
 // exits with status 0.
+//
+// It starts with the namespaces of a real cluster (default, kube-system,
+// kube-public, kube-node-lease) and those of -namespaces. -crd FILE
+// (repeatable) serves the CustomResourceDefinitions of a YAML or JSON file
+// from the start; CRDs applied with kubectl are served too:
+//
+//	go run ./cmd/fakeapi -crd widgets.yaml
+//	kubectl --server http://127.0.0.1:PORT get widgets
 package main

@@ -37,6 +37,7 @@ type config struct {
 	compactionWindow int
 	kubeconfigOut    string // write a kubeconfig for the server here
 	tls              bool   // serve HTTPS with a generated CA
+	crds             crdFiles
 }
 
 // servesTLS: asked for, or implied by a token in a kubeconfig, which
@@ -55,6 +56,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.compactionWindow, "compaction-window", fakeapi.DefaultCompactionWindow, "events kept before the history is compacted")
 	fs.StringVar(&c.kubeconfigOut, "kubeconfig-out", "", "write a kubeconfig for this server to FILE (with -token: served over TLS with a generated CA)")
 	fs.BoolVar(&c.tls, "tls", false, "serve HTTPS with a generated self-signed CA (implied by -token with -kubeconfig-out)")
+	registerCRDFlag(fs, &c.crds)
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -93,6 +95,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer srv.Close()
+	if err := createNamespaces(srv, c.namespaces); err != nil {
+		return err
+	}
+	if err := serveCRDs(srv, c.crds); err != nil {
+		return err
+	}
 	if c.kubeconfigOut != "" {
 		if err := writeKubeconfig(c.kubeconfigOut, srv.URL(), caPEM, c.token); err != nil {
 			return err

@@ -1,0 +1,58 @@
+package fakeapi
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const applyDeployment = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"replicas":%d,` +
+	`"selector":{"matchLabels":{"app":"d"}},"template":{"metadata":{"labels":{"app":"d"}},` +
+	`"spec":{"containers":[{"name":"c","image":"nginx:1"}]}}}}`
+
+func TestServerSideApply(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	srv := startServer(t, Options{Now: func() time.Time { return now }})
+	url := srv.URL() + "/apis/apps/v1/namespaces/default/deployments/d"
+	apply := func(manager string, replicas int, query string) (int, []byte) {
+		code, body, _ := do(t, http.MethodPatch, url+"?fieldManager="+manager+query, mediaApply,
+			fmt.Sprintf(applyDeployment, replicas))
+		return code, body
+	}
+	code, body := apply("alice", 2, "")
+	require.Equal(t, http.StatusCreated, code, "apply creates: %s", body)
+	d := decodeJSON(t, body).(*appsv1.Deployment)
+	require.Equal(t, int32(2), *d.Spec.Replicas)
+	require.Len(t, d.ManagedFields, 1)
+	require.Equal(t, metav1.ManagedFieldsOperationApply, d.ManagedFields[0].Operation)
+	require.Equal(t, now, d.ManagedFields[0].Time.Time.UTC(), "the server's clock")
+	require.Contains(t, string(d.ManagedFields[0].FieldsV1.Raw), `"k:{\"name\":\"c\"}"`, "list items are owned by key")
+
+	code, body = apply("alice", 2, "")
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	require.Equal(t, d.ResourceVersion, decodeJSON(t, body).(*appsv1.Deployment).ResourceVersion, "the same apply is a no-op")
+
+	code, body = apply("bob", 5, "")
+	require.Equal(t, http.StatusConflict, code, "%s", body)
+	st := decodeStatus(t, body)
+	require.Equal(t, metav1.CauseTypeFieldManagerConflict, st.Details.Causes[0].Type)
+	require.Equal(t, ".spec.replicas", st.Details.Causes[0].Field)
+
+	code, body = apply("bob", 5, "&force=true")
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	d = decodeJSON(t, body).(*appsv1.Deployment)
+	require.Equal(t, int32(5), *d.Spec.Replicas)
+	require.Len(t, d.ManagedFields, 2)
+
+	code, _, _ = do(t, http.MethodPatch, url, mediaApply, fmt.Sprintf(applyDeployment, 1))
+	require.Equal(t, http.StatusUnprocessableEntity, code, "a field manager is required")
+	code, _, _ = do(t, http.MethodPatch, url+"?fieldManager=x", mediaApply, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"d"}}`)
+	require.Equal(t, http.StatusBadRequest, code, "the kind must be the resource's")
+	code, _, _ = do(t, http.MethodPatch, url+"?fieldManager=x", mediaApply, "a: [")
+	require.Equal(t, http.StatusBadRequest, code)
+}

@@ -1,0 +1,67 @@
+package fakeapi
+
+import (
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// verbDeleteCollection is DELETE on a collection: delete every object
+// the label and field selectors pick, each as its own DELETE would (pods
+// in two steps, objects with finalizers only marked). The answer is the
+// list of the objects as they were before, as on the real server.
+// Namespaces have no deletecollection, and neither has a namespaced
+// resource across all namespaces (405).
+const verbDeleteCollection = "deletecollection"
+
+func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, req requestInfo) {
+	opts, err := parseListOptions(r, req.res)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	enc, err := s.negotiateResource(r, req)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	f := newFilter(req, opts)
+	q := listQuery{res: req.res, namespace: req.namespace, match: f.selectorMatch()}
+	var page listPage
+	_, err = s.writeLocked(func(st *store) (runtime.Object, error) {
+		var err error
+		if page, err = st.list(q); err != nil {
+			return nil, err
+		}
+		for _, obj := range page.items {
+			m, _ := meta.Accessor(obj)
+			if _, err := s.deleteOne(st, req, m.GetNamespace(), m.GetName(), preconditions{}, nil); err != nil && !apierrors.IsNotFound(err) {
+				return nil, err
+			}
+		}
+		return nil, nil
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	list, err := s.buildList(req.res, page)
+	if err != nil {
+		s.writeError(w, r, apierrors.NewInternalError(err))
+		return
+	}
+	s.writeObject(w, r, enc, http.StatusOK, list)
+}
+
+// deleteOne deletes one object the way a client's DELETE does.
+func (s *Server) deleteOne(st *store, req requestInfo, namespace, name string, pre preconditions, grace *int64) (runtime.Object, error) {
+	switch req.res.Kind {
+	case podKind:
+		return st.deletePod(req.res, namespace, name, pre, grace)
+	case namespaceKind:
+		return st.deleteNamespace(s.reg, req.res, name, pre)
+	}
+	return st.deleteHonouringFinalizers(req.res, namespace, name, pre)
+}

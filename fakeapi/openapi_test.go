@@ -1,0 +1,45 @@
+package fakeapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestOpenAPIDocuments(t *testing.T) {
+	srv := startServer(t, Options{})
+	code, body, header := do(t, http.MethodGet, srv.URL()+"/openapi/v2", "", "", "Accept", "application/json")
+	require.Equal(t, http.StatusOK, code)
+	var swagger struct {
+		Definitions map[string]json.RawMessage `json:"definitions"`
+	}
+	require.NoError(t, json.Unmarshal(body, &swagger))
+	require.Contains(t, swagger.Definitions, "io.k8s.api.apps.v1.Deployment")
+	etag := header.Get("Etag")
+	require.Len(t, etag, 2+128, "a quoted SHA-512")
+	code, _, _ = do(t, http.MethodGet, srv.URL()+"/openapi/v2", "", "", "If-None-Match", etag)
+	require.Equal(t, http.StatusNotModified, code)
+	_, _, header = do(t, http.MethodGet, srv.URL()+"/openapi/v2", "", "", "Accept", mediaOpenAPIV2ProtobufAsked)
+	require.Equal(t, mediaOpenAPIV2Protobuf, header.Get("Content-Type"))
+
+	code, body, _ = do(t, http.MethodGet, srv.URL()+"/openapi/v3", "", "")
+	require.Equal(t, http.StatusOK, code)
+	var index struct {
+		Paths map[string]struct{ ServerRelativeURL string } `json:"paths"`
+	}
+	require.NoError(t, json.Unmarshal(body, &index))
+	require.Len(t, index.Paths, 3, "the served group versions only: %s", body)
+	_, _, header = do(t, http.MethodGet, srv.URL()+index.Paths["api/v1"].ServerRelativeURL, "", "")
+	require.Equal(t, "public, immutable", header.Get("Cache-Control"))
+
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Get(srv.URL() + "/openapi/v3/api/v1?hash=stale")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusMovedPermanently, resp.StatusCode)
+	require.Equal(t, index.Paths["api/v1"].ServerRelativeURL, resp.Header.Get("Location"))
+	code, _, _ = do(t, http.MethodGet, srv.URL()+"/openapi/v3/apis/batch/v1", "", "")
+	require.Equal(t, http.StatusNotFound, code)
+}
