@@ -94,7 +94,7 @@ func benchmarkWorkqueue(b *testing.B, q workQueue, workers int) {
 	q.ShutDown()
 	working.Wait()
 	b.StopTimer()
-	b.ReportMetric(float64((processCPU() - cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
 // delayingQueue is what both queues offer for delayed adds.

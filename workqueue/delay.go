@@ -10,9 +10,9 @@ import (
 // none of the queue's own: the timer's function runs only when an item falls
 // due. It is not safe for concurrent use; the Queue's mutex guards it.
 type delays[T comparable] struct {
-	heap  []delayed[T]
-	index map[T]int // position in heap of every waiting item
-	timer *time.Timer
+	heap    []delayed[T]
+	index   map[T]int // position in heap of every waiting item
+	timer   *time.Timer
 	armed   int64 // the due time the timer is set for, while pending
 	pending bool  // the timer is set and fire has not run since
 }

@@ -92,7 +92,7 @@ func TestQueueModel(t *testing.T) {
 	t.Logf("seed %d", seed)
 	q := workqueue.New[int](workqueue.Options[int]{})
 	var (
-		mu        sync.Mutex   // guards the model below
+		mu        sync.Mutex // guards the model below
 		inHand    = map[int]bool{}
 		pending   = map[int]int{} // item -> adds not yet followed by a Get
 		handedOut int
