@@ -43,6 +43,11 @@ type HandlerOptions struct {
 	// repair drift in the world the controller manages. Zero means never. A
 	// resync re-reads the cache, not the API server.
 	ResyncPeriod time.Duration
+	// UpdateFilter, when set, decides which updates reach the handler, such
+	// as GenerationChanged or AnyOf(LabelsChanged, AnnotationsChanged).
+	// Adds, deletes and resyncs always pass. It runs on the handler's own
+	// goroutine.
+	UpdateFilter UpdateFilter
 }
 
 // dispatch adapts a typed Handler to the processor's untyped notifications.
@@ -51,6 +56,7 @@ type HandlerOptions struct {
 // error instead of panicking inside a user's goroutine.
 type dispatch[T runtime.Object] struct {
 	h      Handler[T]
+	filter UpdateFilter
 	report func(error)
 }
 
@@ -68,7 +74,7 @@ func (d dispatch[T]) Handle(n processor.Notification) {
 		}
 	case processor.Update:
 		old, _ := n.Old.(T)
-		if d.h.OnUpdate != nil {
+		if d.h.OnUpdate != nil && d.filter.passes(n.Old, n.Object) {
 			d.h.OnUpdate(old, obj)
 		}
 	case processor.Delete:
