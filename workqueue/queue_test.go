@@ -3,6 +3,7 @@ package workqueue_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -115,7 +116,7 @@ func TestQueueModel(t *testing.T) {
 				handedOut++
 				mu.Unlock()
 				if w%2 == 0 {
-					time.Sleep(time.Microsecond) // let adds land while processing: not synchronisation
+					runtime.Gosched() // let adds land while the item is in hand
 				}
 				mu.Lock()
 				inHand[item] = false
