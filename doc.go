@@ -41,7 +41,10 @@
 //     "not found" for objects that exist (Factory.WaitForCacheSync).
 //   - Never modify an object you got from a handler, a lister or the
 //     indexer: it is shared by every reader. DeepCopy, then write through the
-//     API server.
+//     API server (package client).
+//   - Handlers should only enqueue keys (EnqueueKeys, package workqueue);
+//     workers read the lister and do the work. docs/controller.md builds a
+//     whole controller this way.
 //   - A resync re-delivers the cache to handlers; it does not re-read the
 //     server.
 //   - A factory's namespace and selectors filter on the server: its listers

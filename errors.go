@@ -17,4 +17,7 @@ var (
 	// ErrFactoryShutDown is returned when an informer is requested from a
 	// factory that has been shut down.
 	ErrFactoryShutDown = errors.New("factory is shut down")
+	// ErrInvalidKey is wrapped by the *KeyError of SplitKey: a key that is
+	// neither "namespace/name" nor "name".
+	ErrInvalidKey = errors.New("invalid key")
 )

@@ -9,17 +9,25 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/seed31a95821/informer"
+	"github.com/seed31a95821/informer/client"
 	"github.com/seed31a95821/informer/fakeapi"
 	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/workqueue"
 )
 
+// pod is a minimal valid pod: one container with an image, as a real API
+// server requires of every pod written over HTTP (the Examples write back).
 func pod(ns, name string, labels map[string]string) *corev1.Pod {
-	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels}}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "web:1"}}},
+	}
 }
 
 // mustServe starts the in-process API server with the given objects. Examples
@@ -64,10 +72,11 @@ func Example() {
 	// Output: [shop/web-1 shop/web-2]
 }
 
-// Handlers should only record which object changed: a worker then reads the
-// latest state from the lister. Here the "queue" is a channel. On delete the
-// object is always a *corev1.Pod, even when the informer missed the deletion
-// and learned of it from a relist: no tombstone to unwrap.
+// Handlers enqueue keys; workers do the work. EnqueueKeys is the handler: it
+// puts "namespace/name" on a work queue for every add, update and delete (on
+// delete the object is always a *corev1.Pod, even when the informer missed
+// the deletion: no tombstone to unwrap). A worker takes the key, reads the
+// latest state from the lister, and finds a deleted object gone.
 func ExampleSharedInformer_AddEventHandler() {
 	srv := mustServe(pod("shop", "web-1", nil))
 	defer srv.Close()
@@ -77,13 +86,9 @@ func ExampleSharedInformer_AddEventHandler() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	queue := make(chan string, 16)
-	enqueue := func(p *corev1.Pod) { queue <- p.Namespace + "/" + p.Name }
-	reg, err := pods.AddEventHandler(informer.Handler[*corev1.Pod]{
-		OnAdd:    func(p *corev1.Pod, _ bool) { enqueue(p) },
-		OnUpdate: func(_, p *corev1.Pod) { enqueue(p) },
-		OnDelete: func(p *corev1.Pod, finalStateUnknown bool) { enqueue(p) },
-	}, informer.HandlerOptions{Name: "enqueue"})
+	var queue workqueue.Queue[string]
+	defer queue.ShutDown()
+	reg, err := pods.AddEventHandler(informer.EnqueueKeys[*corev1.Pod](&queue), informer.HandlerOptions{Name: "enqueue"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -96,15 +101,28 @@ func ExampleSharedInformer_AddEventHandler() {
 	if !informer.WaitForCacheSync(ctx, reg) {
 		log.Fatal("handler did not sync")
 	}
-	fmt.Println("initial:", <-queue)
+	work := func() {
+		key, _ := queue.Get()
+		defer queue.Done(key)
+		namespace, name, err := informer.SplitKey(key)
+		if err != nil {
+			return // a key no retry can fix
+		}
+		if _, err := pods.Lister().Namespace(namespace).Get(name); apierrors.IsNotFound(err) {
+			fmt.Println(key, "is gone: clean up")
+			return
+		}
+		fmt.Println(key, "exists: reconcile")
+	}
+	work()
 
 	if err := srv.Delete(pod("shop", "web-1", nil)); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("deleted:", <-queue)
+	work()
 	// Output:
-	// initial: shop/web-1
-	// deleted: shop/web-1
+	// shop/web-1 exists: reconcile
+	// shop/web-1 is gone: clean up
 }
 
 // A factory scoped to one namespace and one label: the API server filters,
@@ -141,22 +159,27 @@ func ExampleFactoryOptions_scoped() {
 	// Output: shop/web-1
 }
 
-// Reads come from the lister, which returns the cache's own object, shared
-// with every other reader. To change it: DeepCopy, modify the copy, and write
-// it through the API server. The cache catches up from the watch.
+// Read from the lister, write through the client. The lister returns the
+// cache's own object, shared with every other reader: DeepCopy it, change
+// the copy, and write it to the API server over HTTP. If another writer got
+// there first the server answers Conflict, and RetryOnConflict reads again
+// and re-applies the change. The cache catches up from the watch.
 func ExampleSharedInformer_Lister() {
 	srv := mustServe(pod("shop", "web-1", nil))
 	defer srv.Close()
+	cfg := wire.Config{Host: srv.URL()}
 
-	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{})
+	factory := informer.NewFactory(cfg, informer.FactoryOptions{})
 	pods, err := informer.For[*corev1.Pod](factory)
 	if err != nil {
 		log.Fatal(err)
 	}
-	updated := make(chan *corev1.Pod, 1)
-	if _, err := pods.AddEventHandler(informer.Handler[*corev1.Pod]{
-		OnUpdate: func(_, p *corev1.Pod) { updated <- p },
-	}, informer.HandlerOptions{}); err != nil {
+	writer, err := client.New(cfg, client.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	podClient, err := client.For[*corev1.Pod](writer)
+	if err != nil {
 		log.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -165,19 +188,42 @@ func ExampleSharedInformer_Lister() {
 	defer factory.Shutdown()
 	factory.WaitForCacheSync(ctx)
 
-	cached, err := pods.Lister().Namespace("shop").Get("web-1")
+	// Someone else changes the pod after our cache read it: our first write
+	// carries a stale resourceVersion.
+	stale, _ := pods.Lister().Namespace("shop").Get("web-1")
+	other := stale.DeepCopy()
+	other.Labels = map[string]string{"tier": "front"}
+	if _, err := podClient.Update(ctx, other, metav1.UpdateOptions{}); err != nil {
+		log.Fatal(err)
+	}
+
+	tries := 0
+	var cached *corev1.Pod
+	err = client.RetryOnConflict(ctx, client.DefaultRetry, func() error {
+		tries++
+		if tries == 1 {
+			cached = stale // the lister's answer a moment ago
+		} else if cached, err = podClient.Get(ctx, "shop", "web-1", metav1.GetOptions{}); err != nil {
+			return err // a fresh read after a conflict
+		}
+		p := cached.DeepCopy() // never write through the cached pointer
+		if p.Annotations == nil {
+			p.Annotations = map[string]string{}
+		}
+		p.Annotations["checked-by"] = "inventory-controller"
+		_, err := podClient.Update(ctx, p, metav1.UpdateOptions{})
+		return err
+	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	p := cached.DeepCopy() // never write through the cached pointer
-	p.Labels = map[string]string{"tier": "front"}
-	if _, err := srv.Update(p); err != nil { // a program would PUT it to its cluster
-		log.Fatal(err)
-	}
-	fmt.Println("cache now says:", (<-updated).Labels["tier"])
-	fmt.Println("the object we read is unchanged:", cached.Labels["tier"] == "")
+	final, _ := podClient.Get(ctx, "shop", "web-1", metav1.GetOptions{})
+	fmt.Println("tries:", tries)
+	fmt.Println("server has:", final.Annotations["checked-by"], final.Labels["tier"])
+	fmt.Println("the object we read is unchanged:", stale.Annotations["checked-by"] == "")
 	// Output:
-	// cache now says: front
+	// tries: 2
+	// server has: inventory-controller front
 	// the object we read is unchanged: true
 }
 

@@ -45,6 +45,11 @@ type HandlerOptions struct {
 	// a second which handlers are due, so a resync comes up to a second after
 	// its period; periods under a second are raised to one.
 	ResyncPeriod time.Duration
+	// UpdateFilter, when set, decides which updates reach the handler, such
+	// as GenerationChanged or AnyOf(LabelsChanged, AnnotationsChanged).
+	// Adds, deletes and resyncs always pass. It runs on the handler's own
+	// goroutine.
+	UpdateFilter UpdateFilter
 }
 
 // dispatch adapts a typed Handler to the processor's untyped notifications.
@@ -53,6 +58,7 @@ type HandlerOptions struct {
 // error instead of panicking inside a user's goroutine.
 type dispatch[T runtime.Object] struct {
 	h      Handler[T]
+	filter UpdateFilter
 	report func(error)
 }
 
@@ -70,7 +76,7 @@ func (d dispatch[T]) Handle(n processor.Notification) {
 		}
 	case processor.Update:
 		old, _ := n.Old.(T)
-		if d.h.OnUpdate != nil {
+		if d.h.OnUpdate != nil && d.filter.passes(n.Old, n.Object) {
 			d.h.OnUpdate(old, obj)
 		}
 	case processor.Delete:

@@ -223,7 +223,7 @@ func (s *SharedInformer[T]) markSyncedIfReady() {
 // OnAdd(obj, true), then every later change, without pausing the pipeline
 // while it catches up.
 func (s *SharedInformer[T]) AddEventHandler(h Handler[T], opts HandlerOptions) (*Registration, error) {
-	d := dispatch[T]{h: h, report: s.report}
+	d := dispatch[T]{h: h, filter: opts.UpdateFilter, report: s.report}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// The snapshot is an O(1) freeze of the cache's current version, taken

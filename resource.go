@@ -45,6 +45,15 @@ var clusterScoped = map[schema.GroupKind]bool{
 // into it (or into your own scheme) and pass it in FactoryOptions.Scheme.
 func NewScheme() *runtime.Scheme { return wire.NewScheme() }
 
+// ResourceFor finds where obj's kind lives on the API server, exactly as a
+// Factory does: through the scheme, with the overrides (as in
+// FactoryOptions.Resources) taking precedence. The write client in client/
+// uses it, so reads and writes of a type always name the same resource. An
+// unregistered type gives an error wrapping ErrUnknownType.
+func ResourceFor(scheme *runtime.Scheme, obj runtime.Object, overrides []Resource) (Resource, error) {
+	return resourceFor(scheme, obj, overrides)
+}
+
 // resourceFor finds the resource for a Go type through the scheme, with the
 // overrides taking precedence.
 func resourceFor(scheme *runtime.Scheme, obj runtime.Object, overrides []Resource) (Resource, error) {

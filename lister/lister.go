@@ -173,3 +173,38 @@ func objectMeta(obj runtime.Object) (namespace string, ls labels.Set, err error)
 	}
 	return m.GetNamespace(), m.GetLabels(), nil
 }
+
+// ByIndex returns the objects filed under value in the named index (one of
+// Options.Indexers, or added by AddIndexers), typed, in no particular order:
+// the query client-go's indexer answers with []interface{}. An unknown index
+// is an error from the indexer.
+func (l *Lister[T]) ByIndex(indexName, value string) ([]T, error) {
+	if l.idx == nil {
+		return nil, ErrNoIndexer
+	}
+	objs, err := l.idx.ByIndex(indexName, value)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(objs))
+	for _, obj := range objs {
+		t, err := l.typed(typeErrorKey(obj), obj)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// typeErrorKey names obj in a *TypeError: namespace/name, or name.
+func typeErrorKey(obj runtime.Object) string {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return fmt.Sprintf("%T", obj)
+	}
+	if m.GetNamespace() == "" {
+		return m.GetName()
+	}
+	return m.GetNamespace() + "/" + m.GetName()
+}

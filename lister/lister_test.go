@@ -401,3 +401,23 @@ func checkRun(list []*corev1.Pod, n, g int) error {
 func podNumber(p *corev1.Pod) (int, error) {
 	return strconv.Atoi(strings.TrimPrefix(p.Name, "p"))
 }
+
+func TestByIndex(t *testing.T) {
+	x := indexer.New(indexer.Indexers{"node": func(obj runtime.Object) ([]string, error) {
+		return []string{obj.(*corev1.Pod).Spec.NodeName}, nil
+	}})
+	for i, node := range []string{"n1", "n2", "n1"} {
+		p := pod("shop", fmt.Sprint("web-", i), "")
+		p.Spec.NodeName = node
+		require.NoError(t, x.Add("shop/"+p.Name, p))
+	}
+	l := New[*corev1.Pod](x, Options{})
+	got, err := l.ByIndex("node", "n1")
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"shop/web-0", "shop/web-2"}, podNames(got))
+	_, err = l.ByIndex("nope", "n1")
+	require.Error(t, err)
+	_, err = New[*corev1.Service](x, Options{}).ByIndex("node", "n1")
+	var typeErr *TypeError
+	require.ErrorAs(t, err, &typeErr)
+}

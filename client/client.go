@@ -1,0 +1,242 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"path"
+	"reflect"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+
+	"github.com/seed31a95821/informer"
+	"github.com/seed31a95821/informer/reflector/wire"
+)
+
+var errUnknownType = informer.ErrUnknownType
+
+// Options configure a Client. The zero value is ready to use.
+type Options struct {
+	// Scheme maps Go types to kinds and encodes them. Nil means
+	// informer.NewScheme(): pass the factory's scheme when you registered
+	// types of your own.
+	Scheme *runtime.Scheme
+	// Resources override how a kind maps to its resource, as
+	// FactoryOptions.Resources does: pass the same list.
+	Resources []informer.Resource
+	// HTTPClient sends the requests. Nil means wire.NewHTTPClient(cfg);
+	// pass one to share its connections with your informers. cfg's
+	// credentials (token, token file, exec plugin) are added either way,
+	// by wire.NewAuthRoundTripper.
+	HTTPClient *http.Client
+}
+
+// Client writes (and reads, when a read must be fresh) any registered type
+// through one API server. It is safe for concurrent use.
+type Client struct {
+	cfg       wire.Config
+	http      *http.Client
+	scheme    *runtime.Scheme
+	codecs    serializer.CodecFactory
+	resources []informer.Resource
+	maxBody   int64
+	timeout   time.Duration
+}
+
+// New returns a client for the API server cfg describes: the same
+// wire.Config the informers use, with its TLS settings, credentials (bearer
+// token, token file, client certificate, exec plugin), ContentType,
+// MaxObjectBytes and Timeout.
+func New(cfg wire.Config, opts Options) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	httpClient := opts.HTTPClient
+	if httpClient == nil {
+		var err error
+		if httpClient, err = wire.NewHTTPClient(cfg); err != nil {
+			return nil, err
+		}
+	}
+	next := httpClient.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	// The informers' authentication (rotation, exec plugins, credentials
+	// only to cfg.Host), on a copy of the client so that the caller's is
+	// left as it was.
+	authed, err := wire.NewAuthRoundTripper(cfg, next)
+	if err != nil {
+		return nil, err
+	}
+	hc := *httpClient
+	hc.Transport = authed
+	if opts.Scheme == nil {
+		opts.Scheme = informer.NewScheme()
+	}
+	c := &Client{
+		cfg: cfg, http: &hc, scheme: opts.Scheme, codecs: serializer.NewCodecFactory(opts.Scheme),
+		resources: opts.Resources, maxBody: cfg.MaxObjectBytes, timeout: cfg.Timeout,
+	}
+	if c.maxBody == 0 {
+		c.maxBody = wire.DefaultMaxObjectBytes
+	}
+	if c.timeout == 0 {
+		c.timeout = wire.DefaultTimeout
+	}
+	return c, nil
+}
+
+// request is one call to the server, before it is sent.
+type request struct {
+	method      string
+	res         informer.Resource
+	namespace   string
+	name        string
+	subresource string
+	query       url.Values
+	body        []byte
+	contentType string
+	protobuf    bool // the type has a protobuf form: it may be asked for
+}
+
+// url lays out the REST path of a collection or an object, as
+// reflector/wire does for its lists:
+//
+//	{host}/api/v1[/namespaces/{ns}]/{plural}[/{name}[/{subresource}]]
+//	{host}/apis/{group}/{version}[/namespaces/{ns}]/{plural}[/{name}[/{subresource}]]
+func (c *Client) url(r request) string {
+	u, _ := url.Parse(c.cfg.Host) // validated by New
+	gvr := r.res.GVR()
+	parts := []string{"/", u.Path}
+	if gvr.Group == "" {
+		parts = append(parts, "api", gvr.Version)
+	} else {
+		parts = append(parts, "apis", gvr.Group, gvr.Version)
+	}
+	if r.namespace != "" && !r.res.ClusterScoped {
+		parts = append(parts, "namespaces", r.namespace)
+	}
+	parts = append(parts, gvr.Resource)
+	if r.name != "" {
+		parts = append(parts, r.name)
+	}
+	if r.subresource != "" {
+		parts = append(parts, r.subresource)
+	}
+	u.Path = path.Join(parts...)
+	u.RawQuery = r.query.Encode()
+	return u.String()
+}
+
+// do sends r and decodes a 2xx answer into into (unless into is nil). Every
+// other answer becomes an error: an *apierrors.StatusError, or an
+// *UnservedError for a 404 on the resource itself.
+func (c *Client) do(ctx context.Context, verb string, r request, into runtime.Object) error {
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	var body io.Reader
+	if r.body != nil {
+		body = bytes.NewReader(r.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, c.url(r), body)
+	if err != nil {
+		return fmt.Errorf("client: building request: %w", err)
+	}
+	req.Header.Set("Accept", c.accept(r.protobuf))
+	req.Header.Set("User-Agent", c.userAgent())
+	if r.contentType != "" {
+		req.Header.Set("Content-Type", r.contentType)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("client: %s %s: %w", verb, r.res.Plural, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return c.errorFor(resp, verb, r)
+	}
+	if into == nil {
+		return nil
+	}
+	data, err := readLimited(resp.Body, c.maxBody)
+	if err != nil {
+		return fmt.Errorf("client: %s %s: %w", verb, r.res.Plural, err)
+	}
+	if err := c.decode(resp.Header.Get("Content-Type"), data, into); err != nil {
+		return fmt.Errorf("client: %s %s: HTTP %d: %w", verb, r.res.Plural, resp.StatusCode, err)
+	}
+	return nil
+}
+
+// errorFor turns a non-2xx response into the caller's error.
+func (c *Client) errorFor(resp *http.Response, verb string, r request) error {
+	err := wire.ErrorFromResponse(resp, verb, r.res.GVR().GroupResource())
+	if resp.StatusCode != http.StatusNotFound {
+		return err
+	}
+	// A missing object's NotFound names the object; a missing resource's
+	// (an unknown path) names nothing.
+	if status, ok := err.(apierrors.APIStatus); ok {
+		if d := status.Status().Details; d == nil || d.Name == "" {
+			return &UnservedError{Resource: r.res.GVR(), Err: err}
+		}
+	}
+	return err
+}
+
+func (c *Client) userAgent() string {
+	if c.cfg.UserAgent != "" {
+		return c.cfg.UserAgent
+	}
+	return wire.DefaultUserAgent
+}
+
+// accept states the encodings the client can decode, protobuf first when
+// the type has a protobuf form and the config does not insist on JSON.
+func (c *Client) accept(protobuf bool) string {
+	switch {
+	case !protobuf || c.cfg.ContentType == wire.ContentTypeJSON:
+		return wire.ContentTypeJSON
+	case c.cfg.ContentType == wire.ContentTypeProtobuf:
+		return wire.ContentTypeProtobuf
+	}
+	return wire.ContentTypeProtobuf + ", " + wire.ContentTypeJSON
+}
+
+// readLimited reads a whole body, refusing more than limit bytes: a server
+// is not trusted to send an object of sane size.
+func readLimited(r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, min(limit, math.MaxInt64-1)+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading body: %w", err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%w: body exceeds %d bytes", ErrMalformedResponse, limit)
+	}
+	return data, nil
+}
+
+// newObject makes a fresh zero value of the pointer type T.
+func newObject[T runtime.Object]() (T, error) {
+	var zero T
+	t := reflect.TypeOf(zero)
+	if t == nil || t.Kind() != reflect.Pointer {
+		return zero, fmt.Errorf("client: %v is not a pointer to a struct: %w", t, ErrUnknownType)
+	}
+	obj, ok := reflect.New(t.Elem()).Interface().(T)
+	if !ok {
+		return zero, fmt.Errorf("client: %v: %w", t, ErrUnknownType)
+	}
+	return obj, nil
+}

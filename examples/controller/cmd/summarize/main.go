@@ -1,0 +1,107 @@
+// Command summarize runs the example controller of examples/controller: it
+// keeps an example.informer.dev/summary annotation on every Deployment,
+// counting its Pods and naming its Services.
+//
+//	go run ./examples/controller/cmd/summarize -kubeconfig ~/.kube/config   # a real cluster (it writes annotations)
+//	go run ./examples/controller/cmd/summarize -fake -duration 5s           # an embedded fake API server
+//
+// With -fake it seeds a Deployment, three Pods and a Service, and prints
+// what the controller writes. It stops on Ctrl-C or after -duration.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/seed31a95821/informer/examples/controller"
+	"github.com/seed31a95821/informer/fakeapi"
+	"github.com/seed31a95821/informer/reflector/wire"
+)
+
+func main() {
+	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the cluster to manage")
+	fake := flag.Bool("fake", false, "run against an embedded fake API server with sample objects")
+	namespace := flag.String("namespace", "", "namespace to manage (default all)")
+	workers := flag.Int("workers", 2, "keys handled at once")
+	duration := flag.Duration("duration", 0, "stop after this long (default: until Ctrl-C)")
+	flag.Parse()
+	if err := run(*kubeconfig, *fake, *namespace, *workers, *duration); err != nil {
+		fmt.Fprintln(os.Stderr, "summarize:", err)
+		os.Exit(1)
+	}
+}
+
+func run(kubeconfig string, fake bool, namespace string, workers int, duration time.Duration) error {
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	if duration > 0 {
+		ctx, cancel = context.WithTimeout(ctx, duration)
+		defer cancel()
+	}
+	var cfg wire.Config
+	switch {
+	case fake:
+		srv, err := fakeServer()
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		cfg = wire.Config{Host: srv.URL()}
+	case kubeconfig != "":
+		var err error
+		if cfg, err = wire.LoadKubeconfig(kubeconfig); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("give -kubeconfig or -fake")
+	}
+	c, err := controller.New(cfg, controller.Options{Namespace: namespace, Workers: workers, Logf: log.Printf})
+	if err != nil {
+		return err
+	}
+	return c.Run(ctx)
+}
+
+// fakeServer starts the in-process API server with a Deployment, its Pods
+// and a Service.
+func fakeServer() (*fakeapi.Server, error) {
+	srv, err := fakeapi.NewServer(fakeapi.Options{})
+	if err != nil {
+		return nil, err
+	}
+	web := map[string]string{"app": "web"}
+	containers := []corev1.Container{{Name: "main", Image: "registry.example/web:1"}}
+	objs := []runtime.Object{
+		&appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
+			Spec: appsv1.DeploymentSpec{
+				Selector: &metav1.LabelSelector{MatchLabels: web},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: web}, Spec: corev1.PodSpec{Containers: containers}},
+			},
+		},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}, Spec: corev1.ServiceSpec{Selector: web}},
+	}
+	for i := range 3 {
+		objs = append(objs, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: fmt.Sprint("web-", i), Labels: web},
+			Spec:       corev1.PodSpec{Containers: containers},
+		})
+	}
+	for _, o := range objs {
+		if _, err := srv.Create(o); err != nil {
+			srv.Close()
+			return nil, err
+		}
+	}
+	return srv, nil
+}

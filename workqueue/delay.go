@@ -1,0 +1,193 @@
+package workqueue
+
+import (
+	"time"
+)
+
+// delays holds the items of AddAfter until they are due: a min-heap by due
+// time, an index from item to heap position (so an item is never held
+// twice), and one timer for the earliest. There is no goroutine per item and
+// none of the queue's own: the timer's function runs only when an item falls
+// due. It is not safe for concurrent use; the Queue's mutex guards it.
+type delays[T comparable] struct {
+	heap    []delayed[T]
+	index   map[T]int // position in heap of every waiting item
+	timer   *time.Timer
+	armed   int64 // the due time the timer is set for, while pending
+	pending bool  // the timer is set and fire has not run since
+}
+
+// delayed is one waiting item and when it is due, on the queue's clock.
+type delayed[T comparable] struct {
+	item T
+	due  int64
+}
+
+// AddAfter adds item once d has passed. An item already waiting keeps the
+// earlier of its two due times: there is never more than one pending add of
+// an item. A d of zero or less adds at once.
+func (q *Queue[T]) AddAfter(item T, d time.Duration) {
+	q.lock()
+	defer q.mu.Unlock()
+	q.addAfterLocked(item, d)
+}
+
+func (q *Queue[T]) addAfterLocked(item T, d time.Duration) {
+	if q.shuttingDown {
+		return
+	}
+	if d <= 0 {
+		q.addLocked(item, PriorityNormal)
+		return
+	}
+	due := q.nowLocked() + int64(d)
+	if q.waiting.schedule(item, due) {
+		q.armLocked()
+	}
+}
+
+// AddRateLimited adds item after the delay the rate limiter gives it: the
+// way a worker retries an item that failed.
+func (q *Queue[T]) AddRateLimited(item T) {
+	q.lock()
+	defer q.mu.Unlock()
+	if q.shuttingDown {
+		return
+	}
+	q.retries++
+	q.addAfterLocked(item, q.limiter.When(item))
+}
+
+// Forget tells the rate limiter that item succeeded: its next failure starts
+// again from the shortest delay. It does not remove the item from the queue.
+func (q *Queue[T]) Forget(item T) {
+	q.lock()
+	defer q.mu.Unlock()
+	q.limiter.Forget(item)
+}
+
+// NumRequeues is how many times item has failed since its last Forget.
+func (q *Queue[T]) NumRequeues(item T) int {
+	q.lock()
+	defer q.mu.Unlock()
+	return q.limiter.NumRequeues(item)
+}
+
+// armLocked sets the one timer for the earliest due time, unless it is set
+// for that time already.
+func (q *Queue[T]) armLocked() {
+	w := &q.waiting
+	if len(w.heap) == 0 {
+		return
+	}
+	due := w.heap[0].due
+	if w.pending && w.armed == due {
+		return
+	}
+	wait := time.Duration(due - q.nowLocked())
+	if w.timer == nil {
+		w.timer = time.AfterFunc(wait, q.fire)
+	} else {
+		// Reset on a timer that is about to fire calls fire twice; the
+		// second call finds nothing due and only sets the timer again.
+		w.timer.Reset(wait)
+	}
+	w.armed, w.pending = due, true
+}
+
+// fire runs on the timer's goroutine: it moves every due item to the ready
+// fifo and sets the timer for the next one.
+func (q *Queue[T]) fire() {
+	q.lock()
+	defer q.mu.Unlock()
+	q.waiting.pending = false
+	if q.shuttingDown {
+		return
+	}
+	now := q.nowLocked()
+	for len(q.waiting.heap) > 0 && q.waiting.heap[0].due <= now {
+		q.addLocked(q.waiting.popMin(), PriorityNormal)
+	}
+	q.armLocked()
+}
+
+// schedule records item as due at due, keeping the earlier time if it is
+// already waiting. It reports whether the earliest due time changed, so that
+// the timer must be set again.
+func (w *delays[T]) schedule(item T, due int64) bool {
+	if w.index == nil {
+		w.index = map[T]int{}
+	}
+	if i, ok := w.index[item]; ok {
+		if due >= w.heap[i].due {
+			return false
+		}
+		w.heap[i].due = due
+		w.up(i)
+		return w.index[item] == 0
+	}
+	w.heap = append(w.heap, delayed[T]{item: item, due: due})
+	i := len(w.heap) - 1
+	w.index[item] = i
+	w.up(i)
+	return w.index[item] == 0
+}
+
+func (w *delays[T]) popMin() T {
+	top := w.heap[0].item
+	last := len(w.heap) - 1
+	w.swap(0, last)
+	w.heap[last] = delayed[T]{}
+	w.heap = w.heap[:last]
+	delete(w.index, top)
+	if last > 0 {
+		w.down(0)
+	}
+	return top
+}
+
+func (w *delays[T]) up(i int) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if w.heap[parent].due <= w.heap[i].due {
+			return
+		}
+		w.swap(i, parent)
+		i = parent
+	}
+}
+
+func (w *delays[T]) down(i int) {
+	n := len(w.heap)
+	for {
+		least := i
+		if l := 2*i + 1; l < n && w.heap[l].due < w.heap[least].due {
+			least = l
+		}
+		if r := 2*i + 2; r < n && w.heap[r].due < w.heap[least].due {
+			least = r
+		}
+		if least == i {
+			return
+		}
+		w.swap(i, least)
+		i = least
+	}
+}
+
+func (w *delays[T]) swap(i, j int) {
+	w.heap[i], w.heap[j] = w.heap[j], w.heap[i]
+	w.index[w.heap[i].item] = i
+	w.index[w.heap[j].item] = j
+}
+
+// stop drops every waiting item and stops the timer (ShutDown).
+func (w *delays[T]) stop() {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	w.heap, w.index = nil, nil
+}
+
+// len is the number of waiting items.
+func (w *delays[T]) len() int { return len(w.heap) }

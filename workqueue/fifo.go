@@ -1,0 +1,80 @@
+package workqueue
+
+// fifo is a first-in, first-out ring of items. It grows by doubling and
+// never shrinks below what it once needed, so a queue that is filled and
+// drained again and again allocates nothing after the first rounds.
+// It is not safe for concurrent use; the Queue's mutex guards it.
+type fifo[T comparable] struct {
+	buf  []T // len(buf) is zero or a power of two
+	head int // index of the oldest item
+	n    int // number of items
+}
+
+func (f *fifo[T]) push(item T) {
+	if f.n == len(f.buf) {
+		f.grow()
+	}
+	f.buf[(f.head+f.n)&(len(f.buf)-1)] = item
+	f.n++
+}
+
+// pop removes and returns the oldest item; ok is false when f is empty.
+func (f *fifo[T]) pop() (item T, ok bool) {
+	if f.n == 0 {
+		return item, false
+	}
+	var zero T
+	item, f.buf[f.head] = f.buf[f.head], zero // let the garbage collector have it
+	f.head = (f.head + 1) & (len(f.buf) - 1)
+	f.n--
+	return item, true
+}
+
+func (f *fifo[T]) grow() {
+	size := max(16, 2*len(f.buf))
+	buf := make([]T, size)
+	for i := range f.n {
+		buf[i] = f.buf[(f.head+i)&(len(f.buf)-1)]
+	}
+	f.buf, f.head = buf, 0
+}
+
+// level is the fifo of one priority.
+type level[T comparable] struct {
+	priority Priority
+	items    fifo[T]
+}
+
+// levels holds one fifo per priority in use, highest priority first. A
+// queue has few priorities (usually PriorityNormal and PriorityLow), so a
+// short sorted slice beats a heap: push and pop are O(1) in the items and
+// O(priorities) at worst.
+type levels[T comparable] struct {
+	byPriority []*level[T] // sorted by priority, highest first
+}
+
+func (ls *levels[T]) push(item T, p Priority) {
+	i := 0
+	for ; i < len(ls.byPriority); i++ {
+		if ls.byPriority[i].priority <= p {
+			break
+		}
+	}
+	if i == len(ls.byPriority) || ls.byPriority[i].priority != p {
+		ls.byPriority = append(ls.byPriority, nil)
+		copy(ls.byPriority[i+1:], ls.byPriority[i:])
+		ls.byPriority[i] = &level[T]{priority: p}
+	}
+	ls.byPriority[i].items.push(item)
+}
+
+// pop returns the oldest item of the highest priority that has one, and
+// the priority it was queued at.
+func (ls *levels[T]) pop() (item T, p Priority, ok bool) {
+	for _, l := range ls.byPriority {
+		if item, ok := l.items.pop(); ok {
+			return item, l.priority, true
+		}
+	}
+	return item, 0, false
+}

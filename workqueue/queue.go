@@ -1,0 +1,264 @@
+package workqueue
+
+import (
+	"sync"
+	"time"
+)
+
+// Priority orders items that are ready at the same time: a higher priority is
+// handed out first, and items of one priority go first in, first out.
+type Priority int32
+
+const (
+	// PriorityNormal is the priority of Add: live events.
+	PriorityNormal Priority = 0
+	// PriorityLow is for work that may wait behind live events, such as the
+	// adds of an informer's initial list (see informer.EnqueueKeys): after a
+	// restart, a change made a second ago is handled before the thousands of
+	// objects that merely exist.
+	PriorityLow Priority = -100
+)
+
+// Options configure a Queue. The zero value is ready to use.
+type Options[T comparable] struct {
+	// RateLimiter decides how long AddRateLimited waits before an item is
+	// ready again. Nil means DefaultRateLimiter: per item exponential from
+	// 5ms to 1000s, and 10 requeues per second overall with bursts of 100.
+	RateLimiter RateLimiter[T]
+}
+
+// Queue is a work queue of items of type T, usually "namespace/name" keys.
+// It promises what a controller needs:
+//
+//   - An item is handed to at most one worker at a time: Get marks it as
+//     processing until Done.
+//   - An item added many times before a worker takes it is handed out once
+//     (the dirty set deduplicates).
+//   - An item added while it is being processed is handed out again after
+//     Done, so the change that arrived meanwhile is not lost.
+//   - Items are handed out by priority, then in the order they were first
+//     added.
+//
+// AddAfter and AddRateLimited delay an item without a goroutine or a timer of
+// its own: all delayed items share one heap and one timer.
+//
+// The zero value is ready to use, with the default rate limiter. A Queue is
+// safe for concurrent use and must not be copied after first use.
+type Queue[T comparable] struct {
+	opts Options[T]
+
+	mu   sync.Mutex // guards every field below
+	cond sync.Cond  // signalled when an item becomes ready or processing ends; L is &mu
+	init bool       // cond, maps and limiter are set up (the zero value starts false)
+
+	// ready holds the items a worker may take, by priority. An entry whose
+	// item is no longer dirty at that priority is stale and skipped: see
+	// raise.
+	ready levels[T]
+	// nready counts the live entries of ready.
+	nready int
+	// stale counts the entries of ready that raises left behind; while it
+	// is zero every entry is live and Get need not check.
+	stale int
+	// dirty holds every item that needs processing, with the priority it
+	// waits at: the items of ready, and the items added while being
+	// processed, which go back into ready at Done.
+	dirty map[T]Priority
+	// processing holds the items handed out and not yet Done, with when
+	// they were handed out (nanoseconds on the queue's own clock).
+	processing map[T]int64
+	// waiting holds the delayed items; see delay.go.
+	waiting delays[T]
+
+	epoch        time.Time // the zero of the queue's clock: monotonic, unlike wall time
+	shuttingDown bool
+	drain        bool // ShutDownWithDrain waits for processing to empty
+	adds         uint64
+	retries      uint64
+	limiter      RateLimiter[T]
+}
+
+// New returns a Queue configured by opts.
+func New[T comparable](opts Options[T]) *Queue[T] {
+	return &Queue[T]{opts: opts}
+}
+
+// setUpLocked makes the zero value usable. Every method calls it with mu
+// held.
+func (q *Queue[T]) setUpLocked() {
+	if q.init {
+		return
+	}
+	q.init = true
+	q.cond.L = &q.mu
+	q.dirty = map[T]Priority{}
+	q.processing = map[T]int64{}
+	q.epoch = time.Now()
+	q.limiter = q.opts.RateLimiter
+	if q.limiter == nil {
+		q.limiter = DefaultRateLimiter[T]()
+	}
+}
+
+func (q *Queue[T]) lock() {
+	q.mu.Lock()
+	q.setUpLocked()
+}
+
+// Add marks item as needing processing, at PriorityNormal. It does nothing
+// after ShutDown.
+func (q *Queue[T]) Add(item T) { q.AddWithPriority(item, PriorityNormal) }
+
+// AddWithPriority is Add at priority p. An item already waiting at a lower
+// priority moves up to p; one waiting at a higher priority stays there.
+func (q *Queue[T]) AddWithPriority(item T, p Priority) {
+	q.lock()
+	defer q.mu.Unlock()
+	q.addLocked(item, p)
+}
+
+func (q *Queue[T]) addLocked(item T, p Priority) {
+	if q.shuttingDown {
+		return
+	}
+	if old, dirty := q.dirty[item]; dirty {
+		if p > old {
+			q.raiseLocked(item, p)
+		}
+		return
+	}
+	q.adds++
+	q.dirty[item] = p
+	if _, busy := q.processing[item]; busy {
+		return // Done puts it back into ready
+	}
+	q.pushReadyLocked(item, p)
+}
+
+// raiseLocked moves a dirty item up to priority p. Removing it from its old
+// fifo would cost a search; instead the item is pushed again at p and the old
+// entry becomes stale: popReadyLocked skips an entry whose priority is not
+// the item's current one. Each raise leaves at most one stale entry.
+func (q *Queue[T]) raiseLocked(item T, p Priority) {
+	q.dirty[item] = p
+	if _, busy := q.processing[item]; busy {
+		return
+	}
+	q.ready.push(item, p)
+	q.stale++
+	q.cond.Signal()
+}
+
+func (q *Queue[T]) pushReadyLocked(item T, p Priority) {
+	q.ready.push(item, p)
+	q.nready++
+	q.cond.Signal()
+}
+
+// popReadyLocked takes the next live entry of ready.
+func (q *Queue[T]) popReadyLocked() (T, bool) {
+	for {
+		item, p, ok := q.ready.pop()
+		if !ok {
+			return item, false
+		}
+		if q.stale == 0 {
+			q.nready--
+			return item, true
+		}
+		if cur, dirty := q.dirty[item]; !dirty || cur != p {
+			q.stale--
+			continue // stale: the item was raised, or already handed out
+		}
+		if _, busy := q.processing[item]; busy {
+			q.stale--
+			continue // stale: handed out from its raised entry, and added again since
+		}
+		q.nready--
+		return item, true
+	}
+}
+
+// Get blocks until an item is ready, marks it as processing and returns it.
+// The caller must call Done(item) when it has finished with it. After
+// ShutDown, Get still hands out the items that were ready, and then returns
+// shutdown == true with the zero T.
+func (q *Queue[T]) Get() (item T, shutdown bool) {
+	q.lock()
+	defer q.mu.Unlock()
+	for q.nready == 0 && !q.shuttingDown {
+		q.cond.Wait()
+	}
+	item, ok := q.popReadyLocked()
+	if !ok {
+		return item, true
+	}
+	delete(q.dirty, item)
+	q.processing[item] = q.nowLocked()
+	return item, false
+}
+
+// Done marks item as processed. If it was added again while being
+// processed, it is ready again now.
+func (q *Queue[T]) Done(item T) {
+	q.lock()
+	defer q.mu.Unlock()
+	n := len(q.processing)
+	delete(q.processing, item)
+	if len(q.processing) == n {
+		return // not in hand: nothing to do
+	}
+	if p, dirty := q.dirty[item]; dirty {
+		q.pushReadyLocked(item, p)
+	} else if len(q.processing) == 0 && q.drain {
+		q.cond.Broadcast() // ShutDownWithDrain waits for this
+	}
+}
+
+// Len is the number of items ready to be handed out. Delayed items and
+// items being processed do not count.
+func (q *Queue[T]) Len() int {
+	q.lock()
+	defer q.mu.Unlock()
+	return q.nready
+}
+
+// ShutDown makes the queue refuse new items and drop its delayed ones. Get
+// goes on handing out the items already ready, then reports shutdown to
+// every worker. It does not wait.
+func (q *Queue[T]) ShutDown() {
+	q.lock()
+	defer q.mu.Unlock()
+	q.shutDownLocked()
+}
+
+// ShutDownWithDrain is ShutDown, and then waits until every item handed out
+// is Done: a controller's way to stop without cutting a write in half. The
+// workers must keep calling Get and Done meanwhile, or it waits forever.
+func (q *Queue[T]) ShutDownWithDrain() {
+	q.lock()
+	defer q.mu.Unlock()
+	q.drain = true
+	q.shutDownLocked()
+	for len(q.processing) > 0 {
+		q.cond.Wait()
+	}
+}
+
+func (q *Queue[T]) shutDownLocked() {
+	q.shuttingDown = true
+	q.waiting.stop()
+	q.cond.Broadcast()
+}
+
+// ShuttingDown reports whether ShutDown has been called.
+func (q *Queue[T]) ShuttingDown() bool {
+	q.lock()
+	defer q.mu.Unlock()
+	return q.shuttingDown
+}
+
+// nowLocked reads the queue's clock: nanoseconds since the queue was set
+// up, from the monotonic clock, so a change of wall time cannot make a
+// duration negative.
+func (q *Queue[T]) nowLocked() int64 { return int64(time.Since(q.epoch)) }

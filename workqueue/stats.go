@@ -1,0 +1,48 @@
+package workqueue
+
+import "time"
+
+// Stats is a moment's picture of a Queue, for dashboards and alerts. The
+// names follow client-go's workqueue metrics.
+type Stats struct {
+	// Depth is the number of items ready to be handed out (client-go's
+	// workqueue_depth).
+	Depth int
+	// Waiting is the number of delayed items not yet due.
+	Waiting int
+	// Processing is the number of items handed out and not yet Done.
+	Processing int
+	// Adds counts the items that became dirty: adds of an item already
+	// waiting to be processed are not counted (workqueue_adds_total).
+	Adds uint64
+	// Retries counts AddRateLimited calls (workqueue_retries_total).
+	Retries uint64
+	// LongestRunning is how long the oldest item still processing has been
+	// at it (workqueue_longest_running_processor_seconds). A growing value
+	// means a stuck worker.
+	LongestRunning time.Duration
+	// UnfinishedWork is the sum of how long every item still processing has
+	// been at it (workqueue_unfinished_work_seconds).
+	UnfinishedWork time.Duration
+}
+
+// Stats returns the queue's current figures. It costs one pass over the
+// items being processed, which are at most as many as the workers.
+func (q *Queue[T]) Stats() Stats {
+	q.lock()
+	defer q.mu.Unlock()
+	s := Stats{
+		Depth:      q.nready,
+		Waiting:    q.waiting.len(),
+		Processing: len(q.processing),
+		Adds:       q.adds,
+		Retries:    q.retries,
+	}
+	now := q.nowLocked()
+	for _, started := range q.processing {
+		d := time.Duration(now - started)
+		s.UnfinishedWork += d
+		s.LongestRunning = max(s.LongestRunning, d)
+	}
+	return s
+}
