@@ -37,9 +37,11 @@ type Options struct {
 	// client-go does.
 	AtomicRelist bool
 	// KeepAllUpdates makes the queue keep every update of an object that
-	// waits to be processed, instead of only the newest. Handlers then see
-	// every version the watch reported, and a stalled consumer costs memory
-	// in proportion to events instead of objects. See deltafifo's doc.
+	// waits to be processed, instead of only the newest, and makes every
+	// handler keep every notification too (HandlerOptions.KeepAllUpdates).
+	// Handlers then see every version the watch reported, and a stalled
+	// consumer or handler costs memory in proportion to events instead of
+	// objects. See deltafifo's doc and docs/reliability.md.
 	KeepAllUpdates bool
 	// CopyOnRead makes the lister deep-copy every object it returns: safer,
 	// and slower. Off by default, as in client-go.
@@ -213,7 +215,12 @@ func (s *SharedInformer[T]) AddEventHandler(h Handler[T], opts HandlerOptions) (
 	// The snapshot is an O(1) freeze of the cache's current version, taken
 	// while no batch is being applied, so it joins the stream exactly. The
 	// handler's goroutine reads it later, at its own pace.
-	reg, err := s.proc.AddHandler(d, processor.HandlerOptions{Name: opts.Name, ResyncPeriod: opts.ResyncPeriod}, s.idx.Snapshot())
+	reg, err := s.proc.AddHandler(d, processor.HandlerOptions{
+		Name: opts.Name, ResyncPeriod: opts.ResyncPeriod,
+		// An informer that keeps every update in its queue promises its
+		// handlers every version: it keeps them in their backlogs too.
+		BacklogLimit: opts.BacklogLimit, KeepAllUpdates: opts.KeepAllUpdates || s.opts.KeepAllUpdates,
+	}, s.idx.Snapshot())
 	if err != nil {
 		return nil, fmt.Errorf("informer %s: add handler: %w", s.opts.Name, err)
 	}
