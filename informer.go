@@ -175,11 +175,19 @@ func (s *SharedInformer[T]) Run(ctx context.Context) error {
 	return nil
 }
 
+// consumeBatchLen is the most keys the consumer pops and applies at once.
+// A batch is applied under one hold of the informer's lock and of the
+// cache's write lock, and costs one Pop: behind a backlog, those per-call
+// costs are paid once per batch instead of once per key. It is kept well
+// below client-go's 1000 because a late AddEventHandler waits for the batch
+// in progress.
+const consumeBatchLen = 64
+
 // consume is the informer's one consumer goroutine: it pops batches of deltas
 // and applies them, until the queue is closed.
 func (s *SharedInformer[T]) consume(ctx context.Context) {
 	for {
-		err := s.queue.Pop(ctx, s.apply)
+		err := s.queue.PopBatch(ctx, consumeBatchLen, s.apply)
 		if errors.Is(err, deltafifo.ErrClosed) || ctx.Err() != nil {
 			return
 		}
