@@ -1,9 +1,12 @@
 package processor
 
 import (
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // note is a notification of key k with an object whose name records which
@@ -127,4 +130,42 @@ func TestBacklogMarkerKeepsItsPlace(t *testing.T) {
 		{Key: "<marker>"},
 		{Type: Add, Key: "b", Object: "1"},
 	}, drain(b))
+}
+
+// TestReliabilityDocCoalescingTable checks the coalescing table of
+// docs/reliability.md against merge: each row's pending and newer
+// notifications, pushed to a backlog, must give what the row says the
+// handler is told.
+func TestReliabilityDocCoalescingTable(t *testing.T) {
+	doc, err := os.ReadFile("../docs/reliability.md")
+	require.NoError(t, err)
+	_, table, ok := strings.Cut(string(doc), "| pending | newer | the handler is told |")
+	require.True(t, ok, "the table's header is missing")
+	types := map[string]EventType{"Add": Add, "Update": Update, "Delete": Delete}
+	rows := 0
+	for _, line := range strings.Split(table, "\n")[2:] { // skip the rest of the header and the rule
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		cells := strings.Split(strings.Trim(line, "| "), "|")
+		require.Len(t, cells, 3, "row %q", line)
+		pending, newer := strings.TrimSpace(cells[0]), strings.TrimSpace(cells[1])
+		var want []EventType
+		if told := strings.TrimSpace(cells[2]); told != "nothing" {
+			for _, part := range strings.Split(told, ",") {
+				word, _, _ := strings.Cut(strings.TrimSpace(part), " ")
+				want = append(want, types[word])
+			}
+		}
+		b := newBacklog()
+		b.push(note(types[pending], "a", "1"))
+		b.push(note(types[newer], "a", "2"))
+		var got []EventType
+		for _, s := range drain(b) {
+			got = append(got, s.Type)
+		}
+		assert.Equal(t, want, got, "row %q", line)
+		rows++
+	}
+	assert.Equal(t, 6, rows, "every pair of notification types that can meet is in the table")
 }
