@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/seed31a95821/informer/deltafifo"
+	"github.com/seed31a95821/informer/indexer"
 	"github.com/seed31a95821/informer/processor"
 )
 
@@ -16,12 +17,18 @@ import (
 func (s *SharedInformer[T]) apply(b deltafifo.Batch) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if b.Relist {
+	switch {
+	case b.Relist:
 		s.applyRelist(b)
-	} else {
-		for _, it := range b.Items {
-			s.applyItem(it)
-		}
+	case len(b.Items) == 1:
+		s.applyItem(s.idx, b.Items[0])
+	case len(b.Items) > 1:
+		// One hold of the cache's write lock for the whole batch.
+		s.idx.Batch(func(w indexer.Batch) {
+			for _, it := range b.Items {
+				s.applyItem(w, it)
+			}
+		})
 	}
 	if b.ResourceVersion != "" {
 		s.idx.SetResourceVersion(b.ResourceVersion)
@@ -29,25 +36,32 @@ func (s *SharedInformer[T]) apply(b deltafifo.Batch) error {
 	return nil
 }
 
+// cacheWriter is what apply writes a key's deltas to: the indexer itself,
+// or a batch of writes under one hold of its lock (indexer.Batch).
+type cacheWriter interface {
+	Swap(key string, obj runtime.Object) (old runtime.Object, existed bool, err error)
+	Delete(key string) error
+}
+
 // applyItem applies one key's deltas, oldest first.
-func (s *SharedInformer[T]) applyItem(it deltafifo.Item) {
+func (s *SharedInformer[T]) applyItem(w cacheWriter, it deltafifo.Item) {
 	for _, d := range it.Deltas {
 		if !s.typeOK(it.Key, d.Object) {
 			continue
 		}
 		if d.Type == deltafifo.Deleted {
-			s.applyDelete(it.Key, d)
+			s.applyDelete(w, it.Key, d)
 			continue
 		}
-		s.applyUpsert(it.Key, d, it.InInitialList)
+		s.applyUpsert(w, it.Key, d, it.InInitialList)
 	}
 }
 
 // applyUpsert handles Added, Updated, Replaced and Sync: whichever the delta
 // says, what the handlers hear depends only on whether the cache already had
 // the object.
-func (s *SharedInformer[T]) applyUpsert(key string, d deltafifo.Delta, initial bool) {
-	old, existed, err := s.idx.Swap(key, d.Object)
+func (s *SharedInformer[T]) applyUpsert(w cacheWriter, key string, d deltafifo.Delta, initial bool) {
+	old, existed, err := w.Swap(key, d.Object)
 	if err != nil {
 		s.report(fmt.Errorf("informer %s: cache %q: %w", s.opts.Name, key, err))
 		return
@@ -85,8 +99,8 @@ func sameResourceVersion(a, b runtime.Object) bool {
 	return rv != "" && rv == bm.GetResourceVersion()
 }
 
-func (s *SharedInformer[T]) applyDelete(key string, d deltafifo.Delta) {
-	if err := s.idx.Delete(key); err != nil {
+func (s *SharedInformer[T]) applyDelete(w cacheWriter, key string, d deltafifo.Delta) {
+	if err := w.Delete(key); err != nil {
 		s.report(fmt.Errorf("informer %s: uncache %q: %w", s.opts.Name, key, err))
 		return
 	}

@@ -50,6 +50,21 @@ type HandlerOptions struct {
 	// Adds, deletes and resyncs always pass. It runs on the handler's own
 	// goroutine.
 	UpdateFilter UpdateFilter
+	// BacklogLimit is how many notifications the handler may fall behind
+	// before its backlog coalesces by key: an object that changes again
+	// while it waits keeps one notification, from the version the handler
+	// saw last to the newest, and an object created and deleted while it
+	// waits is not mentioned at all; a deletion of an object the handler
+	// saw is always delivered. Memory then grows with the number of
+	// objects, not of events. Zero means processor.DefaultBacklogLimit
+	// (1024). See docs/reliability.md for what a handler may see.
+	BacklogLimit int
+	// KeepAllUpdates turns that bound off for this handler: it is told
+	// about every change however far behind it falls, at the cost of
+	// memory in proportion to events. For handlers that must see every
+	// version; the queue's own compaction (Options.KeepAllUpdates) is
+	// separate.
+	KeepAllUpdates bool
 }
 
 // dispatch adapts a typed Handler to the processor's untyped notifications.

@@ -37,9 +37,11 @@ type Options struct {
 	// client-go does.
 	AtomicRelist bool
 	// KeepAllUpdates makes the queue keep every update of an object that
-	// waits to be processed, instead of only the newest. Handlers then see
-	// every version the watch reported, and a stalled consumer costs memory
-	// in proportion to events instead of objects. See deltafifo's doc.
+	// waits to be processed, instead of only the newest, and makes every
+	// handler keep every notification too (HandlerOptions.KeepAllUpdates).
+	// Handlers then see every version the watch reported, and a stalled
+	// consumer or handler costs memory in proportion to events instead of
+	// objects. See deltafifo's doc and docs/reliability.md.
 	KeepAllUpdates bool
 	// CopyOnRead makes the lister deep-copy every object it returns: safer,
 	// and slower. Off by default, as in client-go.
@@ -189,11 +191,19 @@ func (s *SharedInformer[T]) Run(ctx context.Context) error {
 	return nil
 }
 
+// consumeBatchLen is the most keys the consumer pops and applies at once.
+// A batch is applied under one hold of the informer's lock and of the
+// cache's write lock, and costs one Pop: behind a backlog, those per-call
+// costs are paid once per batch instead of once per key. It is kept well
+// below client-go's 1000 because a late AddEventHandler waits for the batch
+// in progress.
+const consumeBatchLen = 64
+
 // consume is the informer's one consumer goroutine: it pops batches of deltas
 // and applies them, until the queue is closed.
 func (s *SharedInformer[T]) consume(ctx context.Context) {
 	for {
-		err := s.queue.Pop(ctx, s.apply)
+		err := s.queue.PopBatch(ctx, consumeBatchLen, s.apply)
 		if errors.Is(err, deltafifo.ErrClosed) || ctx.Err() != nil {
 			return
 		}
@@ -229,7 +239,12 @@ func (s *SharedInformer[T]) AddEventHandler(h Handler[T], opts HandlerOptions) (
 	// The snapshot is an O(1) freeze of the cache's current version, taken
 	// while no batch is being applied, so it joins the stream exactly. The
 	// handler's goroutine reads it later, at its own pace.
-	reg, err := s.proc.AddHandler(d, processor.HandlerOptions{Name: opts.Name, ResyncPeriod: opts.ResyncPeriod}, s.idx.Snapshot())
+	reg, err := s.proc.AddHandler(d, processor.HandlerOptions{
+		Name: opts.Name, ResyncPeriod: opts.ResyncPeriod,
+		// An informer that keeps every update in its queue promises its
+		// handlers every version: it keeps them in their backlogs too.
+		BacklogLimit: opts.BacklogLimit, KeepAllUpdates: opts.KeepAllUpdates || s.opts.KeepAllUpdates,
+	}, s.idx.Snapshot())
 	if err != nil {
 		return nil, fmt.Errorf("informer %s: add handler: %w", s.opts.Name, err)
 	}

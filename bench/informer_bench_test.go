@@ -39,7 +39,9 @@ import (
 // The timer runs from the call to Run until the last handler has been told
 // about the last event. Building the events, the informer and its handlers
 // happens before; stopping it after. Both informers run with their
-// defaults, except WatchList, which both are told not to use (see replayLW):
+// defaults, except WatchList, which both are told not to use (see replayLW),
+// and our handlers' backlog bound, which they turn off (KeepAllUpdates) to
+// be told about every event, as client-go's handlers are.
 // client-go keeps its default feature gates (RealFIFO, batch processing)
 // and a namespace index, as its informer factories configure it; ours keeps
 // its default namespace and label indexes.
@@ -69,11 +71,14 @@ var pipelineImpls = []pipelineImpl{
 func buildOurPipeline(lw *replayLW, tally *pipelineTally) (func(context.Context), func() []string, error) {
 	inf := informer.New[*corev1.Pod](lw, informer.Options{Name: "pods"})
 	for i, hc := range tally.handlers {
+		// Every handler must be told about every event, as client-go's
+		// are: a handler the replay outruns by more than the backlog
+		// limit would otherwise be told of fewer, merged.
 		_, err := inf.AddEventHandler(informer.Handler[*corev1.Pod]{
 			OnAdd:    func(*corev1.Pod, bool) { tally.saw(hc, &hc.adds) },
 			OnUpdate: func(_, _ *corev1.Pod) { tally.saw(hc, &hc.updates) },
 			OnDelete: func(*corev1.Pod, bool) { tally.saw(hc, &hc.deletes) },
-		}, informer.HandlerOptions{Name: fmt.Sprintf("h%d", i)})
+		}, informer.HandlerOptions{Name: fmt.Sprintf("h%d", i), KeepAllUpdates: true})
 		if err != nil {
 			return nil, nil, err
 		}

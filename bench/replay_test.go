@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -154,7 +155,7 @@ var errReplayWatchList = errors.New("replay: WatchList (sendInitialEvents) reque
 // replayLW is the in-memory server. It satisfies our reflector.ListerWatcher
 // directly; clientGoReplayLW adapts it to client-go's interfaces.
 //
-// List answers an empty PodList at resourceVersion "1". The first Watch
+// List answers a PodList at resourceVersion "1", empty unless listed is set. The first Watch
 // streams the first n events of the pool, one at a time through an
 // unbuffered channel as a decoding watch would, then stays open, silent,
 // until stopped. Any later Watch (a reflector that restarted its watch)
@@ -172,6 +173,9 @@ var errReplayWatchList = errors.New("replay: WatchList (sendInitialEvents) reque
 type replayLW struct {
 	pool *replayPool
 	n    int
+	// listed is what List answers, copied each time; nil is the empty list.
+	// The initial-list benchmark sets it.
+	listed []corev1.Pod
 
 	lists, watches, watchLists atomic.Int64
 
@@ -192,7 +196,7 @@ func (lw *replayLW) List(ctx context.Context, opts metav1.ListOptions) (runtime.
 		return nil, err
 	}
 	lw.lists.Add(1)
-	return &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}, nil
+	return &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}, Items: slices.Clone(lw.listed)}, nil
 }
 
 // Watch implements reflector.ListerWatcher.

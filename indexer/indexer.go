@@ -103,6 +103,11 @@ func (x *Indexer) put(key string, obj runtime.Object) (old runtime.Object, exist
 	}
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
+	return x.putLocked(key, obj)
+}
+
+// putLocked is put with writeMu held and the item checked.
+func (x *Indexer) putLocked(key string, obj runtime.Object) (old runtime.Object, existed bool, err error) {
 	if x.initErr != nil {
 		return nil, false, x.initErr
 	}
@@ -145,6 +150,11 @@ func (x *Indexer) put(key string, obj runtime.Object) (old runtime.Object, exist
 func (x *Indexer) Delete(key string) error {
 	x.writeMu.Lock()
 	defer x.writeMu.Unlock()
+	return x.deleteLocked(key)
+}
+
+// deleteLocked is Delete with writeMu held.
+func (x *Indexer) deleteLocked(key string) error {
 	if x.initErr != nil {
 		return x.initErr
 	}

@@ -24,17 +24,48 @@
 // part of the journal between its cursor and the end. (client-go gives each
 // handler its own buffer and appends to every one of them, so distributing
 // costs O(handlers).) A slow handler holds up nobody: it only keeps more
-// pages alive. Its Registration.Stats exposes the backlog (Pending,
-// MaxPending, handling times) so that the lag is visible rather than
-// guessed.
+// pages alive, up to its backlog limit (see Bounded backlogs). Its
+// Registration.Stats exposes the backlog (Pending, MaxPending, handling
+// times) so that the lag is visible rather than guessed.
 //
-// Unbounded means memory, so the journal gives memory back. Each page counts
+// The journal gives memory back. Each page counts
 // the cursors that have yet to leave it; the last to leave empties it and
 // hands it back for reuse, so a handler that drains a burst returns the
 // burst's memory as it goes. After the burst the journal is back to a few
 // pages (client-go's buffers keep their peak size forever,
 // kubernetes#122067). A handler removed while stuck in Handle stops
 // claiming new pages at once, so it cannot make the journal grow either.
+//
+// # Bounded backlogs
+//
+// A handler that falls far behind would make the journal keep every
+// notification it has not read: memory in proportion to events. So each
+// handler has a limit (HandlerOptions.BacklogLimit, DefaultBacklogLimit
+// notifications by default), checked each time the journal starts a page.
+// Past it, the handler reads the journal only up to that page and is then
+// given a backlog of its own, which holds at most one notification per key:
+// a key that changes again while it waits joins its pending notification,
+// as deltas do in the informer's queue. Once the handler has emptied its
+// backlog it joins the journal again. So a handler stuck for good keeps at
+// most its limit (plus a page) of notifications in the journal, and one per
+// changed key in its backlog. overflow.go has the steps.
+//
+// What a handler may see while it coalesces (backlog.go's merge has the
+// table):
+//
+//   - every object it was told about ends at its newest version, and an
+//     Update's Old is always the version it was told about last;
+//   - a Delete of an object it was told about is never merged away; a
+//     re-creation after it comes as a second notification, after the Delete;
+//   - an object created and deleted while it waited is not mentioned at all;
+//   - intermediate versions are skipped, and keys are delivered in the order
+//     they first entered the backlog, so two keys' changes may arrive in
+//     another order than they happened;
+//   - HasSynced still means it has been told the whole initial state.
+//
+// Registration.Stats reports Coalesced (notifications merged away) and
+// Coalescing. A handler that needs every version sets
+// HandlerOptions.KeepAllUpdates and accepts the unbounded journal.
 //
 // # Knowing when a handler has caught up
 //

@@ -20,6 +20,10 @@ var (
 	// HandlerOptions.ResyncPeriod. Zero means "never"; positive values below
 	// MinResyncPeriod are raised to it rather than rejected.
 	ErrNegativeResyncPeriod = errors.New("processor: negative resync period")
+	// ErrNegativeBacklogLimit is returned by AddHandler for a negative
+	// HandlerOptions.BacklogLimit. Zero means DefaultBacklogLimit; a
+	// handler that wants no bound says so with KeepAllUpdates.
+	ErrNegativeBacklogLimit = errors.New("processor: negative backlog limit")
 )
 
 // HandlerPanicError reports that a handler panicked. The processor recovers

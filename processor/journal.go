@@ -111,6 +111,12 @@ func newJournal() *journal {
 // append adds e at the end of the journal and publishes it.
 func (j *journal) append(e entry) {
 	j.wmu.Lock()
+	j.appendLocked(e)
+	j.wmu.Unlock()
+}
+
+// appendLocked is append with wmu held.
+func (j *journal) appendLocked(e entry) {
 	t := j.tail.Load()
 	w := t.written.Load()
 	if w == pageLen {
@@ -121,8 +127,11 @@ func (j *journal) append(e entry) {
 		j.plain.Add(1)
 	}
 	t.written.Store(w + 1)
-	j.wmu.Unlock()
 }
+
+// tailFull reports whether the next append starts a new page. wmu must be
+// held.
+func (j *journal) tailFull() bool { return j.tail.Load().written.Load() == pageLen }
 
 // grow links a new tail after the full page t and returns it. The new page
 // is referenced by every reader, all of which will reach it, and by the
@@ -184,12 +193,21 @@ func (j *journal) release(p *page) {
 func (j *journal) join() (cursor, uint64) {
 	j.wmu.Lock() // no append in between: the position and the count agree
 	defer j.wmu.Unlock()
+	var c cursor
+	plain := j.joinLocked(&c)
+	return c, plain
+}
+
+// joinLocked is join with wmu held, writing the cursor in place: under mu,
+// which guards the cursor's detached state against a concurrent detach.
+func (j *journal) joinLocked(c *cursor) uint64 {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	t := j.tail.Load()
 	t.refs.Add(1)
 	j.readers++
-	return cursor{page: t, pos: int(t.written.Load())}, j.plain.Load()
+	*c = cursor{page: t, pos: int(t.written.Load())}
+	return j.plain.Load()
 }
 
 // detach stops c from claiming pages appended from now on, while its
@@ -260,21 +278,31 @@ type cursor struct {
 // and moves c past them; moving to a new page gives the old one back to j.
 // It returns nil when c has caught up with the writer. The entries are
 // valid until the next call: a page is not reused while c is on it.
-func (c *cursor) next(j *journal, max int) []entry {
+//
+// end, when not 0, is one past the number of the last page c claims (see
+// Registration.claimEnd): at the end of that page next returns nil and
+// true, and c must leave the journal instead of moving on to a page it
+// holds no claim on. It is read after the next page's link, which the
+// writer stores after end: so a cursor that sees the next page also sees
+// an end that excludes it.
+func (c *cursor) next(j *journal, max int, end *atomic.Uint64) (got []entry, last bool) {
 	for {
 		w := int(c.page.written.Load())
 		if c.pos < w {
-			end := min(w, c.pos+max)
-			got := c.page.entries[c.pos:end]
-			c.pos = end
-			return got
+			stop := min(w, c.pos+max)
+			got = c.page.entries[c.pos:stop]
+			c.pos = stop
+			return got, false
 		}
 		if c.pos < pageLen {
-			return nil
+			return nil, false
 		}
 		nx := c.page.next.Load()
 		if nx == nil {
-			return nil
+			return nil, false
+		}
+		if e := end.Load(); e != 0 && c.page.seq.Load()+1 >= e {
+			return nil, true
 		}
 		old := c.page
 		c.page, c.pos = nx, 0

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,7 +22,7 @@ func numbered(i int) entry {
 func readAll(j *journal, c *cursor, max int) []string {
 	var keys []string
 	for {
-		es := c.next(j, max)
+		es := nextOf(j, c, max)
 		if es == nil {
 			return keys
 		}
@@ -29,6 +30,12 @@ func readAll(j *journal, c *cursor, max int) []string {
 			keys = append(keys, es[i].n.Key)
 		}
 	}
+}
+
+// nextOf is cursor.next for a cursor that claims every page.
+func nextOf(j *journal, c *cursor, max int) []entry {
+	es, _ := c.next(j, max, new(atomic.Uint64))
+	return es
 }
 
 func keysFrom(from, to int) []string {
@@ -60,7 +67,7 @@ func TestJournalReadsInOrderAcrossPages(t *testing.T) {
 	const n = 5*pageLen + 7
 	fill(j, 0, n)
 	assert.Equal(t, keysFrom(0, n), readAll(j, &c, batchLen))
-	assert.Nil(t, c.next(j, batchLen), "caught up")
+	assert.Nil(t, nextOf(j, &c, batchLen), "caught up")
 	assert.False(t, c.ready())
 	fill(j, n, n+1)
 	assert.True(t, c.ready())
@@ -185,7 +192,7 @@ func TestJournalConcurrentReaders(t *testing.T) {
 			c, plain := j.join()
 			want := int(plain) // the next number this reader must see
 			for range rng.IntN(4 * pageLen) {
-				es := c.next(j, rng.IntN(batchLen)+1)
+				es := nextOf(j, &c, rng.IntN(batchLen)+1)
 				for i := range es {
 					if got := es[i].n.Key; got != strconv.Itoa(want) {
 						failed <- "read " + got + ", want " + strconv.Itoa(want)

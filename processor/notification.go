@@ -71,8 +71,10 @@ type Notification struct {
 // Handler receives notifications, one at a time, from its own goroutine.
 //
 // Handle is never called concurrently with itself for the same registration,
-// and notifications arrive in the order they were distributed. A handler may
-// be slow without delaying other handlers; it only grows its own backlog. The
+// and notifications arrive in the order they were distributed, unless the
+// handler falls more than its backlog limit behind: its notifications then
+// coalesce by key (see the package documentation). A handler may be slow
+// without delaying other handlers; it only grows its own backlog. The
 // usual handler does as little as possible: compute a key and put it on a
 // work queue.
 type Handler interface {

@@ -48,6 +48,36 @@ type HandlerOptions struct {
 	// are raised to MinResyncPeriod; negative values are rejected with
 	// ErrNegativeResyncPeriod.
 	ResyncPeriod time.Duration
+	// BacklogLimit is how many notifications the handler may have pending
+	// before its backlog coalesces by key: past it, a key that changes
+	// again while it waits keeps one notification, from the oldest version
+	// the handler has not been told about to the newest (see the package
+	// documentation for what the handler may then see). Zero means
+	// DefaultBacklogLimit; negative values are rejected with
+	// ErrNegativeBacklogLimit. It is checked once per journal page, so the
+	// backlog may pass it by up to 128 notifications before it coalesces.
+	BacklogLimit int
+	// KeepAllUpdates turns the bound off: the handler is told about every
+	// notification, however far behind it falls, and its backlog grows
+	// with the number of events instead of the number of keys. It is for
+	// handlers that must see every version (an audit log, a counter of
+	// transitions); BacklogLimit is then ignored.
+	KeepAllUpdates bool
+}
+
+// backlogLimit applies the rules documented on HandlerOptions.BacklogLimit
+// and KeepAllUpdates: 0 in the result means unbounded.
+func (o HandlerOptions) backlogLimit() (int, error) {
+	switch {
+	case o.KeepAllUpdates:
+		return 0, nil
+	case o.BacklogLimit < 0:
+		return 0, fmt.Errorf("%w: %d", ErrNegativeBacklogLimit, o.BacklogLimit)
+	case o.BacklogLimit == 0:
+		return DefaultBacklogLimit, nil
+	default:
+		return o.BacklogLimit, nil
+	}
 }
 
 // normalizedResync applies the rules documented on HandlerOptions.ResyncPeriod.

@@ -67,6 +67,12 @@ type Processor struct {
 	// wg counts the running handler goroutines. Add is only called under mu
 	// while state is running, so it never races with Run's final Wait.
 	wg sync.WaitGroup
+
+	// coalescing lists the handlers that fell more than their limit behind:
+	// every notification is pushed to their backlogs as well as appended to
+	// the journal (see overflow.go). It is guarded by the journal's wmu, so
+	// that the journal and the backlogs receive the stream in one order.
+	coalescing []*Registration
 }
 
 // New returns a Processor with no handlers. Nothing runs until Run.
@@ -136,13 +142,18 @@ func (p *Processor) startLocked(r *Registration) {
 // The processor keeps initial until it is replayed, so the caller must not
 // modify it.
 //
-// AddHandler returns ErrNilHandler, ErrNegativeResyncPeriod (wrapped) or,
-// once the processor has stopped, ErrStopped.
+// AddHandler returns ErrNilHandler, ErrNegativeResyncPeriod or
+// ErrNegativeBacklogLimit (wrapped) or, once the processor has stopped,
+// ErrStopped.
 func (p *Processor) AddHandler(h Handler, opts HandlerOptions, initial State) (*Registration, error) {
 	if f, ok := h.(HandlerFunc); h == nil || ok && f == nil {
 		return nil, ErrNilHandler
 	}
 	period, err := normalizedResync(opts.ResyncPeriod)
+	if err != nil {
+		return nil, err
+	}
+	limit, err := opts.backlogLimit()
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +167,7 @@ func (p *Processor) AddHandler(h Handler, opts HandlerOptions, initial State) (*
 	if name == "" {
 		name = "handler-" + strconv.Itoa(p.seq)
 	}
-	r := newRegistration(p, h, name, period, initial)
+	r := newRegistration(p, h, name, period, limit, initial)
 	if period > 0 {
 		r.nextResync = p.opts.Now().Add(period)
 	}
@@ -186,7 +197,7 @@ func (p *Processor) remove(r *Registration) {
 	if i := slices.Index(regs, r); i >= 0 {
 		p.regs.Store(new(slices.Delete(slices.Clone(regs), i, i+1)))
 	}
-	r.closed.Store(true) // the backlog is dropped
+	p.closeBacklog(r) // the backlog is dropped
 	if r.started {
 		// stop first: once the goroutine sees it, it reads no more entries,
 		// so detaching its cursor cannot pull a page from under it.
@@ -230,9 +241,20 @@ func (p *Processor) Distribute(n Notification, isSync bool) {
 	p.publish(e)
 }
 
-// publish appends e to the journal and wakes the handlers waiting for it.
+// publish appends e to the journal, and to the backlogs of the handlers
+// that are too far behind to read it there, and wakes the handlers waiting
+// for it.
 func (p *Processor) publish(e entry) {
-	p.j.append(e)
+	j := p.j
+	j.wmu.Lock()
+	if j.tailFull() {
+		p.boundBacklogs()
+	}
+	j.appendLocked(e)
+	for _, r := range p.coalescing {
+		r.pushBacklog(&e)
+	}
+	j.wmu.Unlock()
 	p.wakeSleepers()
 }
 

@@ -71,10 +71,13 @@ func TestSlowHandlerDoesNotDelayOthers(t *testing.T) {
 
 // TestBufferCapacityShrinksAfterBurst is kubernetes#122067 at the processor
 // level: a handler's buffer grows during a burst and shrinks once drained.
+// The handler keeps every update, so that the whole burst is in the
+// journal: with the default bound it would go to its backlog instead (see
+// overflow_test.go).
 func TestBufferCapacityShrinksAfterBurst(t *testing.T) {
 	p := New(Options{})
 	g := newGate()
-	reg, err := p.AddHandler(g, HandlerOptions{}, nil)
+	reg, err := p.AddHandler(g, HandlerOptions{KeepAllUpdates: true}, nil)
 	require.NoError(t, err)
 	startProcessor(t, p)
 

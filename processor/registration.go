@@ -55,6 +55,20 @@ type Registration struct {
 	// the journal to grow; a writer that clears it owes the goroutine a wake.
 	parked atomic.Bool
 
+	// The bounded backlog (see overflow.go). limit is 0 for a handler
+	// that keeps every notification; bl is nil then. claimEnd is 0 while
+	// the cursor claims every page of the journal; once the handler is
+	// switched to its backlog, it is one past the number of the last page
+	// the cursor still reads, and the writer pushes everything later to bl.
+	// offJournal is set while the cursor has left the journal. coalesced
+	// counts the notifications the handler will not be called for because
+	// the backlog merged them away; Pending subtracts it.
+	limit      int
+	bl         *backlog
+	claimEnd   atomic.Uint64
+	offJournal atomic.Bool
+	coalesced  atomic.Uint64
+
 	// initial is replayed as Adds before the journal. It is written before the
 	// goroutine starts and read only by the goroutine.
 	initial State
@@ -76,17 +90,21 @@ type Registration struct {
 	_         [64 - 32]byte
 }
 
-func newRegistration(p *Processor, h Handler, name string, period time.Duration, initial State) *Registration {
+func newRegistration(p *Processor, h Handler, name string, period time.Duration, limit int, initial State) *Registration {
 	r := &Registration{
 		p:            p,
 		name:         name,
 		handler:      h,
 		resyncPeriod: period,
+		limit:        limit,
 		initial:      initial,
 		wake:         make(chan struct{}, 1),
 		stop:         make(chan struct{}),
 		done:         make(chan struct{}),
 		synced:       make(chan struct{}),
+	}
+	if limit > 0 {
+		r.bl = newBacklog()
 	}
 	if initial != nil {
 		r.extra.Store(uint64(initial.Len()))
@@ -126,10 +144,12 @@ func (r *Registration) Stats() HandlerStats {
 		Panics:             r.panics.Load(),
 		LastHandleDuration: time.Duration(r.lastDur.Load()),
 		MaxHandleDuration:  time.Duration(r.maxDur.Load()),
+		Coalesced:          r.coalesced.Load(),
 	}
 	if !r.closed.Load() {
 		st.Pending = int(r.pending(st.Delivered))
-		st.BufferCapacity = r.p.j.pagesFrom(r.atSeq.Load()) * pageLen
+		st.BufferCapacity = r.journalPages() * pageLen
+		st.Coalescing = r.claimEnd.Load() != 0
 	}
 	st.MaxPending = int(r.raiseMaxPending(int64(st.Pending)))
 	return st
@@ -138,8 +158,27 @@ func (r *Registration) Stats() HandlerStats {
 // pending returns how many notifications the handler is owed beyond the
 // delivered ones. delivered must be read before: it only grows, and what
 // is owed, read after it, is never smaller.
+//
+// What the backlog merged away is subtracted, and read before what is
+// owed: a merge is counted after the notification it merged was, so the
+// owed count read after it covers it.
 func (r *Registration) pending(delivered uint64) uint64 {
-	return r.p.j.plain.Load() - r.plainAtJoin + r.extra.Load() - delivered
+	merged := r.coalesced.Load()
+	return r.p.j.plain.Load() - r.plainAtJoin + r.extra.Load() - delivered - merged
+}
+
+// journalPages returns how many journal pages the handler keeps alive: from
+// its cursor's to the tail or, once switched to its backlog, to the last
+// page it still reads.
+func (r *Registration) journalPages() int {
+	if r.offJournal.Load() {
+		return 0
+	}
+	at := r.atSeq.Load()
+	if end := r.claimEnd.Load(); end != 0 {
+		return int(end - at)
+	}
+	return r.p.j.pagesFrom(at)
 }
 
 // raiseMaxPending records p as the highest Pending if it is, and returns
@@ -180,7 +219,17 @@ func (r *Registration) run(ctx context.Context) {
 		close(r.synced)
 	}
 	for {
-		es := r.cur.next(r.p.j, batchLen)
+		if r.offJournal.Load() {
+			if !r.drainBacklog(ctx) {
+				return
+			}
+			continue
+		}
+		es, last := r.cur.next(r.p.j, batchLen, &r.claimEnd)
+		if last {
+			r.leaveJournal()
+			continue
+		}
 		if seq := r.cur.page.seq.Load(); seq != r.atSeq.Load() {
 			r.atSeq.Store(seq) // the cursor moved to a new page
 		}
@@ -288,17 +337,23 @@ func (r *Registration) stopping(ctx context.Context) bool {
 // sync marker, records that the handler has synced. clock is as for deliver.
 func (r *Registration) handleEntry(e *entry, clock time.Duration) time.Duration {
 	if e.isMarker() {
-		select {
-		case <-r.synced: // already closed; MarkSynced places one marker, but be safe
-		default:
-			close(r.synced)
-		}
+		r.reachedMarker()
 		return clock
 	}
 	if !e.isFor(r) {
 		return clock
 	}
 	return r.deliver(e.n, clock)
+}
+
+// reachedMarker records that the handler has handled everything before the
+// sync marker.
+func (r *Registration) reachedMarker() {
+	select {
+	case <-r.synced: // already closed; MarkSynced places one marker, but be safe
+	default:
+		close(r.synced)
+	}
 }
 
 // deliver calls the handler once and records how it went. start is a clock
@@ -339,6 +394,6 @@ func (r *Registration) call(n Notification) (panicked bool) {
 // shutdown runs when the goroutine exits: it drops the backlog, and the
 // cursor, so that the journal's pages are not kept alive for it.
 func (r *Registration) shutdown() {
-	r.closed.Store(true)
+	r.p.closeBacklog(r)
 	r.p.j.leave(&r.cur)
 }

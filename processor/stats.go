@@ -37,6 +37,14 @@ type HandlerStats struct {
 	// the handler falls behind and falls back as it catches up. It is 0 once
 	// the handler is removed or its goroutine has exited.
 	BufferCapacity int
+	// Coalesced counts the notifications the handler was not called for
+	// because its backlog, past HandlerOptions.BacklogLimit, merged them
+	// into a later one of the same key (or found that an Add and its
+	// Delete both came and went unseen). It stays 0 with KeepAllUpdates.
+	Coalesced uint64
+	// Coalescing is true while the handler's backlog is bounded by keys:
+	// it fell more than its limit behind and has not caught up yet.
+	Coalescing bool
 }
 
 // stopwatch reads the time elapsed since the processor was created, for

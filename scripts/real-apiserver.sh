@@ -11,6 +11,8 @@
 #   scripts/real-apiserver.sh build            build both binaries (idempotent, cached by version)
 #   scripts/real-apiserver.sh start <workdir>  start etcd + kube-apiserver; write kubeconfig and env
 #   scripts/real-apiserver.sh stop  <workdir>  stop both by PID and wait for them to exit
+#   scripts/real-apiserver.sh kill-apiserver  <workdir>  SIGKILL kube-apiserver only (etcd runs on)
+#   scripts/real-apiserver.sh start-apiserver <workdir>  start it again: same port, etcd, certs, token
 #   scripts/real-apiserver.sh paths            print where the cache and binaries live
 #
 # Environment:
@@ -385,6 +387,52 @@ cmd_stop() {
 	fi
 }
 
+# alive reports whether pid is a live process: a killed one may linger as a zombie until its
+# parent (init, for our daemons) reaps it, and kill -0 still succeeds on a zombie.
+alive() {
+	local pid=$1 state
+	kill -0 "$pid" 2>/dev/null || return 1
+	state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) || return 1
+	[[ $state != Z ]]
+}
+
+# cmd_kill_apiserver kills kube-apiserver with SIGKILL, as a crash or an OOM kill would, and
+# waits until it is gone. etcd keeps running. The PID file stays, so that stop (and the
+# watchdog) still stop the cluster; start-apiserver writes the new PID into it.
+cmd_kill_apiserver() {
+	local work=$1 pid i
+	[[ -s $work/kube-apiserver.pid ]] || die "no kube-apiserver PID in $work"
+	pid=$(cat "$work/kube-apiserver.pid")
+	kill -KILL "$pid" 2>/dev/null || true
+	for i in $(seq 1 150); do
+		alive "$pid" || return 0
+		sleep 0.2
+	done
+	die "kube-apiserver ($pid) still alive 30s after SIGKILL"
+}
+
+# cmd_start_apiserver starts kube-apiserver again in a cluster whose server was killed: on the
+# same port, against the same etcd, with the same certificates (the server reuses the files in
+# its cert dir) and token, so clients reconnect to what looks like the same server.
+cmd_start_apiserver() {
+	local work=$1 port etcd_port url t0
+	[[ -s $work/env ]] || die "no env file in $work: start the cluster first"
+	if [[ -s $work/kube-apiserver.pid ]] && alive "$(cat "$work/kube-apiserver.pid")"; then
+		die "kube-apiserver is still running in $work"
+	fi
+	port=$(sed -n 's/^REALAPI_PORT=//p' "$work/env")
+	etcd_port=$(sed -n 's|^REALAPI_ETCD_URL=http://127.0.0.1:||p' "$work/env")
+	TOKEN=$(sed -n 's/^REALAPI_TOKEN=//p' "$work/env")
+	REALAPI_WATCH_CACHE=$(sed -n 's/^REALAPI_WATCH_CACHE=//p' "$work/env")
+	url="https://127.0.0.1:$port"
+	t0=$(now_ms)
+	start_kube_apiserver "$work" "$port" "$etcd_port"
+	wait_ready kube-apiserver "$KUBE_PID" "$work/kube-apiserver.log" "$((t0 + ${REALAPI_READY_TIMEOUT:-120} * 1000))" \
+		--cacert "$work/ca.crt" -H "Authorization: Bearer $TOKEN" "$url/readyz"
+	sed -i "s/^REALAPI_KUBE_APISERVER_PID=.*/REALAPI_KUBE_APISERVER_PID=$KUBE_PID/" "$work/env"
+	log "kube-apiserver restarted in $(($(now_ms) - t0))ms: $url"
+}
+
 cmd_paths() {
 	echo "CACHE_DIR=$CACHE_DIR"
 	echo "BIN_DIR=$BIN_DIR"
@@ -398,8 +446,10 @@ main() {
 	build) cmd_build ;;
 	start) [[ $# -eq 2 ]] || die "usage: $0 start <workdir>"; cmd_start "$2" ;;
 	stop) [[ $# -eq 2 ]] || die "usage: $0 stop <workdir>"; cmd_stop "$2" ;;
+	kill-apiserver) [[ $# -eq 2 ]] || die "usage: $0 kill-apiserver <workdir>"; cmd_kill_apiserver "$2" ;;
+	start-apiserver) [[ $# -eq 2 ]] || die "usage: $0 start-apiserver <workdir>"; cmd_start_apiserver "$2" ;;
 	paths) cmd_paths ;;
-	*) die "usage: $0 build | start <workdir> | stop <workdir> | paths" ;;
+	*) die "usage: $0 build | start <workdir> | stop <workdir> | kill-apiserver <workdir> | start-apiserver <workdir> | paths" ;;
 	esac
 }
 

@@ -135,6 +135,26 @@ func (c *Cluster) Stop() error {
 	return err
 }
 
+// KillAPIServer kills kube-apiserver with SIGKILL, as a crash or the OOM killer would, and
+// returns once it is gone. etcd keeps running, with everything the server wrote. Clients see
+// their connections reset and new ones refused until StartAPIServer.
+func (c *Cluster) KillAPIServer(ctx context.Context) error {
+	if err := runScript(ctx, c.script, nil, nil, "kill-apiserver", c.Dir); err != nil {
+		return fmt.Errorf("realapi: killing kube-apiserver: %w", err)
+	}
+	return nil
+}
+
+// StartAPIServer starts kube-apiserver again after KillAPIServer: on the same port, against the
+// same etcd, with the same certificates and token, so that clients reconnect to what looks like
+// the same server after a restart. It returns once /readyz answers.
+func (c *Cluster) StartAPIServer(ctx context.Context) error {
+	if err := runScript(ctx, c.script, nil, nil, "start-apiserver", c.Dir); err != nil {
+		return fmt.Errorf("realapi: restarting kube-apiserver: %w", err)
+	}
+	return nil
+}
+
 // HTTPClient returns a client that verifies the server against CAFile and sends Token.
 // It is for test setup (creating, changing and deleting objects) with nothing but net/http.
 func (c *Cluster) HTTPClient() *http.Client { return c.httpClient }
