@@ -87,6 +87,7 @@ func New(cfg Config, gvr schema.GroupVersionResource, opts Options) (*ListerWatc
 	if err != nil {
 		return nil, err
 	}
+	tgt.strings = newInternTable()
 	if cfg.ContentType == ContentTypeProtobuf && !tgt.protobuf {
 		return nil, &ConfigError{Field: "ContentType", Reason: fmt.Sprintf("%s has no protobuf form", tgt.itemGVK.Kind)}
 	}
