@@ -13,6 +13,7 @@ import (
 
 	"github.com/seed31a95821/informer/deltafifo"
 	"github.com/seed31a95821/informer/indexer"
+	"github.com/seed31a95821/informer/internal/share"
 	"github.com/seed31a95821/informer/lister"
 	"github.com/seed31a95821/informer/processor"
 	"github.com/seed31a95821/informer/reflector"
@@ -87,7 +88,8 @@ const resyncTick = time.Second
 // It wires the pipeline: reflector -> deltafifo.Queue -> indexer.Indexer and
 // processor.Processor. It is safe for concurrent use. Objects it hands out,
 // through handlers, the lister or the indexer, are shared with every other
-// reader: never modify them.
+// reader, and cached objects share the strings, maps and byte slices they
+// hold in equal copies with each other (internal/share): never modify them.
 type SharedInformer[T runtime.Object] struct {
 	opts  Options
 	idx   *indexer.Indexer
@@ -116,7 +118,7 @@ func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInfo
 	s.queue = deltafifo.New(deltafifo.Options{
 		KnownObjects:   s.idx,
 		KeyFunc:        s.key,
-		Transform:      opts.Transform,
+		Transform:      new(share.Table).Objects(opts.Transform), // see internal/share
 		AtomicReplace:  opts.AtomicRelist,
 		KeepAllUpdates: opts.KeepAllUpdates,
 		// An event that finds the consumer idle is applied by the
