@@ -20,6 +20,7 @@ import (
 	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/fakeapi"
 	"github.com/seed31a95821/informer/internal/realpod"
+	"github.com/seed31a95821/informer/reflector"
 	"github.com/seed31a95821/informer/reflector/wire"
 )
 
@@ -133,4 +134,47 @@ func serverPods(t *testing.T, srv *fakeapi.Server) []corev1.Pod {
 	var list corev1.PodList
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&list))
 	return list.Items
+}
+
+// A relist forced by a 410 finds every pod unchanged: the cache must keep
+// the objects it has (internal/reuse) instead of a second decoded copy,
+// through a paged List and through WatchList, in both encodings.
+func TestRelistKeepsTheCachedObjects(t *testing.T) {
+	for _, ct := range []string{wire.ContentTypeJSON, wire.ContentTypeProtobuf} {
+		for _, mode := range []reflector.WatchListMode{reflector.WatchListOff, reflector.WatchListOn} {
+			t.Run(fmt.Sprintf("%s/%v", ct, mode), func(t *testing.T) { relistKeepsObjects(t, ct, mode) })
+		}
+	}
+}
+
+func relistKeepsObjects(t *testing.T, ct string, mode reflector.WatchListMode) {
+	var pods []kruntime.Object
+	for i := range 25 {
+		pods = append(pods, realpod.New(i))
+	}
+	e := newEnv(t, informer.FactoryOptions{}, pods...)
+	opts := informer.FactoryOptions{}
+	opts.Informer.Reflector.WatchList = mode
+	opts.Informer.Reflector.PageSize = 10
+	opts.Informer.Reflector.Backoff = fastRetry
+	e.factory = informer.NewFactory(wire.Config{Host: e.srv.URL(), ContentType: ct}, opts)
+	t.Cleanup(e.factory.Shutdown)
+	inf, err := informer.For[*corev1.Pod](e.factory)
+	require.NoError(t, err)
+	e.start(t)
+	before := map[string]kruntime.Object{}
+	for _, o := range inf.Indexer().List() {
+		p := o.(*corev1.Pod)
+		before[p.Namespace+"/"+p.Name] = o
+	}
+	require.Len(t, before, len(pods))
+
+	e.srv.Faults().FailNext(fakeapi.Failure{Verb: "watch", Resource: "pods", Code: http.StatusGone})
+	e.srv.DropWatches()
+	require.Eventually(t, func() bool { return inf.Stats().Relists >= 1 && inf.QueueStats().Depth == 0 },
+		waitFor, time.Millisecond, "no relist")
+	for _, o := range inf.Indexer().List() {
+		p := o.(*corev1.Pod)
+		assert.Same(t, before[p.Namespace+"/"+p.Name], o, "%s was replaced by a copy", p.Name)
+	}
 }

@@ -46,9 +46,9 @@ const (
 type internTable struct {
 	seed maphash.Seed
 
-	mu     sync.Mutex // guards slots and next; held for one whole object
-	slots  []string   // internSlots entries, allocated on first use
-	next   []uint8    // per bucket, the way the next new string takes
+	mu    sync.Mutex // guards slots and next; held for one whole object
+	slots []string   // internSlots entries, allocated on first use
+	next  []uint8    // per bucket, the way the next new string takes
 }
 
 func newInternTable() *internTable { return &internTable{seed: maphash.MakeSeed()} }

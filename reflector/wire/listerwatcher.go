@@ -160,7 +160,12 @@ func (lw *ListerWatcher) List(ctx context.Context, opts metav1.ListOptions) (run
 	if err != nil {
 		return nil, err
 	}
-	return lw.target.decodeList(mediaType, body)
+	list, err := lw.target.decodeList(mediaType, body)
+	if err != nil {
+		return nil, err
+	}
+	reuseListItems(ctx, opts, list)
+	return list, nil
 }
 
 // Watch opens a watch stream (opts.Watch is forced to true). It returns once
@@ -187,6 +192,7 @@ func (lw *ListerWatcher) Watch(ctx context.Context, opts metav1.ListOptions) (wa
 	} else {
 		dec = newJSONEventDecoder(resp.Body, lw.cfg.MaxFrameBytes, lw.target)
 	}
+	dec = reuseInitialEvents(ctx, opts, dec)
 	return newWatcher(ctx, cancel, resp, dec, &lw.bytesDecoded), nil
 }
 
