@@ -14,6 +14,7 @@ import (
 	"github.com/seed31a95821/informer/deltafifo"
 	"github.com/seed31a95821/informer/indexer"
 	"github.com/seed31a95821/informer/internal/reuse"
+	"github.com/seed31a95821/informer/internal/share"
 	"github.com/seed31a95821/informer/lister"
 	"github.com/seed31a95821/informer/processor"
 	"github.com/seed31a95821/informer/reflector"
@@ -94,12 +95,13 @@ const resyncTick = time.Second
 // reader, and cached objects share the strings, maps and byte slices they
 // hold in equal copies with each other (internal/share): never modify them.
 type SharedInformer[T runtime.Object] struct {
-	opts  Options
-	idx   *indexer.Indexer
-	queue *deltafifo.Queue
-	proc  *processor.Processor
-	refl  *reflector.Reflector
-	reuse *reuse.Cache // the cache as a relist sees it (relist_reuse.go)
+	opts   Options
+	idx    *indexer.Indexer
+	queue  *deltafifo.Queue
+	proc   *processor.Processor
+	refl   *reflector.Reflector
+	reuse  *reuse.Cache // the cache as a relist sees it (relist_reuse.go)
+	shared *share.Table // what cached objects share (relist_reuse.go)
 
 	// mu is held while a batch of deltas is applied to the cache and
 	// distributed, and while a handler is added. That is what makes the
@@ -119,7 +121,8 @@ type SharedInformer[T runtime.Object] struct {
 func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInformer[T] {
 	s := &SharedInformer[T]{opts: opts, synced: make(chan struct{})}
 	s.idx = indexer.New(opts.Indexers)
-	s.reuse = s.newReuse()
+	s.shared = new(share.Table)
+	s.reuse = s.newReuse(opts.Transform)
 	s.queue = deltafifo.New(deltafifo.Options{
 		KnownObjects:   s.idx,
 		KeyFunc:        s.key,

@@ -1,15 +1,16 @@
 package informer
 
 // Relists that keep the cached objects (internal/reuse says why it pays).
-// Delete this file, the reuse field and its two uses (New's Transform and
-// Run's context), and the informer is still correct, only twice as large
-// while a relist runs.
+// Delete this file, the reuse and shared fields and their uses (New's
+// Transform and Run's context), and the informer is still correct, only
+// twice as large while a relist runs.
 
 import (
+	"reflect"
+
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/seed31a95821/informer/internal/reuse"
-	"github.com/seed31a95821/informer/internal/share"
 )
 
 // admitTransform is the queue's Transform: an object a relist found
@@ -17,7 +18,7 @@ import (
 // and shared when it was first cached); every other object goes through
 // the user's Transform and then internal/share.
 func (s *SharedInformer[T]) admitTransform(user func(runtime.Object) (runtime.Object, error)) func(runtime.Object) (runtime.Object, error) {
-	shared := new(share.Table).Objects(user)
+	shared := s.shared.Objects(user)
 	return func(obj runtime.Object) (runtime.Object, error) {
 		if cached, ok := s.reuse.Take(obj); ok {
 			return cached, nil
@@ -26,6 +27,14 @@ func (s *SharedInformer[T]) admitTransform(user func(runtime.Object) (runtime.Ob
 	}
 }
 
-func (s *SharedInformer[T]) newReuse() *reuse.Cache {
-	return reuse.New(s.idx.Get)
+// newReuse hands the cache to the decoders. When the user's Transform is
+// none or StripManagedFields, which leave maps and byte slices alone, the
+// decoders may also share an object's repeated values as soon as it is
+// decoded: a cold list or a relist then waits to be cached already small.
+func (s *SharedInformer[T]) newReuse(user func(runtime.Object) (runtime.Object, error)) *reuse.Cache {
+	c := reuse.New(s.idx.Get)
+	if user == nil || reflect.ValueOf(user).Pointer() == reflect.ValueOf(StripManagedFields).Pointer() {
+		c.Prepare = s.shared.Share
+	}
+	return c
 }

@@ -35,6 +35,13 @@ import (
 type Cache struct {
 	get func(key string) (runtime.Object, bool)
 
+	// Prepare, when set, is run by the decoders on every object of a
+	// relist that is not found unchanged, as soon as it is decoded: the
+	// informer sets it to internal/share's sharing when its Transform
+	// cannot modify what sharing shares, so that a list waiting to be
+	// cached already holds one copy of each repeated value.
+	Prepare func(runtime.Object)
+
 	pending atomic.Int64 // len(given), read without the lock on every admitted object
 	mu      sync.Mutex   // guards given
 	given   map[types.UID]runtime.Object
@@ -117,4 +124,11 @@ func (c *Cache) Take(obj runtime.Object) (runtime.Object, bool) {
 	delete(c.given, m.GetUID())
 	c.pending.Store(int64(len(c.given)))
 	return cached, true
+}
+
+// Decoded runs Prepare, if set, on an object that Unchanged did not find.
+func (c *Cache) Decoded(obj runtime.Object) {
+	if c.Prepare != nil {
+		c.Prepare(obj)
+	}
 }

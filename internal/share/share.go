@@ -48,13 +48,14 @@ func (t *Table) Objects(transform func(runtime.Object) (runtime.Object, error)) 
 				return nil, err
 			}
 		}
-		t.share(obj)
+		t.Share(obj)
 		return obj, nil
 	}
 }
 
-// share rewrites obj's repeated values in place.
-func (t *Table) share(obj runtime.Object) {
+// Share rewrites obj's repeated values in place. obj must be the caller's
+// alone: freshly decoded, not yet seen by anyone else.
+func (t *Table) Share(obj runtime.Object) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.ready {

@@ -49,8 +49,8 @@ func TestResourceListsDifferingOnlyInFormStayApart(t *testing.T) {
 			Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(q)}}}}}}
 	}
 	a, b := mk("1Gi"), mk("1073741824")
-	tbl.share(a)
-	tbl.share(b)
+	tbl.Share(a)
+	tbl.Share(b)
 	assert.NotEqual(t, mapID(a.Spec.Containers[0].Resources.Limits), mapID(b.Spec.Containers[0].Resources.Limits))
 	assert.Equal(t, "1073741824", b.Spec.Containers[0].Resources.Limits.Memory().String())
 }
@@ -72,7 +72,7 @@ func TestObjectsRunsTheTransformFirst(t *testing.T) {
 func TestTableIsBounded(t *testing.T) {
 	var tbl Table
 	for i := range 10 * slots {
-		tbl.share(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"k": fmt.Sprint(i)}}})
+		tbl.Share(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"k": fmt.Sprint(i)}}})
 	}
 	assert.Len(t, tbl.slot, slots)
 	for _, e := range tbl.slot {

@@ -37,10 +37,13 @@ func reuseListItems(ctx context.Context, opts metav1.ListOptions, list runtime.O
 		if !ok {
 			return
 		}
-		if cached := c.Unchanged(obj); cached != nil {
-			if v := reflect.ValueOf(cached); v.Type() == item.Addr().Type() {
-				item.Set(v.Elem())
-			}
+		cached := c.Unchanged(obj)
+		if cached == nil {
+			c.Decoded(obj)
+			continue
+		}
+		if v := reflect.ValueOf(cached); v.Type() == item.Addr().Type() {
+			item.Set(v.Elem())
 		}
 	}
 }
@@ -68,6 +71,8 @@ func (d *reusingDecoder) Next() (watch.Event, error) {
 	if err == nil && ev.Type == watch.Added {
 		if cached := d.cache.Unchanged(ev.Object); cached != nil {
 			ev.Object = cached
+		} else {
+			d.cache.Decoded(ev.Object)
 		}
 	}
 	return ev, err
