@@ -45,7 +45,7 @@ func parse(args []string) (options, error) {
 	fs.BoolVar(&o.quick, "quick", false, "10k pods, one round, short component benchmarks (about 2 minutes on 2 cores)")
 	fs.StringVar(&o.jsonPath, "json", "", "also write the figures to this file as JSON")
 	fs.StringVar(&o.svgDir, "svg", "", "also draw the charts as SVG files in this directory")
-	fs.IntVar(&o.rounds, "rounds", 0, "rounds per scenario (default 1 with -quick, else 3)")
+	fs.IntVar(&o.rounds, "rounds", 0, "rounds per scenario (default: 1 with -quick; else 3, and 1 at 100k)")
 	fs.IntVar(&o.pods, "pods", 0, "one size of this many pods instead of the plan's (smoke tests)")
 	fs.BoolVar(&o.components, "components", true, "run the component benchmarks of the bench module too")
 	fs.StringVar(&o.benchDir, "bench-dir", ".", "the bench module's directory, for the component benchmarks")
@@ -80,12 +80,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 		}
 		return runSide(ctx, o.side, stdin, stdout)
 	}
+	if dir := os.Getenv("COMPARE_PROFILE_DIR"); dir != "" {
+		stop, err := profile(dir, sideConfig{Side: "parent"})
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	p := fullPlan()
 	if o.quick {
 		p = quickPlan()
 	}
 	if o.rounds > 0 {
-		p.rounds = o.rounds
+		p.rounds, p.bigRounds = o.rounds, o.rounds
 	}
 	if o.pods > 0 {
 		p.sizes, p.chartSizes = []int{o.pods}, nil

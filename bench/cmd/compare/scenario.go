@@ -12,19 +12,27 @@ type plan struct {
 	sizes      []int // cold sync, relist, burst and backlog at each
 	chartSizes []int // extra sync-only sizes, JSON, for the charts
 	encodings  []string
-	rounds     int
+	rounds     int             // at each size below 100k
+	bigRounds  int             // at 100k and above: one such round takes minutes
 	events     func(n int) int // updates in a burst and in a backlog
 	handlers   int             // the many-handlers scenario: this many, one slow
 }
 
 func quickPlan() plan {
-	return plan{sizes: []int{10_000}, encodings: []string{"json", "protobuf"}, rounds: 1,
+	return plan{sizes: []int{10_000}, encodings: []string{"json", "protobuf"}, rounds: 1, bigRounds: 1,
 		events: func(int) int { return 5000 }, handlers: 100}
 }
 
 func fullPlan() plan {
-	return plan{sizes: []int{10_000, 100_000}, chartSizes: []int{1_000, 30_000}, encodings: []string{"json", "protobuf"}, rounds: 3,
-		events: func(n int) int { return min(n/2, 20_000) }, handlers: 100}
+	return plan{sizes: []int{10_000, 100_000}, chartSizes: []int{1_000, 30_000}, encodings: []string{"json", "protobuf"},
+		rounds: 3, bigRounds: 1, events: func(n int) int { return min(n/2, 10_000) }, handlers: 100}
+}
+
+func (p plan) roundsAt(n int) int {
+	if n >= 100_000 {
+		return p.bigRounds
+	}
+	return p.rounds
 }
 
 // runner runs a plan against one cluster.
@@ -56,7 +64,7 @@ func (x *runner) run(p plan) error {
 			}
 			continue
 		}
-		for round := range p.rounds {
+		for round := range p.roundsAt(n) {
 			for _, enc := range p.encodings {
 				for _, side := range sides(round) {
 					if err := x.full(side, enc, n, p.events(n), round); err != nil {
