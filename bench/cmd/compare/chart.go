@@ -80,8 +80,9 @@ func (c *chartData) draw(dir string) error {
 func (c *chartData) drawSync(path, title, ylabel string, value func(syncPoint) float64) error {
 	p := plot.New()
 	p.Title.Text = title
-	p.X.Label.Text = "pods in the cache"
+	p.X.Label.Text = "pods in the cache (log scale)"
 	p.Y.Label.Text = ylabel
+	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 	p.Legend.Top, p.Legend.Left = true, true
 	for _, enc := range []string{"json", "protobuf"} {
 		for _, side := range []string{"ours", "client-go"} {
@@ -128,7 +129,7 @@ func (c *chartData) points(enc, side string, value func(syncPoint) float64) plot
 
 func (c *chartData) drawRelist(path string) error {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Relist of %s pods: heap in use over time", c.relistTag)
+	p.Title.Text = fmt.Sprintf("Relist of %s pods: heap in use (solid) and live (dashed)", c.relistTag)
 	p.X.Label.Text = "seconds since the relist was forced"
 	p.Y.Label.Text = "MB"
 	p.Legend.Top = true

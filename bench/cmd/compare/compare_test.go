@@ -43,8 +43,8 @@ func TestEveryScenarioAtSmallSize(t *testing.T) {
 		"| sync 40 json |", "| sync 40 protobuf |", "| sync 40 json strip |", "| peak heap sync 40 json (live) |",
 		"| heap per cached pod 40 protobuf |", "| relist 40 json |", "| peak heap relist 40 protobuf (live) |",
 		"| peak heap relist / own steady 40 json (live) |", "| relist notifications for unchanged pods 40 json |",
-		"| burst json |", "| latency p99 burst protobuf |", "| backlog drain protobuf |",
-		"| burst 100 handlers one slow json |", "| latency p99 100 handlers one slow json |",
+		"| burst 40 json (20 updates) |", "| latency p99 burst 40 protobuf |", "| backlog drain 40 protobuf (20 updates) |",
+		"| burst 100 handlers one slow 40 json |", "| latency p99 100 handlers one slow 40 json |",
 	} {
 		assert.Contains(t, table, row)
 	}

@@ -110,10 +110,10 @@ func (x *runner) full(side, enc string, n, m, round int) error {
 	if err := x.relist(ch, side, enc, n, tag); err != nil {
 		return err
 	}
-	if err := x.burst(ch, side, m, round, enc, "burst", x.c.writeUpdates); err != nil {
+	if err := x.burst(ch, side, m, round, tag, "burst", x.c.writeUpdates); err != nil {
 		return err
 	}
-	return x.burst(ch, side, m, round+1000, enc, "backlog drain", x.c.backlog)
+	return x.burst(ch, side, m, round+1000, tag, "backlog drain", x.c.backlog)
 }
 
 func (x *runner) syncOnly(side, enc string, n int, strip bool) error {
@@ -167,7 +167,7 @@ func (x *runner) relist(ch *childProc, side, enc string, n int, tag string) erro
 
 // burst asks the side to expect m updates, has write write them, and
 // records the rate and latency.
-func (x *runner) burst(ch *childProc, side string, m, round int, enc, what string, write func(m, round int) error) error {
+func (x *runner) burst(ch *childProc, side string, m, round int, tag, what string, write func(m, round int) error) error {
 	if _, err := ch.call(command{Op: "events-arm"}); err != nil {
 		return err
 	}
@@ -178,10 +178,10 @@ func (x *runner) burst(ch *childProc, side string, m, round int, enc, what strin
 	if err != nil {
 		return err
 	}
-	x.r.add(fmt.Sprintf("%s %s", what, enc), "events/s", "higher", side, float64(rep.Events)/rep.Seconds)
+	x.r.add(fmt.Sprintf("%s %s (%d updates)", what, tag, m), "events/s", "higher", side, float64(rep.Events)/rep.Seconds)
 	if what == "burst" {
-		x.r.add("latency p50 burst "+enc, "ms", "lower", side, rep.P50*1000)
-		x.r.add("latency p99 burst "+enc, "ms", "lower", side, rep.P99*1000)
+		x.r.add("latency p50 burst "+tag, "ms", "lower", side, rep.P50*1000)
+		x.r.add("latency p99 burst "+tag, "ms", "lower", side, rep.P99*1000)
 	}
 	return nil
 }
@@ -205,7 +205,7 @@ func (x *runner) manyHandlers(side, enc string, n, m, handlers, round int) error
 	if err != nil {
 		return err
 	}
-	tag := fmt.Sprintf("%d handlers one slow %s", handlers, enc)
+	tag := fmt.Sprintf("%d handlers one slow %s %s", handlers, sizeName(n), enc)
 	x.r.add("burst "+tag, "events/s", "higher", side, float64(rep.Events)/rep.Seconds)
 	x.r.add("latency p99 "+tag, "ms", "lower", side, rep.P99*1000)
 	return nil
