@@ -192,7 +192,7 @@ func (lw *ListerWatcher) Watch(ctx context.Context, opts metav1.ListOptions) (wa
 	} else {
 		dec = newJSONEventDecoder(resp.Body, lw.cfg.MaxFrameBytes, lw.target)
 	}
-	dec = reuseInitialEvents(ctx, opts, dec)
+	dec = reuseWatch(ctx, opts, dec)
 	return newWatcher(ctx, cancel, resp, dec, &lw.bytesDecoded), nil
 }
 

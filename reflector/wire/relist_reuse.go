@@ -48,32 +48,43 @@ func reuseListItems(ctx context.Context, opts metav1.ListOptions, list runtime.O
 	}
 }
 
-// reuseInitialEvents wraps the decoder of a WatchList (a watch that first
-// streams the current state as ADDED events) so that each ADDED object the
-// cache holds unchanged is replaced by the cached one. Other watches are
-// left as they are.
-func reuseInitialEvents(ctx context.Context, opts metav1.ListOptions, dec eventDecoder) eventDecoder {
+// reuseWatch wraps the decoder of a watch made with a cache in its
+// context. In a WatchList (a watch that first streams the current state as
+// ADDED events) each ADDED object the cache holds unchanged is replaced by
+// the cached one; every other added or modified object is prepared
+// (reuse.Cache.Decoded), when the cache asks for that.
+func reuseWatch(ctx context.Context, opts metav1.ListOptions, dec eventDecoder) eventDecoder {
 	c := reuse.From(ctx)
-	if c == nil || opts.SendInitialEvents == nil || !*opts.SendInitialEvents {
+	if c == nil {
 		return dec
 	}
-	c.Begin()
-	return &reusingDecoder{eventDecoder: dec, cache: c}
+	initial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
+	if !initial && c.Prepare == nil {
+		return dec
+	}
+	if initial {
+		c.Begin()
+	}
+	return &reusingDecoder{eventDecoder: dec, cache: c, initial: initial}
 }
 
 type reusingDecoder struct {
 	eventDecoder
-	cache *reuse.Cache
+	cache   *reuse.Cache
+	initial bool // a WatchList: ADDED objects may be unchanged
 }
 
 func (d *reusingDecoder) Next() (watch.Event, error) {
 	ev, err := d.eventDecoder.Next()
-	if err == nil && ev.Type == watch.Added {
+	if err != nil || (ev.Type != watch.Added && ev.Type != watch.Modified) {
+		return ev, err
+	}
+	if d.initial && ev.Type == watch.Added {
 		if cached := d.cache.Unchanged(ev.Object); cached != nil {
 			ev.Object = cached
-		} else {
-			d.cache.Decoded(ev.Object)
+			return ev, nil
 		}
 	}
-	return ev, err
+	d.cache.Decoded(ev.Object)
+	return ev, nil
 }
