@@ -34,6 +34,7 @@ type options struct {
 	svgDir     string
 	rounds     int
 	pods       int
+	encodings  string
 	components bool
 	benchDir   string
 	side       sideConfig
@@ -46,6 +47,7 @@ func parse(args []string) (options, error) {
 	fs.StringVar(&o.jsonPath, "json", "", "also write the figures to this file as JSON")
 	fs.StringVar(&o.svgDir, "svg", "", "also draw the charts as SVG files in this directory")
 	fs.IntVar(&o.rounds, "rounds", 0, "rounds per scenario (default: 1 with -quick; else 3, and 1 at 100k)")
+	fs.StringVar(&o.encodings, "encodings", "", "comma-separated encodings instead of json,protobuf")
 	fs.IntVar(&o.pods, "pods", 0, "one size of this many pods instead of the plan's (smoke tests)")
 	fs.BoolVar(&o.components, "components", true, "run the component benchmarks of the bench module too")
 	fs.StringVar(&o.benchDir, "bench-dir", ".", "the bench module's directory, for the component benchmarks")
@@ -93,6 +95,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 	}
 	if o.rounds > 0 {
 		p.rounds, p.bigRounds = o.rounds, o.rounds
+	}
+	if o.encodings != "" {
+		p.encodings = strings.Split(o.encodings, ",")
 	}
 	if o.pods > 0 {
 		p.sizes, p.chartSizes = []int{o.pods}, nil
@@ -148,6 +153,9 @@ func flagsOf(o options) string {
 	}
 	if o.pods > 0 {
 		f = append(f, fmt.Sprint("-pods ", o.pods))
+	}
+	if o.encodings != "" {
+		f = append(f, "-encodings "+o.encodings)
 	}
 	if !o.components {
 		f = append(f, "-components=false")
