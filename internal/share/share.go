@@ -2,6 +2,7 @@ package share
 
 import (
 	"bytes"
+	"encoding/binary"
 	"hash/maphash"
 	"slices"
 	"sync"
@@ -15,7 +16,7 @@ import (
 const (
 	slots    = 2048 // a power of two
 	ways     = 4    // slots per bucket
-	maxBytes = 2048 // the largest rendering a slot keeps: at most 4 MiB in all
+	maxBytes = 4096 // the largest rendering a slot keeps: at most 8 MiB in all
 )
 
 // Table holds one copy of each recently seen value, by content. It is safe
@@ -147,14 +148,56 @@ func (t *Table) stringMap(m map[string]string) map[string]string {
 }
 
 func (t *Table) podSpec(s *corev1.PodSpec) {
-	for _, cs := range [][]corev1.Container{s.InitContainers, s.Containers} {
-		for i := range cs {
-			r := &cs[i].Resources
-			r.Requests = t.resourceList(r.Requests)
-			r.Limits = t.resourceList(r.Limits)
+	// Pods of one template have equal containers, volumes and
+	// tolerations: the whole slice is shared. A slice seen for the first
+	// time still shares its resource lists with other templates'.
+	before := s.Containers
+	s.Containers = sharedSlice(t, 'c', s.Containers)
+	if len(before) == 0 || &before[0] == &s.Containers[0] {
+		for _, cs := range [][]corev1.Container{s.InitContainers, s.Containers} {
+			for i := range cs {
+				r := &cs[i].Resources
+				r.Requests = t.resourceList(r.Requests)
+				r.Limits = t.resourceList(r.Limits)
+			}
 		}
 	}
+	s.Volumes = sharedSlice(t, 'v', s.Volumes)
+	s.Tolerations = sharedSlice(t, 't', s.Tolerations)
 	s.NodeSelector = t.stringMap(s.NodeSelector)
+}
+
+// message is a generated API type's protobuf form.
+type message interface {
+	Size() int
+	MarshalToSizedBuffer([]byte) (int, error)
+}
+
+// sharedSlice shares a whole slice of generated API structs, rendered by
+// their protobuf bytes: the API's own notion of equal values (a nil and an
+// empty list inside an element are the same to it, as on the wire).
+func sharedSlice[E any, P interface {
+	*E
+	message
+}](t *Table, kind byte, s []E) []E {
+	if len(s) == 0 {
+		return s
+	}
+	t.key = t.key[:0]
+	for i := range s {
+		m := P(&s[i])
+		n := m.Size()
+		if len(t.key)+n > maxBytes {
+			return s
+		}
+		start := len(t.key)
+		t.key = slices.Grow(t.key, n+binary.MaxVarintLen64)[:start+n]
+		if _, err := m.MarshalToSizedBuffer(t.key[start:]); err != nil {
+			return s
+		}
+		t.key = binary.AppendUvarint(t.key, uint64(n))
+	}
+	return t.find(kind, s).([]E)
 }
 
 // resourceList renders each quantity with its canonical String and its

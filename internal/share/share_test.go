@@ -36,6 +36,9 @@ func TestObjectsSharesEqualValuesOnly(t *testing.T) {
 	assert.Equal(t, mapID(a.Labels), mapID(b.Labels), "one deployment's labels")
 	assert.NotEqual(t, mapID(a.Labels), mapID(other.Labels), "another deployment's labels")
 	assert.Equal(t, mapID(a.Spec.Containers[1].Resources.Limits), mapID(other.Spec.Containers[1].Resources.Limits))
+	assert.Same(t, &a.Spec.Containers[0], &b.Spec.Containers[0], "one template's containers")
+	assert.NotSame(t, &a.Spec.Containers[0], &other.Spec.Containers[0], "another image")
+	assert.Same(t, &a.Spec.Tolerations[0], &other.Spec.Tolerations[0], "the default tolerations")
 	assert.Same(t, &a.ManagedFields[0].FieldsV1.Raw[0], &b.ManagedFields[0].FieldsV1.Raw[0], "one owner's managedFields")
 	assert.NotSame(t, &a.ManagedFields[1].FieldsV1.Raw[0], &b.ManagedFields[1].FieldsV1.Raw[0], "each pod's own status fields")
 }
@@ -77,5 +80,33 @@ func TestTableIsBounded(t *testing.T) {
 	assert.Len(t, tbl.slot, slots)
 	for _, e := range tbl.slot {
 		assert.LessOrEqual(t, len(e.key)+len(e.raw), maxBytes+1)
+	}
+}
+
+// BenchmarkShare is what sharing adds to each decoded pod, against about
+// 20 µs to decode a protobuf pod and 70 µs for a JSON one. On the shared
+// 2-core machine: 12.6 µs an op, of which the profile gives Share about a
+// third (the rest is the cache misses and collections of the batches of
+// copies); rendering the containers by their protobuf bytes is half of it.
+//
+//	go test -run '^$' -bench Share -benchmem ./internal/share/
+func BenchmarkShare(b *testing.B) {
+	src := make([]*corev1.Pod, 1000)
+	for i := range src {
+		src[i] = realpod.New(i)
+	}
+	var tbl Table
+	var batch []*corev1.Pod
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(batch) == 0 { // fresh copies, a thousand at a time, off the clock
+			b.StopTimer()
+			for _, p := range src {
+				batch = append(batch, p.DeepCopy())
+			}
+			b.StartTimer()
+		}
+		tbl.Share(batch[len(batch)-1])
+		batch = batch[:len(batch)-1]
 	}
 }
