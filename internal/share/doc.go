@@ -13,8 +13,9 @@
 // its containers, volumes and tolerations (2.5 KB); on a cluster most of
 // them are equal to another pod's: every pod of one template has the same
 // containers. Slices of API structs are compared by their protobuf bytes,
-// the API's own equality (a nil list and an empty one are the same to it). The root package's
-// BenchmarkCachedPodHeap measures the bytes each cached pod retains.
+// the API's own equality (a nil list and an empty one are the same to
+// it). The root package's BenchmarkCachedPodHeap measures the bytes each
+// cached pod retains.
 //
 // Why it is safe: a Table sees an object only while nobody but the
 // informer has it and nothing will modify it any more: as it is decoded
