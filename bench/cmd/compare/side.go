@@ -159,7 +159,9 @@ type child struct {
 	at   time.Time
 }
 
-const stepTimeout = 3 * time.Minute
+// stepTimeout bounds one step; client-go's relist of 100k JSON pods takes minutes
+// on a loaded 2-core machine.
+const stepTimeout = 10 * time.Minute
 
 func (s *child) do(ctx context.Context, c command) (reply, error) {
 	switch c.Op {
