@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log"
 	"slices"
+	"time"
 )
 
 // plan is what one run measures.
@@ -167,14 +168,15 @@ func (x *runner) relist(ch *childProc, side, enc string, n int, tag string) erro
 
 // burst asks the side to expect m updates, has write write them, and
 // records the rate and latency.
-func (x *runner) burst(ch *childProc, side string, m, round int, tag, what string, write func(m, round int) error) error {
+func (x *runner) burst(ch *childProc, side string, m, round int, tag, what string, write func(m, round int) (time.Time, error)) error {
 	if _, err := ch.call(command{Op: "events-arm"}); err != nil {
 		return err
 	}
-	if err := write(m, round); err != nil {
+	since, err := write(m, round)
+	if err != nil {
 		return err
 	}
-	rep, err := ch.call(command{Op: "events-wait", N: m})
+	rep, err := ch.call(command{Op: "events-wait", N: m, Since: since.UnixNano()})
 	if err != nil {
 		return err
 	}
@@ -198,10 +200,11 @@ func (x *runner) manyHandlers(side, enc string, n, m, handlers, round int) error
 	if _, err := ch.call(command{Op: "events-arm"}); err != nil {
 		return err
 	}
-	if err := x.c.writeUpdates(m, 2000+round); err != nil {
+	since, err := x.c.writeUpdates(m, 2000+round)
+	if err != nil {
 		return err
 	}
-	rep, err := ch.call(command{Op: "events-wait", N: m})
+	rep, err := ch.call(command{Op: "events-wait", N: m, Since: since.UnixNano()})
 	if err != nil {
 		return err
 	}

@@ -58,23 +58,28 @@ func (c *cluster) forceRelist() error {
 }
 
 // writeUpdates updates m pods (round-robin over the seeded ones), each
-// stamped with the time of its write.
-func (c *cluster) writeUpdates(m, round int) error {
+// stamped with the time of its write, and returns when the first was
+// written: the burst is available to the informer from then on.
+func (c *cluster) writeUpdates(m, round int) (time.Time, error) {
+	start := time.Now()
 	for i := range m {
 		p := realpod.New(i % c.pods)
 		p.Annotations[writtenAt] = strconv.FormatInt(time.Now().UnixNano(), 10)
 		p.Annotations["bench.informer/round"] = strconv.Itoa(round)
 		if _, err := c.srv.Update(p); err != nil {
-			return fmt.Errorf("updating pod %d: %w", i, err)
+			return start, fmt.Errorf("updating pod %d: %w", i, err)
 		}
 	}
-	return nil
+	return start, nil
 }
 
 // backlog stalls every pod watch, writes m updates and releases them at
-// once: the informer then drains a backlog the server has built.
-func (c *cluster) backlog(m, round int) error {
+// once: the informer then drains a backlog the server has built. It
+// returns the moment of the release.
+func (c *cluster) backlog(m, round int) (time.Time, error) {
 	c.srv.Faults().StallWatches("pods", 0)
-	defer c.srv.Faults().ResumeWatches("pods")
-	return c.writeUpdates(m, round)
+	_, err := c.writeUpdates(m, round)
+	released := time.Now()
+	c.srv.Faults().ResumeWatches("pods")
+	return released, err
 }

@@ -35,6 +35,11 @@ const slowHandler = time.Millisecond
 type command struct {
 	Op string `json:"op"` // sync, relist-arm, relist-wait, events-arm, events-wait, quit
 	N  int    `json:"n,omitempty"`
+	// Since is when the events became available to the informer (the
+	// first write of a burst, the release of a backlog), in Unix
+	// nanoseconds: rates run from then to the last event handled, so that
+	// a consumer that batches cannot look faster by starting late.
+	Since int64 `json:"since,omitempty"`
 }
 
 // reply is a child's answer; only the fields of the step are set.
@@ -189,7 +194,11 @@ func (s *child) do(ctx context.Context, c command) (reply, error) {
 			return reply{}, fmt.Errorf("events: %d of %d: %w", s.rec.events.Load(), c.N, err)
 		}
 		s.rec.mu.Lock()
-		span := s.rec.last.Sub(s.rec.first)
+		from := s.rec.first
+		if c.Since != 0 {
+			from = time.Unix(0, c.Since)
+		}
+		span := s.rec.last.Sub(from)
 		s.rec.mu.Unlock()
 		d := s.rec.lat.take()
 		return reply{Seconds: span.Seconds(), Events: s.rec.events.Load(),
