@@ -19,8 +19,9 @@
 // protobuf, with and without StripManagedFields (time to synced, peak heap,
 // retained heap per cached pod after a collection); a relist forced by a
 // compaction (time, peak heap against the steady state, notifications for
-// unchanged pods); a burst of updates and a pre-built backlog (events/s,
-// write-to-handler latency p50 and p99); a burst with 100 handlers, one of
+// unchanged pods); a burst of updates and a pre-built backlog (events/s
+// from the first write, or the backlog's release, to the last event
+// handled; write-to-handler latency p50 and p99); a burst with 100 handlers, one of
 // them slow; and the component benchmarks of this module (components.go).
 //
 // Peak heap is sampled every 2 ms from runtime/metrics, two ways: "live" is
