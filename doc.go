@@ -50,6 +50,18 @@
 //   - A factory's namespace and selectors filter on the server: its listers
 //     see only what matches.
 //
+// # Memory
+//
+// The cache holds about 0.4 of client-go's bytes for the same pods, and a
+// relist does not hold two copies of the state (docs/benchmarks.md). The
+// decoders intern the strings that repeat across objects, share equal
+// maps, slices and managedFields documents between them, and hand a relist
+// the cached object for every item whose UID and resourceVersion have not
+// changed. Cached objects therefore share parts with each other, which is
+// one more reason never to modify them. Each of these is an optimisation
+// in a file of its own (reflector/wire/intern.go, internal/share,
+// internal/reuse).
+//
 // docs/ in the repository has a reading order (docs/README.md), a glossary,
 // tours of one event and of a relist, each performed by a test, the rules of
 // resourceVersions, a map from client-go's names to these, and the gotchas,

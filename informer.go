@@ -13,6 +13,8 @@ import (
 
 	"github.com/seed31a95821/informer/deltafifo"
 	"github.com/seed31a95821/informer/indexer"
+	"github.com/seed31a95821/informer/internal/reuse"
+	"github.com/seed31a95821/informer/internal/share"
 	"github.com/seed31a95821/informer/lister"
 	"github.com/seed31a95821/informer/processor"
 	"github.com/seed31a95821/informer/reflector"
@@ -29,7 +31,10 @@ type Options struct {
 	Indexers indexer.Indexers
 	// Transform rewrites each object once, as it enters the queue and before
 	// it is cached: a place to drop fields the program never reads (see
-	// StripManagedFields). It must return an object of the same type.
+	// StripManagedFields). It must return an object of the same type. An
+	// object a relist finds unchanged (the UID and resourceVersion of the
+	// cached one) is not transformed again: the cache keeps the object it
+	// has, so a Transform must depend on the object alone.
 	Transform func(runtime.Object) (runtime.Object, error)
 	// AtomicRelist makes a relist land in the cache as one swap: readers see
 	// either the old state or the new one, never a mixture, and handlers hear
@@ -94,13 +99,16 @@ const resyncTick = processor.MinResyncPeriod
 // It wires the pipeline: reflector -> deltafifo.Queue -> indexer.Indexer and
 // processor.Processor. It is safe for concurrent use. Objects it hands out,
 // through handlers, the lister or the indexer, are shared with every other
-// reader: never modify them.
+// reader, and cached objects share the strings, maps and byte slices they
+// hold in equal copies with each other (internal/share): never modify them.
 type SharedInformer[T runtime.Object] struct {
-	opts  Options
-	idx   *indexer.Indexer
-	queue *deltafifo.Queue
-	proc  *processor.Processor
-	refl  *reflector.Reflector
+	opts   Options
+	idx    *indexer.Indexer
+	queue  *deltafifo.Queue
+	proc   *processor.Processor
+	refl   *reflector.Reflector
+	reuse  *reuse.Cache // the cache as a relist sees it (relist_reuse.go)
+	shared *share.Table // what cached objects share (relist_reuse.go)
 
 	// mu is held while a batch of deltas is applied to the cache and
 	// distributed, and while a handler is added. That is what makes the
@@ -120,10 +128,12 @@ type SharedInformer[T runtime.Object] struct {
 func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInformer[T] {
 	s := &SharedInformer[T]{opts: opts, synced: make(chan struct{})}
 	s.idx = indexer.New(opts.Indexers)
+	s.shared = new(share.Table)
+	s.reuse = s.newReuse(opts.Transform)
 	s.queue = deltafifo.New(deltafifo.Options{
 		KnownObjects:   s.idx,
 		KeyFunc:        s.key,
-		Transform:      opts.Transform,
+		Transform:      s.admitTransform(opts.Transform), // see relist_reuse.go
 		AtomicReplace:  opts.AtomicRelist,
 		KeepAllUpdates: opts.KeepAllUpdates,
 		// An event that finds the consumer idle is applied by the
@@ -180,7 +190,7 @@ func (s *SharedInformer[T]) Run(ctx context.Context) error {
 	wg.Go(func() { s.proc.Run(ctx) })
 	wg.Go(func() { s.consume(ctx) })
 	wg.Go(func() {
-		if err := s.refl.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		if err := s.refl.Run(reuse.WithCache(ctx, s.reuse)); err != nil && !errors.Is(err, context.Canceled) {
 			s.report(fmt.Errorf("informer %s: reflector stopped: %w", s.opts.Name, err))
 		}
 	})

@@ -63,6 +63,15 @@
 // naming that kind, never as a half-filled object of the watched type, so
 // the reflector can report and skip it.
 //
+// # Memory
+//
+// Decoded objects share the strings that repeat across them (namespaces,
+// labels, images, node names...): intern.go keeps one copy of each in a
+// bounded table per ListerWatcher. When the caller's context carries an
+// informer's cache (internal/reuse), a list or a WatchList also hands on
+// the cached object for every unchanged item (relist_reuse.go). Both are
+// optimisations; deleting them changes nothing but memory.
+//
 // # Configuration
 //
 // Config holds the server address and credentials (bearer token or token

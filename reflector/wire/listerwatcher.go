@@ -87,6 +87,7 @@ func New(cfg Config, gvr schema.GroupVersionResource, opts Options) (*ListerWatc
 	if err != nil {
 		return nil, err
 	}
+	tgt.strings = newInternTable()
 	if cfg.ContentType == ContentTypeProtobuf && !tgt.protobuf {
 		return nil, &ConfigError{Field: "ContentType", Reason: fmt.Sprintf("%s has no protobuf form", tgt.itemGVK.Kind)}
 	}
@@ -159,7 +160,12 @@ func (lw *ListerWatcher) List(ctx context.Context, opts metav1.ListOptions) (run
 	if err != nil {
 		return nil, err
 	}
-	return lw.target.decodeList(mediaType, body)
+	list, err := lw.target.decodeList(mediaType, body)
+	if err != nil {
+		return nil, err
+	}
+	reuseListItems(ctx, opts, list)
+	return list, nil
 }
 
 // Watch opens a watch stream (opts.Watch is forced to true). It returns once
@@ -186,6 +192,7 @@ func (lw *ListerWatcher) Watch(ctx context.Context, opts metav1.ListOptions) (wa
 	} else {
 		dec = newJSONEventDecoder(resp.Body, lw.cfg.MaxFrameBytes, lw.target)
 	}
+	dec = reuseWatch(ctx, opts, dec)
 	return newWatcher(ctx, cancel, resp, dec, &lw.bytesDecoded), nil
 }
 

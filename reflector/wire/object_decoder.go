@@ -27,14 +27,15 @@ var (
 )
 
 // target is what one ListerWatcher decodes into: the item and list kinds
-// and the Go types behind them. It is immutable after construction and so
-// safe for concurrent use.
+// and the Go types behind them. It is immutable after construction (its
+// intern table locks itself) and so safe for concurrent use.
 type target struct {
 	itemGVK, listGVK   schema.GroupVersionKind
 	itemType, listType reflect.Type // the struct types (not pointers)
 	itemAPIVersion     string       // itemGVK.GroupVersion().String(), precomputed
 	metadataOnly       bool         // decode as PartialObjectMetadata, kind unchecked
 	protobuf           bool         // itemType implements protoUnmarshaler
+	strings            *internTable // shares repeated strings (intern.go); nil: none
 }
 
 // newTarget resolves the Go types for gvr: PartialObjectMetadata(List) in
@@ -132,6 +133,7 @@ func (t *target) finishEventObject(typ watch.EventType, obj runtime.Object, apiV
 	// Unlike client-go, which strips apiVersion/kind from typed objects,
 	// every object we deliver says what it is, whatever the encoding.
 	obj.GetObjectKind().SetGroupVersionKind(t.itemGVK)
+	t.strings.intern(obj)
 	return obj
 }
 
@@ -155,6 +157,7 @@ func (t *target) decodeList(mediaType string, body []byte) (runtime.Object, erro
 			return fmt.Errorf("%w: list item %d is a %s %s, want %s", ErrUnexpectedKind, i, apiVersion, kind, t.itemGVK)
 		}
 		item.GetObjectKind().SetGroupVersionKind(t.itemGVK)
+		t.strings.intern(item)
 		i++
 		return nil
 	})

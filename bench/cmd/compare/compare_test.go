@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A child of the smoke test is this test binary, re-executed: it runs the
+// side it is asked for instead of the tests.
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		if err := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// Every scenario, at a small size: both sides in their own processes, the
+// table, the JSON file and the charts.
+func TestEveryScenarioAtSmallSize(t *testing.T) {
+	dir := t.TempDir()
+	jsonPath := filepath.Join(dir, "out.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	err := run(ctx, []string{"-pods", "40", "-rounds", "1", "-components=false", "-json", jsonPath, "-svg", dir}, nil, &out)
+	require.NoError(t, err)
+	table := out.String()
+	for _, row := range []string{
+		"| sync 40 json |", "| sync 40 protobuf |", "| sync 40 json strip |", "| peak heap sync 40 json (live) |",
+		"| heap per cached pod 40 protobuf |", "| relist 40 json |", "| peak heap relist 40 protobuf (live) |",
+		"| peak heap relist / own steady 40 json (live) |", "| relist notifications for unchanged pods 40 json |",
+		"| burst 40 json (20 updates) |", "| latency p99 burst 40 protobuf |", "| backlog drain 40 protobuf (20 updates) |",
+		"| burst 100 handlers one slow 40 json |", "| latency p99 100 handlers one slow 40 json |",
+	} {
+		assert.Contains(t, table, row)
+	}
+
+	var figures []map[string]any
+	b, err := os.ReadFile(jsonPath)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &figures))
+	require.NotEmpty(t, figures)
+	for _, f := range figures {
+		for _, k := range []string{"name", "unit", "ours", "clientgo", "better"} {
+			assert.Contains(t, f, k, "figure %v", f["name"])
+		}
+		if strings.HasPrefix(f["name"].(string), "sync ") {
+			assert.Greater(t, f["ours"], 0.0, "%v", f["name"])
+			assert.Greater(t, f["clientgo"], 0.0, "%v", f["name"])
+		}
+	}
+	for _, svg := range []string{"sync-time.svg", "sync-heap.svg", "relist-heap.svg"} {
+		b, err := os.ReadFile(filepath.Join(dir, svg))
+		require.NoError(t, err)
+		assert.Contains(t, string(b), "<svg")
+	}
+}
+
+func TestComponentsAtOneIteration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the bench module's benchmarks")
+	}
+	r := newResults()
+	saved := componentBenches
+	defer func() { componentBenches = saved }()
+	for i := range componentBenches {
+		componentBenches[i].quick = "1x"
+	}
+	require.NoError(t, runComponents(context.Background(), "../..", true, r))
+	r.finish()
+	for _, name := range []string{"pipeline cpu per event, 1 handler", "pipeline alloc per event, 1 handler", "10 readers writes/s", "selector 100k lister List"} {
+		f := r.byName[name]
+		require.NotNil(t, f, name)
+		assert.Greater(t, f.Ours, 0.0, name)
+		assert.Greater(t, f.ClientGo, 0.0, name)
+	}
+}
+
+func TestParseBench(t *testing.T) {
+	out := []byte(`goos: linux
+BenchmarkPipeline/handlers=1/impl=informer-2     	   30000	       756.8 ns/op	       834.9 cpu-ns/op	     0.3370 allocs/event
+BenchmarkPipeline/handlers=1/impl=client-go-2    	   30000	      1126 ns/op	      1894 cpu-ns/op	     8.790 allocs/event
+BenchmarkPipeline/handlers=1/impl=floor-2        	   30000	       300 ns/op	       332 cpu-ns/op
+PASS`)
+	r := newResults()
+	parseBench(out, componentBenches[0].rows, r)
+	r.finish()
+	cpu := r.byName["pipeline cpu per event, 1 handler"]
+	require.NotNil(t, cpu)
+	assert.Equal(t, 834.9, cpu.Ours)
+	assert.Equal(t, 1894.0, cpu.ClientGo)
+	assert.Equal(t, 8.79, r.byName["pipeline alloc per event, 1 handler"].ClientGo)
+}
+
+func TestMedianPercentileThin(t *testing.T) {
+	assert.Equal(t, 2.0, median([]float64{3, 1, 2}))
+	assert.Equal(t, 2.5, median([]float64{4, 1, 2, 3}))
+	assert.Equal(t, 98*time.Millisecond, percentile(durations(100), 99)) // 0..99 ms
+	assert.Equal(t, 49*time.Millisecond, percentile(durations(100), 50))
+	assert.Equal(t, 99*time.Millisecond, percentile(durations(100), 100))
+	var s []heapSample
+	for i := range 1000 {
+		s = append(s, heapSample{At: time.Duration(i), InUse: uint64(i % 97)})
+	}
+	s[501].InUse = 10_000
+	th := thin(s, 100)
+	assert.Len(t, th, 100)
+	var top uint64
+	for _, x := range th {
+		top = max(top, x.InUse)
+	}
+	assert.Equal(t, uint64(10_000), top, "the peak survives thinning")
+}
+
+func durations(n int) []time.Duration {
+	d := make([]time.Duration, n)
+	for i := range d {
+		d[i] = time.Duration(n-i-1) * time.Millisecond
+	}
+	return d
+}

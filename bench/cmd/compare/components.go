@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// The component benchmarks are this module's side-by-side Go benchmarks
+// (scripts/bench.sh runs all of them, with more rounds): the rows the
+// issue targets keep an eye on. Each runs as `go test -bench` in the bench
+// module, and each sub-benchmark's impl= names its side.
+
+// componentBench is one group of sub-benchmarks and the rows it gives.
+type componentBench struct {
+	pattern    string
+	quick, all string // -test.benchtime
+	rows       []componentRow
+}
+
+// componentRow turns one metric of one sub-benchmark into a figure.
+type componentRow struct {
+	sub    string // the sub-benchmark name without its impl= part
+	metric string // the unit benchmark output prints
+	name   string
+	unit   string
+	better string
+	scale  float64
+}
+
+var componentBenches = []componentBench{
+	{pattern: "^BenchmarkPipeline$/^handlers=(1|100)$/^impl=(informer|client-go)$", quick: "30000x", all: "300000x", rows: []componentRow{
+		{"BenchmarkPipeline/handlers=1", "cpu-ns/op", "pipeline cpu per event, 1 handler", "ns", "lower", 1},
+		{"BenchmarkPipeline/handlers=1", "allocs/event", "pipeline alloc per event, 1 handler", "allocs", "lower", 1},
+		{"BenchmarkPipeline/handlers=100", "cpu-ns/op", "pipeline cpu per event, 100 handlers", "ns", "lower", 1},
+	}},
+	{pattern: "^BenchmarkIndexerWritesWithReaders$/^readers=10$", quick: "0.3s", all: "2s", rows: []componentRow{
+		{"BenchmarkIndexerWritesWithReaders/readers=10", "writes/s", "10 readers writes/s", "writes/s", "higher", 1},
+	}},
+	{pattern: "^BenchmarkListerSelector$/^objects=100000$", quick: "100x", all: "1000x", rows: []componentRow{
+		{"BenchmarkListerSelector/objects=100000", "ns/op", "selector 100k lister List", "µs", "lower", 1e-3},
+	}},
+}
+
+func runComponents(ctx context.Context, dir string, quick bool, r *results) error {
+	tmp, err := os.MkdirTemp("", "compare-bench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	bin := filepath.Join(tmp, "bench.test")
+	build := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, ".")
+	build.Dir, build.Stderr = dir, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("building the bench module's tests in %s: %w", dir, err)
+	}
+	for _, cb := range componentBenches {
+		benchtime := cb.all
+		if quick {
+			benchtime = cb.quick
+		}
+		cmd := exec.CommandContext(ctx, bin, "-test.run", "^$", "-test.bench", cb.pattern, "-test.benchtime", benchtime, "-test.benchmem")
+		cmd.Dir, cmd.Stderr = dir, os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return fmt.Errorf("%s: %w", cb.pattern, err)
+		}
+		parseBench(out, cb.rows, r)
+	}
+	return nil
+}
+
+// parseBench reads `go test -bench` output lines such as
+//
+//	BenchmarkPipeline/handlers=1/impl=informer-2  30000  756.8 ns/op  834.9 cpu-ns/op
+func parseBench(out []byte, rows []componentRow, r *results) {
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
+			continue
+		}
+		name := f[0]
+		if i := strings.LastIndex(name, "-"); i > 0 {
+			name = name[:i] // the GOMAXPROCS suffix
+		}
+		sub, impl, ok := strings.Cut(name, "/impl=")
+		if !ok {
+			continue
+		}
+		side := map[string]string{"informer": "ours", "client-go": "client-go"}[impl]
+		for i := 2; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				continue
+			}
+			for _, row := range rows {
+				if row.sub == sub && row.metric == f[i+1] && side != "" {
+					r.add(row.name, row.unit, row.better, side, v*row.scale)
+				}
+			}
+		}
+	}
+}

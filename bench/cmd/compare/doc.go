@@ -1,0 +1,32 @@
+// Command compare measures what a user of an informer feels, ours and
+// client-go's side by side, end to end over real HTTP, and prints one
+// markdown table: a row per figure with ours, client-go's, the ratio and
+// which direction is better.
+//
+//	go run ./cmd/compare -quick                       # about 2 minutes on 2 cores
+//	go run ./cmd/compare -json out.json -svg ../docs/img  # the full run docs/benchmarks.md shows
+//
+// The command starts one fakeapi server in its own process, seeds it with
+// realistic pods (internal/realpod: about 7 KB of JSON each, managedFields
+// included) and then runs every informer in a child process of its own, a
+// re-execution of this binary with -side, so that each memory figure is one
+// informer's process and nothing else. Children talk to the parent over
+// their standard input and output, one JSON line per step. Rounds
+// alternate which side goes first; each figure is the median of its rounds.
+// Both sides set the wire format explicitly.
+//
+// Scenarios (scenario.go): cold sync of 10k and 100k pods, JSON and
+// protobuf, with and without StripManagedFields (time to synced, peak heap,
+// retained heap per cached pod after a collection); a relist forced by a
+// compaction (time, peak heap against the steady state, notifications for
+// unchanged pods); a burst of updates and a pre-built backlog (events/s
+// from the first write, or the backlog's release, to the last event
+// handled; write-to-handler latency p50 and p99); a burst with 100 handlers, one of
+// them slow; and the component benchmarks of this module (components.go).
+//
+// Peak heap is sampled every 2 ms from runtime/metrics, two ways: "live" is
+// the heap the garbage collector found reachable at the end of each cycle
+// (/gc/heap/live:bytes), "in use" is every heap object not yet swept,
+// garbage included (/memory/classes/heap/objects:bytes). The second follows
+// GOGC's pacing, the first only what the program holds.
+package main

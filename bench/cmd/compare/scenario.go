@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"slices"
+	"time"
+)
+
+// plan is what one run measures.
+type plan struct {
+	sizes      []int // cold sync, relist, burst and backlog at each
+	chartSizes []int // extra sync-only sizes, JSON, for the charts
+	encodings  []string
+	rounds     int             // at each size below 100k
+	bigRounds  int             // at 100k and above: one such round takes minutes
+	events     func(n int) int // updates in a burst and in a backlog
+	handlers   int             // the many-handlers scenario: this many, one slow
+}
+
+func quickPlan() plan {
+	return plan{sizes: []int{10_000}, encodings: []string{"json", "protobuf"}, rounds: 1, bigRounds: 1,
+		events: func(int) int { return 5000 }, handlers: 100}
+}
+
+func fullPlan() plan {
+	return plan{sizes: []int{10_000, 100_000}, chartSizes: []int{1_000, 30_000}, encodings: []string{"json", "protobuf"},
+		rounds: 3, bigRounds: 1, events: func(n int) int { return min(n/2, 10_000) }, handlers: 100}
+}
+
+func (p plan) roundsAt(n int) int {
+	if n >= 100_000 {
+		return p.bigRounds
+	}
+	return p.rounds
+}
+
+// runner runs a plan against one cluster.
+type runner struct {
+	ctx context.Context
+	c   *cluster
+	r   *results
+}
+
+// sides returns both sides, client-go first in odd rounds.
+func sides(round int) []string {
+	if round%2 == 1 {
+		return []string{"client-go", "ours"}
+	}
+	return []string{"ours", "client-go"}
+}
+
+func (x *runner) run(p plan) error {
+	all := slices.Sorted(slices.Values(append(slices.Clone(p.sizes), p.chartSizes...)))
+	for _, n := range slices.Compact(all) {
+		if err := x.c.grow(n); err != nil {
+			return err
+		}
+		if !slices.Contains(p.sizes, n) {
+			for _, side := range sides(0) {
+				if err := x.syncOnly(side, "json", n, false); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		for round := range p.roundsAt(n) {
+			for _, enc := range p.encodings {
+				for _, side := range sides(round) {
+					if err := x.full(side, enc, n, p.events(n), round); err != nil {
+						return err
+					}
+					if err := x.syncOnly(side, enc, n, true); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if n != p.sizes[0] {
+			continue
+		}
+		// The many-handlers scenario, at the smallest size.
+		for round := range p.rounds {
+			for _, side := range sides(round) {
+				if err := x.manyHandlers(side, "json", n, p.events(n), p.handlers, round); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (x *runner) spawn(side, enc string, strip bool, handlers int, slow bool) (*childProc, error) {
+	log.Printf("%s %s strip=%v handlers=%d, %d pods", side, enc, strip, handlers, x.c.pods)
+	return spawn(x.ctx, sideConfig{Side: side, URL: x.c.srv.URL(), Encoding: enc, Strip: strip, Handlers: handlers, Slow: slow})
+}
+
+// full runs cold sync, relist, burst and backlog in one process.
+func (x *runner) full(side, enc string, n, m, round int) error {
+	ch, err := x.spawn(side, enc, false, 1, false)
+	if err != nil {
+		return err
+	}
+	defer ch.close()
+	tag := fmt.Sprintf("%s %s", sizeName(n), enc)
+	if err := x.sync(ch, side, enc, n, tag); err != nil {
+		return err
+	}
+	if err := x.relist(ch, side, enc, n, tag); err != nil {
+		return err
+	}
+	if err := x.burst(ch, side, m, round, tag, "burst", x.c.writeUpdates); err != nil {
+		return err
+	}
+	return x.burst(ch, side, m, round+1000, tag, "backlog drain", x.c.backlog)
+}
+
+func (x *runner) syncOnly(side, enc string, n int, strip bool) error {
+	ch, err := x.spawn(side, enc, strip, 1, false)
+	if err != nil {
+		return err
+	}
+	defer ch.close()
+	tag := fmt.Sprintf("%s %s", sizeName(n), enc)
+	if strip {
+		tag += " strip"
+	}
+	return x.sync(ch, side, enc, n, tag)
+}
+
+func (x *runner) sync(ch *childProc, side, enc string, n int, tag string) error {
+	rep, err := ch.call(command{Op: "sync", N: n})
+	if err != nil {
+		return err
+	}
+	perPod := float64(rep.Retained-min(rep.Baseline, rep.Retained)) / float64(n)
+	x.r.add("sync "+tag, "s", "lower", side, rep.SyncSeconds)
+	x.r.add("peak heap sync "+tag+" (live)", "MB", "lower", side, mb(rep.PeakLive))
+	x.r.add("peak heap sync "+tag+" (in use)", "MB", "lower", side, mb(rep.PeakInUse))
+	x.r.add("heap per cached pod "+tag, "KB", "lower", side, perPod/1000)
+	x.r.charts.sync = append(x.r.charts.sync, syncPoint{Tag: tag, Enc: enc, Side: side, N: n,
+		Seconds: rep.SyncSeconds, RetainedMB: mb(rep.Retained), PeakMB: mb(rep.PeakInUse)})
+	return nil
+}
+
+func (x *runner) relist(ch *childProc, side, enc string, n int, tag string) error {
+	arm, err := ch.call(command{Op: "relist-arm"})
+	if err != nil {
+		return err
+	}
+	if err := x.c.forceRelist(); err != nil {
+		return err
+	}
+	rep, err := ch.call(command{Op: "relist-wait", N: n})
+	if err != nil {
+		return err
+	}
+	x.r.add("relist "+tag, "s", "lower", side, rep.Seconds)
+	x.r.add("peak heap relist "+tag+" (live)", "MB", "lower", side, mb(rep.PeakLive))
+	x.r.add("peak heap relist "+tag+" (in use)", "MB", "lower", side, mb(rep.PeakInUse))
+	x.r.add("peak heap relist / own steady "+tag+" (live)", "×", "lower", side, float64(rep.PeakLive)/float64(arm.Steady))
+	x.r.add("relist notifications for unchanged pods "+tag, "count", "–", side, float64(rep.Unchanged))
+	x.r.charts.relist(side, tag, arm.Steady, rep.HeapOverTime)
+	return nil
+}
+
+// burst asks the side to expect m updates, has write write them, and
+// records the rate and latency.
+func (x *runner) burst(ch *childProc, side string, m, round int, tag, what string, write func(m, round int) (time.Time, error)) error {
+	if _, err := ch.call(command{Op: "events-arm"}); err != nil {
+		return err
+	}
+	since, err := write(m, round)
+	if err != nil {
+		return err
+	}
+	rep, err := ch.call(command{Op: "events-wait", N: m, Since: since.UnixNano()})
+	if err != nil {
+		return err
+	}
+	x.r.add(fmt.Sprintf("%s %s (%d updates)", what, tag, m), "events/s", "higher", side, float64(rep.Events)/rep.Seconds)
+	if what == "burst" {
+		x.r.add("latency p50 burst "+tag, "ms", "lower", side, rep.P50*1000)
+		x.r.add("latency p99 burst "+tag, "ms", "lower", side, rep.P99*1000)
+	}
+	return nil
+}
+
+func (x *runner) manyHandlers(side, enc string, n, m, handlers, round int) error {
+	ch, err := x.spawn(side, enc, false, handlers, true)
+	if err != nil {
+		return err
+	}
+	defer ch.close()
+	if _, err := ch.call(command{Op: "sync", N: n}); err != nil {
+		return err
+	}
+	if _, err := ch.call(command{Op: "events-arm"}); err != nil {
+		return err
+	}
+	since, err := x.c.writeUpdates(m, 2000+round)
+	if err != nil {
+		return err
+	}
+	rep, err := ch.call(command{Op: "events-wait", N: m, Since: since.UnixNano()})
+	if err != nil {
+		return err
+	}
+	tag := fmt.Sprintf("%d handlers one slow %s %s", handlers, sizeName(n), enc)
+	x.r.add("burst "+tag, "events/s", "higher", side, float64(rep.Events)/rep.Seconds)
+	x.r.add("latency p99 "+tag, "ms", "lower", side, rep.P99*1000)
+	return nil
+}
+
+func sizeName(n int) string {
+	if n%1000 == 0 {
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return fmt.Sprint(n)
+}
+
+func mb(b uint64) float64 { return float64(b) / 1e6 }

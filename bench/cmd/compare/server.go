@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/seed31a95821/informer/fakeapi"
+	"github.com/seed31a95821/informer/internal/realpod"
+)
+
+// cluster is the parent's fakeapi server and what it was seeded with.
+type cluster struct {
+	srv  *fakeapi.Server
+	pods int
+	cm   int // config maps written to move the resourceVersion on
+}
+
+func newCluster() (*cluster, error) {
+	srv, err := fakeapi.NewServer(fakeapi.Options{
+		// Bookmarks would move a watcher's resourceVersion past a
+		// compaction and spare it the relist the scenario is about; the
+		// history must hold every backlog without compacting on its own.
+		BookmarkInterval: time.Hour,
+		CompactionWindow: 1 << 22,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &cluster{srv: srv}, nil
+}
+
+// grow seeds realistic pods until the server holds n.
+func (c *cluster) grow(n int) error {
+	for ; c.pods < n; c.pods++ {
+		if _, err := c.srv.Create(realpod.New(c.pods)); err != nil {
+			return fmt.Errorf("seeding pod %d: %w", c.pods, err)
+		}
+	}
+	return nil
+}
+
+// forceRelist moves the resourceVersion on (a ConfigMap, so that no pod
+// changes), compacts the history and drops every watch: each informer's
+// re-watch from its last resourceVersion gets 410 Expired and relists.
+func (c *cluster) forceRelist() error {
+	c.cm++
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprint("relist-", c.cm)}}
+	if _, err := c.srv.Create(cm); err != nil {
+		return err
+	}
+	c.srv.Compact()
+	c.srv.DropWatches()
+	return nil
+}
+
+// writeUpdates updates m pods (round-robin over the seeded ones), each
+// stamped with the time of its write, and returns when the first was
+// written: the burst is available to the informer from then on.
+func (c *cluster) writeUpdates(m, round int) (time.Time, error) {
+	start := time.Now()
+	for i := range m {
+		p := realpod.New(i % c.pods)
+		p.Annotations[writtenAt] = strconv.FormatInt(time.Now().UnixNano(), 10)
+		p.Annotations["bench.informer/round"] = strconv.Itoa(round)
+		if _, err := c.srv.Update(p); err != nil {
+			return start, fmt.Errorf("updating pod %d: %w", i, err)
+		}
+	}
+	return start, nil
+}
+
+// backlog stalls every pod watch, writes m updates and releases them at
+// once: the informer then drains a backlog the server has built. It
+// returns the moment of the release.
+func (c *cluster) backlog(m, round int) (time.Time, error) {
+	c.srv.Faults().StallWatches("pods", 0)
+	_, err := c.writeUpdates(m, round)
+	released := time.Now()
+	c.srv.Faults().ResumeWatches("pods")
+	return released, err
+}

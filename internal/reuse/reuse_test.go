@@ -1,0 +1,53 @@
+package reuse
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+)
+
+func pod(name, uid, rv string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: k8stypes.UID("u-" + uid), ResourceVersion: rv}}
+}
+
+func TestUnchangedOnlyForTheSameUIDAndResourceVersion(t *testing.T) {
+	cached := map[string]runtime.Object{"ns/a": pod("a", "1", "10"), "ns/b": pod("b", "2", "20")}
+	c := New(func(k string) (runtime.Object, bool) { o, ok := cached[k]; return o, ok })
+	c.Begin()
+
+	same := pod("a", "1", "10")
+	assert.Same(t, cached["ns/a"], c.Unchanged(same))
+	assert.Nil(t, c.Unchanged(pod("b", "2", "21")), "a newer version")
+	assert.Nil(t, c.Unchanged(pod("b", "9", "20")), "another object under the same name")
+	assert.Nil(t, c.Unchanged(pod("c", "3", "30")), "not cached")
+	assert.Nil(t, c.Unchanged(pod("a", "1", "")), "no resourceVersion")
+
+	got, ok := c.Take(same)
+	require.True(t, ok)
+	assert.Same(t, cached["ns/a"], got)
+	_, ok = c.Take(same)
+	assert.False(t, ok, "taken once")
+	_, ok = c.Take(pod("b", "2", "21"))
+	assert.False(t, ok, "never handed out")
+}
+
+func TestBeginForgetsWhatAnAbandonedRelistHandedOut(t *testing.T) {
+	a := pod("a", "1", "10")
+	c := New(func(string) (runtime.Object, bool) { return a, true })
+	require.NotNil(t, c.Unchanged(pod("a", "1", "10")))
+	c.Begin()
+	_, ok := c.Take(pod("a", "1", "10"))
+	assert.False(t, ok)
+}
+
+func TestContextCarriesTheCache(t *testing.T) {
+	assert.Nil(t, From(context.Background()))
+	c := New(nil)
+	assert.Same(t, c, From(WithCache(context.Background(), c)))
+}
