@@ -94,6 +94,7 @@ type SharedInformer[T runtime.Object] struct {
 	queue *deltafifo.Queue
 	proc  *processor.Processor
 	refl  *reflector.Reflector
+	lw    reflector.ListerWatcher
 
 	// mu is held while a batch of deltas is applied to the cache and
 	// distributed, and while a handler is added. That is what makes the
@@ -111,7 +112,7 @@ type SharedInformer[T runtime.Object] struct {
 // New builds a SharedInformer that lists and watches through lw. Nothing
 // happens until Run.
 func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInformer[T] {
-	s := &SharedInformer[T]{opts: opts, synced: make(chan struct{})}
+	s := &SharedInformer[T]{opts: opts, lw: lw, synced: make(chan struct{})}
 	s.idx = indexer.New(opts.Indexers)
 	s.queue = deltafifo.New(deltafifo.Options{
 		KnownObjects:   s.idx,
@@ -147,7 +148,8 @@ func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInfo
 }
 
 // Run starts the pipeline and blocks until ctx is done and every goroutine
-// the informer started has stopped. It may be called once; a second call
+// the informer started has stopped, and the idle connections of its
+// ListerWatcher are closed. It may be called once; a second call
 // returns ErrAlreadyRunning.
 func (s *SharedInformer[T]) Run(ctx context.Context) error {
 	s.runMu.Lock()
@@ -170,7 +172,22 @@ func (s *SharedInformer[T]) Run(ctx context.Context) error {
 	// Closing the queue releases the consumer if it is waiting in Pop.
 	s.queue.Close()
 	wg.Wait()
+	closeIdleConnections(s.lw)
 	return nil
+}
+
+// idleCloser is a ListerWatcher that keeps connections open between
+// requests, such as wire.ListerWatcher.
+type idleCloser interface{ CloseIdleConnections() }
+
+// closeIdleConnections closes the keep-alive connections lw's last
+// requests left open, if it keeps any: without it they, and the
+// transport's goroutines serving them, outlive the informer until the
+// server drops them or 90s pass.
+func closeIdleConnections(lw reflector.ListerWatcher) {
+	if c, ok := lw.(idleCloser); ok {
+		c.CloseIdleConnections()
+	}
 }
 
 // consume is the informer's one consumer goroutine: it pops batches of deltas
