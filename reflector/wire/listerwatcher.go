@@ -375,5 +375,5 @@ func bodyRoom(have int, claimed int64) int {
 		}
 		room = int(min(int64(room), claimed-int64(have)+1))
 	}
-	return max(room, 512)
+	return room
 }
