@@ -55,8 +55,8 @@ const (
 	// list, an unknown event type, a list that pages in a loop or past its
 	// caps.
 	KindDecode
-	// KindWrongType is an object of the wrong type or without metadata. It
-	// is skipped, never stored.
+	// KindWrongType is an object of the wrong type, without metadata, or
+	// without a name. It is skipped, never stored.
 	KindWrongType
 	// KindStore is an error returned by the Store.
 	KindStore
@@ -99,6 +99,8 @@ var (
 	// ErrNoMetadata: an object has no ObjectMeta, so it has no name and no
 	// resourceVersion and cannot be stored.
 	ErrNoMetadata = errors.New("object without metadata")
+	// ErrNoName: an object to be stored has no name (bookmarks need none).
+	ErrNoName = errors.New("object without a name")
 	// ErrUnknownEvent: a watch event of a type other than ADDED, MODIFIED,
 	// DELETED, BOOKMARK and ERROR.
 	ErrUnknownEvent = errors.New("unknown watch event type")
@@ -195,7 +197,7 @@ func classify(err error) Kind {
 		return KindStuckWatch
 	case errors.Is(err, ErrShortWatch):
 		return KindShortWatch
-	case errors.Is(err, ErrWrongType), errors.Is(err, ErrNoMetadata):
+	case errors.Is(err, ErrWrongType), errors.Is(err, ErrNoMetadata), errors.Is(err, ErrNoName):
 		return KindWrongType
 	case isExpired(err):
 		return KindExpired

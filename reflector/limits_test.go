@@ -138,3 +138,17 @@ func TestWatchListCapFallsBackToList(t *testing.T) {
 	assert.Equal(t, []string{"replace [ns/x]@10"}, h.store.snapshot())
 	assert.Equal(t, int64(4), h.r.Stats().Events[watch.Added])
 }
+
+// An object without a name is skipped, in a list and in a watch, while a
+// bookmark, which has none, still advances the resourceVersion.
+func TestNamelessObjectsAreSkipped(t *testing.T) {
+	h := start(t, newScriptLW(), listOnly())
+	w := h.sync("10", pod("a", "9"), pod("", "9"))
+	e := h.waitErr(KindWrongType)
+	assert.ErrorIs(t, e, ErrNoName)
+	fw := fakeWatch(false, added(pod("", "11")), marked(bookmark("12", false)))
+	w.watch(fw, nil)
+	h.waitRV("12")
+	assert.Equal(t, []string{"replace [ns/a]@10", "bookmark@12"}, h.store.snapshot())
+	assert.Equal(t, int64(2), h.r.Stats().Errors[KindWrongType])
+}

@@ -179,7 +179,7 @@ func (r *Reflector) absorbPage(page runtime.Object, items []runtime.Object) ([]r
 		if err := roomFor(len(items), lim); err != nil {
 			return err
 		}
-		if _, err := r.check.admit(obj); err != nil {
+		if _, err := r.check.admitNamed(obj); err != nil {
 			r.report(opList, KindWrongType, err)
 			return nil
 		}

@@ -189,7 +189,7 @@ func (r *Reflector) handleEvent(ev watch.Event, hold *bool) error {
 		r.pub.event(ev.Type, "")
 		return eventError(ev.Object)
 	}
-	m, err := r.check.admit(ev.Object)
+	m, err := r.admitEvent(ev)
 	if err != nil {
 		r.pub.event(ev.Type, "")
 		r.report(opEvent, KindWrongType, err)
@@ -218,6 +218,15 @@ func (r *Reflector) handleEvent(ev watch.Event, hold *bool) error {
 	}
 	r.advance(ev.Type, rv, *hold)
 	return nil
+}
+
+// admitEvent checks an event's object: any object with metadata for a
+// BOOKMARK, a named one for the rest.
+func (r *Reflector) admitEvent(ev watch.Event) (metav1.Object, error) {
+	if ev.Type == watch.Bookmark {
+		return r.check.admit(ev.Object)
+	}
+	return r.check.admitNamed(ev.Object)
 }
 
 // eventError turns an ERROR event's object, normally a *metav1.Status, into

@@ -123,7 +123,7 @@ func (r *Reflector) collectEvent(set *initialSet, ev watch.Event) (rv string, do
 		return "", false, err
 	}
 	set.events++
-	m, err := r.check.admit(ev.Object)
+	m, err := r.admitEvent(ev)
 	if err != nil {
 		r.pub.event(ev.Type, "")
 		r.report(opEvent, KindWrongType, err)

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -76,5 +77,7 @@ func retryAfterSeconds(h string) int {
 	if err != nil || n < 0 {
 		return 0
 	}
-	return n
+	// Status carries it as an int32: a larger one would wrap negative and
+	// read as no suggestion at all. (A reflector caps the wait anyway.)
+	return min(n, math.MaxInt32)
 }
