@@ -122,6 +122,12 @@ func (a *attack) start() {
 	// Before the server's Close (cleanups run last first): a test that
 	// failed half way must not leave the informer holding connections.
 	a.t.Cleanup(a.factory.Shutdown)
+	a.t.Cleanup(func() {
+		if a.t.Failed() {
+			a.t.Logf("attack failed after %v: %d requests, heap +%d KiB peak so far",
+				time.Since(a.started).Round(time.Millisecond), a.requests.Load(), a.heap.peak.Load()>>10)
+		}
+	})
 }
 
 // observe lets the attack run for d: the window over which request rates
