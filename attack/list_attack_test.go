@@ -60,7 +60,8 @@ func TestAttackEndlessPages(t *testing.T) {
 	a.start()
 	a.waitErr(reflector.KindDecode, reflector.ErrListTooLarge)
 	a.observe(time.Second)
-	a.stop(bounds{requests: 80, heap: 16 << 20})
+	// Twenty pages per attempt, attempts backed off from 800ms: a few.
+	a.stop(bounds{requests: 160, heap: 16 << 20})
 }
 
 // Item 4: a 19-byte list response that announces a gigabyte. It was

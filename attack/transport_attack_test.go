@@ -63,7 +63,7 @@ func TestAttackRedirect(t *testing.T) {
 			var re *wire.RedirectError
 			require.ErrorAs(t, e, &re)
 			require.True(t, strings.HasPrefix(re.Location, trap.URL), re.Location)
-			a.stop(bounds{requests: 10, heap: 16 << 20})
+			a.stop(bounds{requests: 24, heap: 16 << 20})
 		})
 	}
 }

@@ -124,7 +124,8 @@ func TestAttackEndlessFrame(t *testing.T) {
 	a.waitSynced()
 	a.waitErr(reflector.KindDecode, nil)
 	a.observe(time.Second)
-	a.stop(bounds{requests: 10, heap: 32 << 20})
+	// A relist (a list and a watch) per attempt, backed off from 800ms.
+	a.stop(bounds{requests: 24, heap: 32 << 20})
 }
 
 // Class "frames over the size limit": a protobuf frame whose length prefix
@@ -151,7 +152,7 @@ func TestAttackOversizedFrame(t *testing.T) {
 	e := a.waitErr(reflector.KindDecode, nil)
 	require.Contains(t, e.Error(), "too large")
 	a.observe(time.Second)
-	a.stop(bounds{requests: 10, heap: 16 << 20, allocated: 64 << 20})
+	a.stop(bounds{requests: 24, heap: 16 << 20, allocated: 64 << 20})
 }
 
 // Class "garbage and invalid UTF-8": frames that are not JSON at all, and
@@ -177,7 +178,7 @@ func TestAttackGarbageFrames(t *testing.T) {
 	a.waitSynced()
 	a.waitErr(reflector.KindDecode, nil)
 	a.observe(time.Second)
-	a.stop(bounds{requests: 10, heap: 16 << 20})
+	a.stop(bounds{requests: 24, heap: 16 << 20})
 }
 
 // Class "deeply nested JSON": an object nested 100,000 levels deep inside
@@ -199,7 +200,7 @@ func TestAttackDeeplyNestedFrame(t *testing.T) {
 	a.waitSynced()
 	a.waitErr(reflector.KindDecode, nil)
 	a.observe(time.Second)
-	a.stop(bounds{requests: 10, heap: 32 << 20})
+	a.stop(bounds{requests: 24, heap: 32 << 20})
 }
 
 // Class "a connection cut mid-frame, repeatedly": every watch sends half a
