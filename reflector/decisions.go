@@ -251,8 +251,7 @@ type listLimits struct {
 // has read, whose continue token was already seen in this list (repeated)
 // or not. A token seen before would page in a loop for ever; a list past
 // the page cap is one no real cluster serves. Both are a response the
-// reflector cannot use: ErrDecode class, so the list backs off and is
-// retried.
+// reflector cannot use: KindDecode, so the list backs off and is retried.
 func nextPage(pages int, repeated bool, lim listLimits) error {
 	switch {
 	case repeated:

@@ -54,8 +54,9 @@ const (
 
 // Config says how to reach and authenticate to one API server. The zero
 // value is not usable (Host is required); everything else defaults sensibly.
-// A Config is a plain value: copy it freely. It is read, never modified, by
-// this package.
+// A Config is a plain value: copy it freely (copies share RateLimiter, a
+// pointer, which is the point of it). It is read, never modified, by this
+// package.
 type Config struct {
 	// Host is the server's base URL, "https://host:port" with an optional
 	// path prefix (some proxies serve the API under a path). The scheme is
