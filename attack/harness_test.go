@@ -152,6 +152,7 @@ func (a *attack) waitErr(kind reflector.Kind, target error) *reflector.Error {
 		}
 		return false
 	}, waitFor, 5*time.Millisecond, "no %v error wrapping %v; got %v", kind, target, a.errorsText())
+	require.Positive(a.t, a.inf.Stats().Errors[kind], "the error is counted in Stats too")
 	return found
 }
 
