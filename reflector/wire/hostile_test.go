@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -226,4 +227,20 @@ func TestRateLimiterShared(t *testing.T) {
 	assert.Equal(t, float32(DefaultQPS), def.QPS)
 	assert.Equal(t, DefaultBurst, def.Burst)
 	assert.Nil(t, NewRateLimiter(Config{QPS: -1}), "negative QPS: no limit")
+}
+
+// CloseIdleConnections leaves no transport goroutine behind, even while
+// the server keeps its side of the connection open.
+func TestCloseIdleConnections(t *testing.T) {
+	body := newWireEncoder(ContentTypeJSON).object(t, testPodList("1", "", 1))
+	ts := newTestServer(t, serveBody(ContentTypeJSON, http.StatusOK, body))
+	ignore := goleak.IgnoreCurrent()
+	lw, err := New(Config{Host: ts.URL}, podsGVR, Options{})
+	require.NoError(t, err)
+	_, err = lw.List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	lw.CloseIdleConnections()
+	goleak.VerifyNone(t, ignore,
+		goleak.IgnoreAnyFunction("net/http.(*conn).serve"),
+		goleak.IgnoreAnyFunction("net/http.(*Server).Serve"))
 }
