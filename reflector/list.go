@@ -128,6 +128,9 @@ func (r *Reflector) listUnpaged(ctx context.Context, rv string) ([]runtime.Objec
 // be as long as the server likes, and a page cap's worth of them need not
 // be kept. A collision would end a list early, with an error and a retry;
 // at 64 bits, among at most MaxListPages tokens, it does not happen.
+//
+// Not safe for concurrent use: it belongs to one list, on the reflector's
+// goroutine.
 type tokenSet struct {
 	seed maphash.Seed
 	seen map[uint64]struct{}
