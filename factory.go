@@ -69,10 +69,14 @@ type runner interface {
 }
 
 // NewFactory returns a factory whose informers talk to the API server that
-// cfg describes.
+// cfg describes. They share one client-side rate limit: cfg.RateLimiter, or
+// when it is nil one built from cfg.QPS and cfg.Burst (wire.NewRateLimiter).
 func NewFactory(cfg wire.Config, opts FactoryOptions) *Factory {
 	if opts.Scheme == nil {
 		opts.Scheme = NewScheme()
+	}
+	if cfg.RateLimiter == nil {
+		cfg.RateLimiter = wire.NewRateLimiter(cfg)
 	}
 	return &Factory{cfg: cfg, opts: opts, informers: map[string]runner{}, stopped: make(chan struct{})}
 }
@@ -206,7 +210,7 @@ func (f *Factory) WaitForCacheSync(ctx context.Context) map[string]bool {
 }
 
 // Shutdown stops every informer the factory started and waits until all
-// their goroutines have returned. The factory hands out no informer after it.
+// their goroutines have returned and their idle connections are closed. The factory hands out no informer after it.
 // Do not call it from inside a handler: it would wait for the handler's own
 // goroutine, which cannot return while it waits. Cancel Start's context
 // there instead, and call Shutdown from outside.

@@ -109,6 +109,7 @@ type SharedInformer[T runtime.Object] struct {
 	refl   *reflector.Reflector
 	reuse  *reuse.Cache // the cache as a relist sees it (relist_reuse.go)
 	shared *share.Table // what cached objects share (relist_reuse.go)
+	lw     reflector.ListerWatcher
 
 	// mu is held while a batch of deltas is applied to the cache and
 	// distributed, and while a handler is added. That is what makes the
@@ -126,7 +127,7 @@ type SharedInformer[T runtime.Object] struct {
 // New builds a SharedInformer that lists and watches through lw. Nothing
 // happens until Run.
 func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInformer[T] {
-	s := &SharedInformer[T]{opts: opts, synced: make(chan struct{})}
+	s := &SharedInformer[T]{opts: opts, lw: lw, synced: make(chan struct{})}
 	s.idx = indexer.New(opts.Indexers)
 	s.shared = new(share.Table)
 	s.reuse = s.newReuse(opts.Transform)
@@ -175,7 +176,8 @@ func (s *SharedInformer[T]) shouldResync(now time.Time) bool {
 }
 
 // Run starts the pipeline and blocks until ctx is done and every goroutine
-// the informer started has stopped. It may be called once; a second call
+// the informer started has stopped, and the idle connections of its
+// ListerWatcher are closed. It may be called once; a second call
 // returns ErrAlreadyRunning.
 func (s *SharedInformer[T]) Run(ctx context.Context) error {
 	s.runMu.Lock()
@@ -198,6 +200,7 @@ func (s *SharedInformer[T]) Run(ctx context.Context) error {
 	// Closing the queue releases the consumer if it is waiting in Pop.
 	s.queue.Close()
 	wg.Wait()
+	closeIdleConnections(s.lw)
 	return nil
 }
 
@@ -208,6 +211,20 @@ func (s *SharedInformer[T]) Run(ctx context.Context) error {
 // below client-go's 1000 because a late AddEventHandler waits for the batch
 // in progress.
 const consumeBatchLen = 64
+
+// idleCloser is a ListerWatcher that keeps connections open between
+// requests, such as wire.ListerWatcher.
+type idleCloser interface{ CloseIdleConnections() }
+
+// closeIdleConnections closes the keep-alive connections lw's last
+// requests left open, if it keeps any: without it they, and the
+// transport's goroutines serving them, outlive the informer until the
+// server drops them or 90s pass.
+func closeIdleConnections(lw reflector.ListerWatcher) {
+	if c, ok := lw.(idleCloser); ok {
+		c.CloseIdleConnections()
+	}
+}
 
 // consume is the informer's one consumer goroutine: it pops batches of deltas
 // and applies them, until the queue is closed.

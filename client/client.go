@@ -181,7 +181,7 @@ func (c *Client) do(ctx context.Context, verb string, r request, into runtime.Ob
 
 // errorFor turns a non-2xx response into the caller's error.
 func (c *Client) errorFor(resp *http.Response, verb string, r request) error {
-	err := wire.ErrorFromResponse(resp, verb, r.res.GVR().GroupResource())
+	err := wire.ErrorFromResponse(c.cfg, resp, verb, r.res.GVR().GroupResource())
 	if resp.StatusCode != http.StatusNotFound {
 		return err
 	}

@@ -152,7 +152,9 @@
 //
 // The server listens on 127.0.0.1 unless Options.Addr says otherwise. With
 // Options.Token set, every request needs "Authorization: Bearer <token>"
-// (401 otherwise). Bodies over Options.MaxBodyBytes get 413. Malformed
+// (401 otherwise). Bodies over Options.MaxBodyBytes get 413, at once when
+// their Content-Length announces it; a body that does not arrive within
+// Options.BodyTimeout fails the request and closes its connection. Malformed
 // input gets a 400 Status; a handler panic becomes a 500 Status, never a
 // crashed process.
 //

@@ -60,7 +60,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, apierrors.NewUnauthorized("Unauthorized"))
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+	if err := s.limitBody(w, r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	switch path := r.URL.Path; {
 	case strings.HasPrefix(path, adminPrefix):
 		s.serveAdmin(w, r)

@@ -4,11 +4,13 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -25,6 +27,10 @@ const (
 	DefaultBookmarkInterval = time.Minute
 	// DefaultMaxBodyBytes is the real server's request body limit (3 MiB).
 	DefaultMaxBodyBytes = 3 << 20
+	// DefaultBodyTimeout bounds the time a request body may take to
+	// arrive. 3 MiB over a loopback socket takes milliseconds; half a
+	// minute only ever cuts a client that stalls on purpose or has died.
+	DefaultBodyTimeout = 30 * time.Second
 	// DefaultAddr listens on loopback only, on a random port.
 	DefaultAddr = "127.0.0.1:0"
 )
@@ -50,9 +56,15 @@ type Options struct {
 	// Token, when set, is the bearer token every request must carry;
 	// others get 401 Unauthorized.
 	Token string
-	// MaxBodyBytes limits request bodies; larger ones get 413. Zero means
-	// DefaultMaxBodyBytes.
+	// MaxBodyBytes limits request bodies; larger ones get 413, at once
+	// when their Content-Length says so. Zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// BodyTimeout bounds the time a request body may take to arrive, from
+	// the moment its headers are read; a body still incomplete then fails
+	// the request (400) and its connection is closed, so a client that
+	// trickles a body, or announces one and never sends it, holds no
+	// handler for long. Zero means DefaultBodyTimeout.
+	BodyTimeout time.Duration
 	// Addr is the listen address. Empty means DefaultAddr.
 	Addr string
 	// TLS, when set, serves HTTPS (and HTTP/2) with this configuration
@@ -80,6 +92,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
 	}
 	if o.Addr == "" {
 		o.Addr = DefaultAddr
@@ -358,6 +373,52 @@ func (s *Server) Writes() []Write {
 // SentEvents returns the recorded events sent on watch streams, in the
 // order they were written.
 func (s *Server) SentEvents() []SentEvent { return s.sent.snapshot() }
+
+// limitBody bounds a request's body before any handler reads it: a
+// Content-Length over MaxBodyBytes is refused at once with 413 (waiting
+// for bytes the server would refuse anyway lets a client hold a handler
+// for nothing), the body is cut at MaxBodyBytes whatever its headers said,
+// and it must arrive within BodyTimeout.
+//
+// Why a per-request deadline and not http.Server.ReadTimeout: ReadTimeout
+// bounds the whole request on the connection, and the server's background
+// read would then cancel the context of every watch still streaming after
+// it. The deadline is set only for a request that has a body, and cleared
+// once the body is read.
+func (s *Server) limitBody(w http.ResponseWriter, r *http.Request) error {
+	if r.ContentLength > s.opts.MaxBodyBytes {
+		return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", s.opts.MaxBodyBytes))
+	}
+	body := http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+	if r.Body != nil && r.Body != http.NoBody {
+		rc := http.NewResponseController(w)
+		if err := rc.SetReadDeadline(time.Now().Add(s.opts.BodyTimeout)); err == nil {
+			body = &deadlineBody{ReadCloser: body, rc: rc}
+		}
+	}
+	r.Body = body
+	return nil
+}
+
+// deadlineBody clears the connection's read deadline once the body has
+// been read to its end: what follows on the connection is the response,
+// and the next request sets its own. A body that failed keeps the
+// deadline, so that net/http's drain of the rest fails too and the
+// connection is closed instead of waiting for the stalled client.
+type deadlineBody struct {
+	io.ReadCloser
+	rc      *http.ResponseController
+	cleared bool // only touched by the handler's goroutine, which reads the body
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.cleared {
+		b.cleared = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
 
 // errServerClosed ends requests that arrive while the server closes.
 var errServerClosed = errors.New("fakeapi: server closed")

@@ -2,6 +2,7 @@ package reflector
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -132,6 +133,9 @@ func afterListError(kind Kind, rv string, synced bool) reaction {
 // choice too; the list falls back to "" if the server refuses.) It comes
 // after a backoff, as in client-go, so that a server compacting faster than
 // the reflector can list does not turn into a tight list loop.
+//
+// A clean end is only "clean" once the watch lasted minWatchLife (see
+// watchEndCause); before, it arrives here as KindShortWatch and backs off.
 func afterWatchEnd(kind Kind, clean bool) reaction {
 	switch {
 	case clean:
@@ -184,11 +188,12 @@ func afterWatchListError(kind Kind, synced bool) (rc reaction, fallback bool) {
 // support WatchList, rather than a passing problem: it rejected the
 // parameters (400, 422, 405), or it accepted the watch but never sent the
 // initial-events-end bookmark (an old server, or a fake ignoring
-// sendInitialEvents). In WatchListAuto mode the reflector then stops
-// trying WatchList.
+// sendInitialEvents), or sent more initial events than a snapshot may hold
+// (a server repeating its objects without end). In WatchListAuto mode the
+// reflector then stops trying WatchList.
 func refusesWatchList(err error) bool {
 	return errors.Is(err, ErrWatchListTimeout) || errors.Is(err, ErrWatchListClosed) ||
-		apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) ||
+		errors.Is(err, ErrListTooLarge) || apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) ||
 		apierrors.IsMethodNotSupported(err)
 }
 
@@ -215,6 +220,53 @@ func holdsResourceVersion(rv string) bool {
 	return rv == "" || rv == "0"
 }
 
-// shortWatch is how quickly a watch may close without events before the
-// close counts as a failure (client-go's figure).
-const shortWatch = time.Second
+// minWatchLife is how long a watch must last for its clean end to count as
+// the normal end of a watch (client-go's figure, which it applies only to
+// watches without events).
+const minWatchLife = time.Second
+
+// watchEndCause decides what a watch's end means, given why it ended (nil:
+// the stream closed cleanly) and how long it lasted. A clean end before
+// minWatchLife is not the server's timeoutSeconds running out (that is
+// minutes): it is a server or proxy that cuts every watch short. Counting
+// the events would not help: one that ends each watch after one event
+// would get a new watch, at once, forever (thousands of requests a
+// second). So whatever it carried, such a watch ends in ErrShortWatch, and
+// afterWatchEnd backs off.
+func watchEndCause(err error, lasted time.Duration) error {
+	if err == nil && lasted < minWatchLife {
+		return fmt.Errorf("%w: after %v", ErrShortWatch, lasted)
+	}
+	return err
+}
+
+// listLimits bound one list (all its pages) or one WatchList initial set:
+// what a server may make the reflector hold or request for one snapshot.
+type listLimits struct {
+	maxPages int // pages per list
+	maxItems int // objects per list, or events before the bookmark
+}
+
+// nextPage decides whether a list may ask for the page after the pages it
+// has read, whose continue token was already seen in this list (repeated)
+// or not. A token seen before would page in a loop for ever; a list past
+// the page cap is one no real cluster serves. Both are a response the
+// reflector cannot use: KindDecode, so the list backs off and is retried.
+func nextPage(pages int, repeated bool, lim listLimits) error {
+	switch {
+	case repeated:
+		return fmt.Errorf("%w: after %d pages", ErrContinueLoop, pages)
+	case pages >= lim.maxPages:
+		return fmt.Errorf("%w: more than %d pages", ErrListTooLarge, lim.maxPages)
+	}
+	return nil
+}
+
+// roomFor decides whether a snapshot holding n objects (a list's items so
+// far, or a WatchList's initial events so far) may take one more.
+func roomFor(n int, lim listLimits) error {
+	if n >= lim.maxItems {
+		return fmt.Errorf("%w: more than %d objects", ErrListTooLarge, lim.maxItems)
+	}
+	return nil
+}

@@ -48,8 +48,13 @@
 //	---------   --------------------------------   -------------------------------   -------------------------
 //	Listing     get the first snapshot             stored                            Watching
 //	Relisting   (WatchList, else a paged List)     410 / too large RV at RV != ""    same state, RV "" at once
+//	                                               WatchList past its cap            a paged List, at once
+//	                                               continue token repeated, or
+//	                                                 list past its page/item cap     BackingOff -> same state
 //	                                               any other failure                 BackingOff -> same state
 //	Watching    apply events from the last RV      normal close (server timeout)     Watching, at once
+//	                                               clean close within 1s, with or
+//	                                                 without events (short watch)    BackingOff -> Watching
 //	                                               watchdog: silent too long         Watching, at once
 //	                                               410 / too large RV                BackingOff -> Relisting
 //	                                               a frame it could not decode       BackingOff -> Relisting
@@ -95,6 +100,14 @@
 // few bookmark intervals is restarted (a stuck-watch watchdog); network
 // failures and server restarts lead to a watch from the last RV, never to a
 // relist; and Stats reports what the reflector did and where its time went.
+//
+// What a broken or hostile server cannot do (decisions.go holds each rule):
+// keep it re-watching in a tight loop (a watch that ends cleanly within a
+// second backs off, whatever it carried: watchEndCause); page for ever (a
+// continue token seen before in the same list ends it: nextPage); or make
+// one snapshot hold more than Options.MaxListItems objects or take more
+// than MaxListPages pages (roomFor, nextPage). A WatchList's initial events
+// are folded by key, one entry per object, and capped like a list.
 //
 // # Errors
 //

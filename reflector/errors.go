@@ -51,11 +51,12 @@ const (
 	// KindRejected is any other HTTP 4xx: forbidden, not found, bad request.
 	KindRejected
 	// KindDecode is a response the reflector or the wire could not
-	// understand: a malformed frame, a list that is not a list, an unknown
-	// event type.
+	// understand or refused to hold: a malformed frame, a list that is not a
+	// list, an unknown event type, a list that pages in a loop or past its
+	// caps.
 	KindDecode
-	// KindWrongType is an object of the wrong type or without metadata. It
-	// is skipped, never stored.
+	// KindWrongType is an object of the wrong type, without metadata, or
+	// without a name. It is skipped, never stored.
 	KindWrongType
 	// KindStore is an error returned by the Store.
 	KindStore
@@ -66,9 +67,10 @@ const (
 	// KindStuckWatch means a watch stayed silent longer than the watchdog
 	// allows. The reflector restarts it from the last resourceVersion.
 	KindStuckWatch
-	// KindShortWatch means a watch closed within a second without a single
-	// event: a sign of a proxy or server in trouble, so the reflector backs
-	// off instead of reconnecting in a tight loop.
+	// KindShortWatch means a watch closed cleanly within a second, with or
+	// without events: a sign of a proxy or server in trouble (the server's
+	// own timeout is minutes), so the reflector backs off instead of
+	// reconnecting in a tight loop.
 	KindShortWatch
 
 	numKinds = iota
@@ -97,6 +99,8 @@ var (
 	// ErrNoMetadata: an object has no ObjectMeta, so it has no name and no
 	// resourceVersion and cannot be stored.
 	ErrNoMetadata = errors.New("object without metadata")
+	// ErrNoName: an object to be stored has no name (bookmarks need none).
+	ErrNoName = errors.New("object without a name")
 	// ErrUnknownEvent: a watch event of a type other than ADDED, MODIFIED,
 	// DELETED, BOOKMARK and ERROR.
 	ErrUnknownEvent = errors.New("unknown watch event type")
@@ -118,8 +122,18 @@ var (
 	ErrWatchListClosed = errors.New("watch closed before the initial-events-end bookmark")
 	// ErrStuckWatch: a watch silent for longer than the watchdog allows.
 	ErrStuckWatch = errors.New("watch silent for too long")
-	// ErrShortWatch: a watch closed within a second without events.
-	ErrShortWatch = errors.New("watch closed at once without events")
+	// ErrShortWatch: a watch closed cleanly within a second.
+	ErrShortWatch = errors.New("watch closed too soon")
+	// ErrContinueLoop: a list page's continue token is one an earlier page
+	// of the same list already carried; following it would page for ever.
+	// Classified as KindDecode: the list backs off and starts over.
+	ErrContinueLoop = errors.New("list continue token repeated")
+	// ErrListTooLarge: a list ran past Options.MaxListPages pages or
+	// Options.MaxListItems objects, or a WatchList sent more than
+	// MaxListItems events before its initial-events-end bookmark.
+	// Classified as KindDecode: a list backs off, a WatchList falls back to
+	// a paged list.
+	ErrListTooLarge = errors.New("list too large")
 	// ErrAlreadyRunning is returned by Run when the reflector is already
 	// running on another goroutine.
 	ErrAlreadyRunning = errors.New("reflector: already running")
@@ -183,7 +197,7 @@ func classify(err error) Kind {
 		return KindStuckWatch
 	case errors.Is(err, ErrShortWatch):
 		return KindShortWatch
-	case errors.Is(err, ErrWrongType), errors.Is(err, ErrNoMetadata):
+	case errors.Is(err, ErrWrongType), errors.Is(err, ErrNoMetadata), errors.Is(err, ErrNoName):
 		return KindWrongType
 	case isExpired(err):
 		return KindExpired
@@ -250,7 +264,8 @@ func isDecode(err error) bool {
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	return errors.Is(err, ErrDecode) || errors.Is(err, ErrNotList) ||
-		errors.Is(err, ErrUnknownEvent) ||
+		errors.Is(err, ErrUnknownEvent) || errors.Is(err, ErrContinueLoop) ||
+		errors.Is(err, ErrListTooLarge) ||
 		apierrors.HasStatusCause(err, clientWatchDecoding) ||
 		apierrors.IsUnexpectedObjectError(err) ||
 		errors.As(err, &syntax) || errors.As(err, &typ)

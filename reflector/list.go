@@ -2,7 +2,9 @@ package reflector
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"hash/maphash"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -75,20 +77,21 @@ func (r *Reflector) replace(items []runtime.Object, rv string, viaWatchList bool
 // again in one unpaged request at the resourceVersion first asked for;
 // should that fail too, listSnapshot's caller decides (a 410 there leads to
 // a consistent relist).
+//
+// A server cannot make it page for ever: a continue token seen before in
+// this list, or more than MaxListPages pages or MaxListItems objects, ends
+// it with an error (see nextPage).
 func (r *Reflector) listAll(ctx context.Context, rv string) (items []runtime.Object, listRV string, paginated bool, err error) {
 	opts := metav1.ListOptions{ResourceVersion: rv, Limit: pageLimit(r.opts.PageSize, rv, r.m.paginatedBefore)}
-	for first := true; ; first = false {
+	seen := newTokenSet()
+	for pages := 0; ; pages++ {
 		page, err := r.listPage(ctx, opts)
 		if err != nil {
 			if opts.Continue == "" || !apierrors.IsResourceExpired(err) {
 				return nil, "", paginated, err
 			}
 			r.report(opList, KindExpired, fmt.Errorf("continue token expired, listing again unpaged: %w", err))
-			page, err = r.listPage(ctx, metav1.ListOptions{ResourceVersion: rv})
-			if err != nil {
-				return nil, "", paginated, err
-			}
-			items, listRV, _, err = r.absorbPage(page, nil)
+			items, listRV, err = r.listUnpaged(ctx, rv)
 			return items, listRV, paginated, err
 		}
 		pageRV, next := "", ""
@@ -96,15 +99,55 @@ func (r *Reflector) listAll(ctx context.Context, rv string) (items []runtime.Obj
 		if err != nil {
 			return nil, "", paginated, err
 		}
-		if first {
+		if pages == 0 {
 			listRV = pageRV
 		}
 		if next == "" {
 			return items, listRV, paginated, nil
 		}
+		if err := nextPage(pages+1, seen.add(next), r.opts.listLimits()); err != nil {
+			return nil, "", paginated, err
+		}
 		paginated = true
 		opts.Continue, opts.ResourceVersion, opts.ResourceVersionMatch = next, "", ""
 	}
+}
+
+// listUnpaged lists at rv in one request: the fallback after a continue
+// token expired.
+func (r *Reflector) listUnpaged(ctx context.Context, rv string) ([]runtime.Object, string, error) {
+	page, err := r.listPage(ctx, metav1.ListOptions{ResourceVersion: rv})
+	if err != nil {
+		return nil, "", err
+	}
+	items, listRV, _, err := r.absorbPage(page, nil)
+	return items, listRV, err
+}
+
+// tokenSet remembers the continue tokens of one list, by hash: a token can
+// be as long as the server likes, and a page cap's worth of them need not
+// be kept. A collision would end a list early, with an error and a retry;
+// at 64 bits, among at most MaxListPages tokens, it does not happen.
+//
+// Not safe for concurrent use: it belongs to one list, on the reflector's
+// goroutine.
+type tokenSet struct {
+	seed maphash.Seed
+	seen map[uint64]struct{}
+}
+
+func newTokenSet() tokenSet {
+	return tokenSet{seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}}
+}
+
+// add records tok and reports whether it was there already.
+func (s tokenSet) add(tok string) (repeated bool) {
+	h := maphash.String(s.seed, tok)
+	if _, ok := s.seen[h]; ok {
+		return true
+	}
+	s.seen[h] = struct{}{}
+	return false
 }
 
 // listPage makes one List call.
@@ -119,7 +162,8 @@ func (r *Reflector) listPage(ctx context.Context, opts metav1.ListOptions) (runt
 
 // absorbPage appends a page's admitted items to items and returns the
 // page's resourceVersion and continue token. Items that fail the type check
-// are reported and left out.
+// are reported and left out. A page that would take the list past
+// MaxListItems is refused as soon as it does (ErrListTooLarge).
 //
 // Each item is copied out of the page (EachListItemWithAlloc) rather than
 // pointed into it: a pointer into the page's Items array would keep the
@@ -133,14 +177,21 @@ func (r *Reflector) absorbPage(page runtime.Object, items []runtime.Object) ([]r
 	if items == nil {
 		items = make([]runtime.Object, 0, meta.LenList(page))
 	}
+	lim := r.opts.listLimits()
 	err = meta.EachListItemWithAlloc(page, func(obj runtime.Object) error {
-		if _, err := r.check.admit(obj); err != nil {
+		if err := roomFor(len(items), lim); err != nil {
+			return err
+		}
+		if _, err := r.check.admitNamed(obj); err != nil {
 			r.report(opList, KindWrongType, err)
 			return nil
 		}
 		items = append(items, obj)
 		return nil
 	})
+	if errors.Is(err, ErrListTooLarge) {
+		return nil, "", "", err
+	}
 	if err != nil {
 		return nil, "", "", fmt.Errorf("%w: %v", ErrNotList, err)
 	}

@@ -62,6 +62,20 @@ func (tc typeCheck) admit(obj runtime.Object) (metav1.Object, error) {
 	return m, nil
 }
 
+// admitNamed is admit for an object that is to be stored (a list item, an
+// ADDED, MODIFIED or DELETED event): it must also have a name, the one
+// thing every stored object is keyed by. A server never sends an object
+// without one; a cache that filed it under "" or "ns/" would hold what no
+// key on the server names. (A BOOKMARK's object has no name: it carries
+// only a resourceVersion, and goes through admit alone.)
+func (tc typeCheck) admitNamed(obj runtime.Object) (metav1.Object, error) {
+	m, err := tc.admit(obj)
+	if err == nil && m.GetName() == "" {
+		return nil, fmt.Errorf("%w: %T", ErrNoName, obj)
+	}
+	return m, err
+}
+
 // isNilPointer reports a typed nil, such as a (*corev1.Pod)(nil) or a
 // (*watch.FakeWatcher)(nil) from a buggy ListerWatcher: not nil to ==, yet
 // every accessor, every method, and apierrors' FromObject dereference it.

@@ -32,6 +32,20 @@ type Options struct {
 	// pages.
 	PageSize int64
 
+	// MaxListItems bounds one snapshot: the objects of one list, all its
+	// pages together, and the events a WatchList may send before its
+	// initial-events-end bookmark. A server that sends more (a continue
+	// chain without end, one object repeated for ever) gets a KindDecode
+	// error instead of the reflector's memory; a WatchList then falls back
+	// to a paged list. Default 2,000,000: over ten times the 150,000 pods
+	// Kubernetes supports in one cluster, the largest collection a real
+	// cluster holds. Raise it for a resource with more objects.
+	MaxListItems int
+	// MaxListPages bounds the pages of one list. Default 10,000: the
+	// default MaxListItems in pages of 500, with room for a server that
+	// returns short pages.
+	MaxListPages int
+
 	// ResyncPeriod, when positive, makes the reflector call Store.Resync
 	// every period (if ShouldResync allows), so that handlers get a regular
 	// chance to reconcile everything. Default 0: never.
@@ -127,6 +141,8 @@ const (
 	defaultWatchListTimeout = 10 * time.Second
 	defaultBookmarkInterval = time.Minute
 	defaultStuckWatchFactor = 3.0
+	defaultMaxListItems     = 2_000_000
+	defaultMaxListPages     = 10_000
 	defaultName             = "reflector"
 )
 
@@ -151,6 +167,12 @@ func (o Options) withDefaults() Options {
 	if o.StuckWatchFactor == 0 {
 		o.StuckWatchFactor = defaultStuckWatchFactor
 	}
+	if o.MaxListItems <= 0 {
+		o.MaxListItems = defaultMaxListItems
+	}
+	if o.MaxListPages <= 0 {
+		o.MaxListPages = defaultMaxListPages
+	}
 	if o.Clock == nil {
 		o.Clock = RealClock{}
 	}
@@ -167,4 +189,9 @@ func (o Options) stuckWatchLimit() time.Duration {
 		return 0
 	}
 	return time.Duration(o.StuckWatchFactor * float64(o.BookmarkInterval))
+}
+
+// listLimits are the caps on one snapshot.
+func (o Options) listLimits() listLimits {
+	return listLimits{maxPages: o.MaxListPages, maxItems: o.MaxListItems}
 }

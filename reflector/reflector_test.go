@@ -65,7 +65,11 @@ func TestFirstListAtZeroThenWatchFromListRV(t *testing.T) {
 func TestNormalCloseRewatchesFromLastRVWithoutRelist(t *testing.T) {
 	h := start(t, newScriptLW(), listOnly())
 	w := h.sync("10")
-	w.watch(fakeWatch(true, added(pod("a", "11"))), nil)
+	fw1 := fakeWatch(false, added(pod("a", "11")))
+	w.watch(fw1, nil)
+	h.waitRV("11")
+	h.clk.Advance(2 * time.Second) // longer than minWatchLife: a normal end
+	fw1.Stop()
 
 	w2 := h.lw.next(t, "watch")
 	assert.Equal(t, "11", w2.opts.ResourceVersion)
@@ -84,6 +88,22 @@ func TestNormalCloseRewatchesFromLastRVWithoutRelist(t *testing.T) {
 	assert.Equal(t, int64(1), s.ListRequests, "no relist")
 	assert.Equal(t, int64(0), s.Backoffs)
 	assert.Empty(t, s.Errors)
+}
+
+// A watch that ends at once is short whatever it carried: a server that
+// ends every watch after one event must not get a new watch at once,
+// forever (issue 16, item 1).
+func TestShortWatchWithEventsBacksOff(t *testing.T) {
+	h := start(t, newScriptLW(), listOnly())
+	h.sync("10").watch(fakeWatch(true, added(pod("a", "11"))), nil)
+
+	e := h.waitErr(KindShortWatch)
+	assert.ErrorIs(t, e, ErrShortWatch)
+	h.waitState(StateBackingOff)
+	h.lw.none(t)
+	h.clk.fireNext(t)
+	assert.Equal(t, "11", h.lw.next(t, "watch").opts.ResourceVersion, "resumes from the event's RV")
+	assert.Equal(t, int64(1), h.r.Stats().Backoffs)
 }
 
 func TestShortWatchBacksOff(t *testing.T) {
@@ -281,7 +301,11 @@ func TestNoRelistStormAfterServerRestart(t *testing.T) {
 
 func TestBookmarkAdvancesRV(t *testing.T) {
 	h := start(t, newScriptLW(), listOnly())
-	h.sync("10").watch(fakeWatch(true, marked(bookmark("50", false))), nil)
+	fw := fakeWatch(false, marked(bookmark("50", false)))
+	h.sync("10").watch(fw, nil)
+	h.waitRV("50")
+	h.clk.Advance(2 * time.Second) // not a short watch
+	fw.Stop()
 	assert.Equal(t, "50", h.lw.next(t, "watch").opts.ResourceVersion)
 	assert.Equal(t, []string{"replace []@10", "bookmark@50"}, h.store.snapshot())
 	assert.Equal(t, "50", h.r.LastSyncResourceVersion())

@@ -36,11 +36,8 @@ func (r *Reflector) stepWatch(ctx context.Context) (reaction, error) {
 	}
 	defer w.Stop()
 	start := r.opts.Clock.Now()
-	events, err := r.consume(ctx, w, hold)
-	if err == nil && events == 0 && r.opts.Clock.Now().Sub(start) < shortWatch {
-		err = fmt.Errorf("%w: after %v", ErrShortWatch, r.opts.Clock.Now().Sub(start))
-	}
-	return r.watchEnded(ctx, err)
+	err := r.consume(ctx, w, hold)
+	return r.watchEnded(ctx, watchEndCause(err, r.opts.Clock.Now().Sub(start)))
 }
 
 // openWatch makes one Watch call.
@@ -71,17 +68,16 @@ func (r *Reflector) watchEnded(ctx context.Context, err error) (reaction, error)
 
 // consume applies w's events to the store until the stream ends, a
 // terminal event arrives, the watchdog fires or ctx is done. It returns
-// the number of events and why it stopped (nil for a normal close).
+// why it stopped (nil for a normal close).
 //
 // hold is true for a watch started at "" or "0", whose synthetic ADDED
 // events must not advance the resourceVersion (see holdsResourceVersion).
-func (r *Reflector) consume(ctx context.Context, w watch.Interface, hold bool) (int, error) {
+func (r *Reflector) consume(ctx context.Context, w watch.Interface, hold bool) error {
 	dog := newQuietAlarm(r.opts.Clock, r.opts.stuckWatchLimit(), r.ring)
 	defer dog.stop()
 	// A tick that came due before the store had a snapshot (the alarm
 	// then rang for nobody) is served now.
 	r.serveResync()
-	events := 0
 	burst := 0 // events taken by the fast path since it last served the timers or waited
 	for {
 		// The fast path: while events keep coming, take the next one with
@@ -93,17 +89,14 @@ func (r *Reflector) consume(ctx context.Context, w watch.Interface, hold bool) (
 		if burst == maxBurst {
 			burst = 0
 			if err := r.serveDue(dog); err != nil {
-				return events, err
+				return err
 			}
 		}
 		if !isDone(ctx) {
 			if ev, ok, got := tryReceive(w.ResultChan()); got {
 				burst++
-				if ok {
-					events++
-				}
 				if over, err := r.received(ev, ok, w, dog, &hold); over {
-					return events, err
+					return err
 				}
 				continue
 			}
@@ -113,17 +106,14 @@ func (r *Reflector) consume(ctx context.Context, w watch.Interface, hold bool) (
 		burst = 0
 		select {
 		case <-ctx.Done():
-			return events, ctx.Err()
+			return ctx.Err()
 		case <-r.alarm:
 			if err := r.serveDue(dog); err != nil {
-				return events, err
+				return err
 			}
 		case ev, ok := <-w.ResultChan():
-			if ok {
-				events++
-			}
 			if over, err := r.received(ev, ok, w, dog, &hold); over {
-				return events, err
+				return err
 			}
 		}
 	}
@@ -199,7 +189,7 @@ func (r *Reflector) handleEvent(ev watch.Event, hold *bool) error {
 		r.pub.event(ev.Type, "")
 		return eventError(ev.Object)
 	}
-	m, err := r.check.admit(ev.Object)
+	m, err := r.admitEvent(ev)
 	if err != nil {
 		r.pub.event(ev.Type, "")
 		r.report(opEvent, KindWrongType, err)
@@ -228,6 +218,15 @@ func (r *Reflector) handleEvent(ev watch.Event, hold *bool) error {
 	}
 	r.advance(ev.Type, rv, *hold)
 	return nil
+}
+
+// admitEvent checks an event's object: any object with metadata for a
+// BOOKMARK, a named one for the rest.
+func (r *Reflector) admitEvent(ev watch.Event) (metav1.Object, error) {
+	if ev.Type == watch.Bookmark {
+		return r.check.admit(ev.Object)
+	}
+	return r.check.admitNamed(ev.Object)
 }
 
 // eventError turns an ERROR event's object, normally a *metav1.Status, into

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -116,7 +115,15 @@ func (r *Reflector) collectEvent(set *initialSet, ev watch.Event) (rv string, do
 		r.pub.event(ev.Type, "")
 		return "", false, eventError(ev.Object)
 	}
-	m, err := r.check.admit(ev.Object)
+	// Each initial event stands for one object of the snapshot, so a
+	// snapshot's cap is a cap on them: a server repeating one object, or
+	// sending objects that are refused, gets no further than a list would.
+	if err := roomFor(set.events, r.opts.listLimits()); err != nil {
+		r.pub.event(ev.Type, "")
+		return "", false, err
+	}
+	set.events++
+	m, err := r.admitEvent(ev)
 	if err != nil {
 		r.pub.event(ev.Type, "")
 		r.report(opEvent, KindWrongType, err)
@@ -126,9 +133,7 @@ func (r *Reflector) collectEvent(set *initialSet, ev watch.Event) (rv string, do
 	// hold these objects yet.
 	r.pub.event(ev.Type, "")
 	switch ev.Type {
-	case watch.Added:
-		set.add(m, ev.Object)
-	case watch.Modified:
+	case watch.Added, watch.Modified:
 		set.put(m, ev.Object)
 	case watch.Deleted:
 		set.remove(m)
@@ -142,31 +147,28 @@ func (r *Reflector) collectEvent(set *initialSet, ev watch.Event) (rv string, do
 	return "", false, nil
 }
 
-// initialSet accumulates a WatchList's initial state in arrival order.
+// initialSet accumulates a WatchList's initial state, one entry per
+// object, in arrival order.
 //
-// A conforming server sends only ADDED events before the bookmark, so the
-// common path is an append, with no per-object key or map entry. The key
-// index is built on the first MODIFIED or DELETED, which must be folded in
-// correctly if a server ever sends one.
+// Every event is folded by key: an object sent twice (a conforming server
+// never does, a broken one may send the same object for ever) takes one
+// entry, its latest state, so the set is bounded by the objects that exist,
+// not by the events a server cares to send. events counts the initial
+// events seen, folded in or refused, which roomFor caps.
 //
 // Not safe for concurrent use.
 type initialSet struct {
-	items []runtime.Object // nil entries are deleted objects
-	index map[string]int   // key -> position in items; nil until needed
+	items  []runtime.Object // nil entries are deleted objects
+	index  map[string]int   // key -> position in items
+	events int              // initial events seen so far
 }
 
-// add records an ADDED object.
-func (s *initialSet) add(m metav1.Object, obj runtime.Object) {
-	if s.index == nil {
-		s.items = append(s.items, obj)
-		return
-	}
-	s.put(m, obj)
-}
-
-// put records the latest state of an object, replacing an earlier one.
+// put records the latest state of an object (ADDED or MODIFIED),
+// replacing an earlier one.
 func (s *initialSet) put(m metav1.Object, obj runtime.Object) {
-	s.buildIndex()
+	if s.index == nil {
+		s.index = map[string]int{}
+	}
 	key := objectKey(m)
 	if i, ok := s.index[key]; ok {
 		s.items[i] = obj
@@ -178,7 +180,6 @@ func (s *initialSet) put(m metav1.Object, obj runtime.Object) {
 
 // remove forgets an object.
 func (s *initialSet) remove(m metav1.Object) {
-	s.buildIndex()
 	key := objectKey(m)
 	if i, ok := s.index[key]; ok {
 		s.items[i] = nil
@@ -186,29 +187,9 @@ func (s *initialSet) remove(m metav1.Object) {
 	}
 }
 
-// buildIndex indexes the items collected so far; a key seen twice keeps
-// its last object.
-func (s *initialSet) buildIndex() {
-	if s.index != nil {
-		return
-	}
-	s.index = make(map[string]int, len(s.items))
-	for i, obj := range s.items {
-		m, err := meta.Accessor(obj) // cannot fail: admitted before
-		if err != nil {
-			continue
-		}
-		key := objectKey(m)
-		if prev, ok := s.index[key]; ok {
-			s.items[prev] = nil
-		}
-		s.index[key] = i
-	}
-}
-
 // list returns the collected objects, deleted ones removed.
 func (s *initialSet) list() []runtime.Object {
-	if s.index == nil {
+	if len(s.index) == len(s.items) {
 		return s.items
 	}
 	out := s.items[:0]

@@ -51,6 +51,7 @@ func TestWatchListSyncsOnBookmarkAndKeepsTheSameWatch(t *testing.T) {
 	assert.Equal(t, int64(2), s.Events[watch.Bookmark])
 
 	// When that watch ends normally, the next one is a plain watch.
+	h.clk.Advance(2 * time.Second) // not a short watch
 	fw.Stop()
 	w := h.lw.next(t, "watch")
 	assert.Equal(t, "10", w.opts.ResourceVersion)

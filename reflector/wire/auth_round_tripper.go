@@ -33,6 +33,17 @@ func newAuthenticator(cfg Config) (*authenticator, error) {
 	return &authenticator{cfg: cfg, origin: origin, tokens: tokens}, nil
 }
 
+// secrets returns every credential this authenticator has sent or may send
+// that error text must never show: the static token or the last tokens read
+// from the token file, and the last credentials an exec plugin issued.
+func (a *authenticator) secrets() []string {
+	s := a.tokens.secrets()
+	if a.cfg.Exec != nil {
+		s = append(append([]string(nil), s...), a.cfg.Exec.issuedSecrets()...)
+	}
+	return s
+}
+
 // sameOrigin reports whether u is on the server the credentials belong to.
 // A redirect elsewhere, or a user's request to another host through the
 // same client, must never carry them.

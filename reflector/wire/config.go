@@ -3,6 +3,8 @@ package wire
 import (
 	"net/url"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // Media types this package speaks. The protobuf one is Kubernetes' own
@@ -29,13 +31,33 @@ const (
 	DefaultTimeout = 90 * time.Second
 	// DefaultUserAgent is sent when Config.UserAgent is empty.
 	DefaultUserAgent = "informer-wire/v0"
+	// DefaultResponseHeaderTimeout bounds the wait for a list's or a
+	// watch's response headers: the API server's own request timeout
+	// (--request-timeout, one minute). A server that has not started to
+	// answer by then will not, and a watch whose headers never come would
+	// otherwise hold an informer in Watching, its cache going stale, with
+	// no error at all.
+	DefaultResponseHeaderTimeout = time.Minute
+	// DefaultQPS and DefaultBurst are the client-side request rate limit.
+	// A healthy informer makes a handful of requests every five minutes
+	// (a watch per timeout, a bookmark-fed resume), and its largest burst
+	// is a start: one WatchList or a list of a few pages per resource. 300
+	// requests at once cover a factory of a hundred informers starting
+	// together, or a list of 150,000 objects in pages of 500, without a
+	// wait; 50 a second sustained is far above what a healthy informer
+	// asks, and far below the thousands a hot loop against a broken server
+	// would send. (client-go defaults to 5 and 10, which make a big
+	// paged list wait; kubectl uses 50 and 300.)
+	DefaultQPS   = 50
+	DefaultBurst = 300
 )
 
 // Config says how to reach and authenticate to one API server. The zero
 // value is not usable (Host is required); everything else defaults sensibly.
 // A Config is a plain value: copy it freely. It is read, never modified, by
-// this package; the one thing copies share is the *ExecConfig, whose cached
-// plugin credential is meant to be shared.
+// this package. Copies share its two pointers, each on purpose: RateLimiter
+// (one request budget for every ListerWatcher built from the Config) and
+// the *ExecConfig (one cached plugin credential).
 type Config struct {
 	// Host is the server's base URL, "https://host:port" with an optional
 	// path prefix (some proxies serve the API under a path). The scheme is
@@ -98,6 +120,40 @@ type Config struct {
 	// out here: they end by context, by Stop, or by the server's
 	// timeoutSeconds.
 	Timeout time.Duration
+	// ResponseHeaderTimeout bounds the wait for the response headers of
+	// every list and watch, from the moment the request is sent: 0 means
+	// DefaultResponseHeaderTimeout, a negative value no bound. Once the
+	// headers have come, a watch is bounded by the reflector's watchdog
+	// and a list by Timeout.
+	ResponseHeaderTimeout time.Duration
+
+	// QPS and Burst limit the rate of requests (client-go's names): a
+	// token bucket refilled at QPS tokens a second, holding at most Burst.
+	// Each list page and each watch takes one token and waits for it. The
+	// limit is a second line of defence against a retry loop a broken
+	// server could provoke; the defaults (DefaultQPS, DefaultBurst) never
+	// slow a healthy informer. 0 means the default; a negative QPS turns
+	// the limit off.
+	QPS   float32
+	Burst int
+	// RateLimiter, when set, is the limiter every ListerWatcher built from
+	// this Config uses, instead of one of its own built from QPS and Burst.
+	// It is a pointer, so copies of the Config share it: that is how
+	// several ListerWatchers share one budget (NewRateLimiter builds one).
+	// NewFactory sets it, so that all the informers of a factory share one
+	// limiter, as client-go's clientsets share one per config.
+	RateLimiter *rate.Limiter
+}
+
+// NewRateLimiter returns the limiter c's QPS and Burst describe (with
+// their defaults), or nil when c.QPS is negative: no limit. Put it in
+// Config.RateLimiter to share it between ListerWatchers.
+func NewRateLimiter(c Config) *rate.Limiter {
+	c = c.withDefaults()
+	if c.QPS < 0 {
+		return nil
+	}
+	return rate.NewLimiter(rate.Limit(c.QPS), c.Burst)
 }
 
 // Validate reports the first problem found in c as a *ConfigError (which
@@ -122,6 +178,7 @@ func (c Config) Validate() error {
 		{c.MaxFrameBytes > 1<<32-1, "MaxFrameBytes", "must fit the 32-bit length prefix of protobuf frames"},
 		{c.MaxObjectBytes < 0, "MaxObjectBytes", "must not be negative"},
 		{c.Exec != nil && (c.hasTokenAuth() || c.hasCertAuth()), "Exec", "set together with a token or client certificate; choose one"},
+		{c.Burst < 0, "Burst", "must not be negative"},
 	}
 	for _, ch := range checks {
 		if ch.bad {
@@ -195,6 +252,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.UserAgent == "" {
 		c.UserAgent = DefaultUserAgent
+	}
+	if c.ResponseHeaderTimeout == 0 {
+		c.ResponseHeaderTimeout = DefaultResponseHeaderTimeout
+	}
+	if c.QPS == 0 {
+		c.QPS = DefaultQPS
+	}
+	if c.Burst == 0 {
+		c.Burst = DefaultBurst
 	}
 	return c
 }

@@ -87,6 +87,18 @@
 // (token rotation and exec plugins included) for requests of your own,
 // such as writes.
 //
+// # A server is not trusted
+//
+// Everything a server sends is bounded: a watch frame by MaxFrameBytes, a
+// list body by MaxObjectBytes (a Content-Length is believed only up to
+// 1 MiB before the bytes arrive), the wait for response headers by
+// ResponseHeaderTimeout. No redirect is followed: a 3xx is a
+// *RedirectError, so the bearer token never leaves the configured server.
+// Text the server wrote (Status messages, error pages, watch ERROR events)
+// has the token redacted before it becomes an error. Requests wait on a
+// token bucket (QPS and Burst, or a shared Config.RateLimiter), a second
+// line of defence against a retry loop a broken server could provoke.
+//
 // # Limits, deliberately
 //
 //   - Only Go types known to a scheme are decoded (plus PartialObjectMetadata

@@ -3,6 +3,8 @@ package wire
 import (
 	"errors"
 	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Sentinel errors of the package, all in one place. Every error this package
@@ -68,10 +70,54 @@ var (
 	// than the one requested (for example a ConfigMapList for pods).
 	ErrUnexpectedKind = errors.New("wire: response has an unexpected kind")
 
+	// ErrRedirect is wrapped by every *RedirectError: the server answered a
+	// list or watch with a redirect, which this package does not follow.
+	ErrRedirect = errors.New("wire: redirect refused")
+
+	// ErrResponseHeaderTimeout means a list or watch got no response
+	// headers within Config.ResponseHeaderTimeout. The request was
+	// abandoned; the error also wraps the transport's own (a *url.Error),
+	// so a reflector files it as a network failure and retries.
+	ErrResponseHeaderTimeout = errors.New("wire: no response headers in time")
+
 	// ErrUnsupportedMediaType means the server answered with a Content-Type
 	// this package cannot decode (it decodes JSON and Kubernetes protobuf).
 	ErrUnsupportedMediaType = errors.New("wire: unsupported response media type")
 )
+
+// RedirectError reports a 3xx answer to a list or watch. The list/watch API
+// never redirects; a redirect comes from a misconfigured Host (http where
+// https is served), a proxy's login page, or a hostile server, and
+// following it would send the bearer token to wherever it points (another
+// port, another host, https turned into http). So it is not followed, and
+// the request fails with this error, which names the Location. It wraps
+// ErrRedirect; as an APIStatus (code 3xx) a reflector classifies it as a
+// rejection, and backs off.
+type RedirectError struct {
+	Verb     string // "list" or "watch"
+	Resource string // for example "pods"
+	Code     int    // the HTTP status, 301 to 308
+	Location string // the Location header, with any token redacted
+}
+
+// Error names the request, the code and where it pointed.
+func (e *RedirectError) Error() string {
+	return fmt.Sprintf("wire: %s %s: server redirected (%d) to %q; redirects are not followed", e.Verb, e.Resource, e.Code, e.Location)
+}
+
+// Unwrap lets errors.Is(err, ErrRedirect) match.
+func (e *RedirectError) Unwrap() error { return ErrRedirect }
+
+// Status describes the redirect as a Status, so that apimachinery's
+// helpers and a reflector's classification see its HTTP code.
+func (e *RedirectError) Status() metav1.Status {
+	return metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    int32(e.Code),
+		Reason:  metav1.StatusReasonUnknown,
+		Message: e.Error(),
+	}
+}
 
 // ConfigError reports one invalid Config field. It wraps ErrInvalidConfig.
 type ConfigError struct {

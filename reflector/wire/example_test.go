@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -129,4 +130,36 @@ contexts: [{name: gke, context: {cluster: gke, user: gke}}]
 	// Output:
 	// https://127.0.0.1:6443 s3cret true <nil>
 	// true true
+}
+
+// Two ListerWatchers, one budget: a limiter in Config.RateLimiter is shared
+// by every ListerWatcher built from the Config or a copy of it.
+// (informer.NewFactory does this for the informers it makes.)
+func ExampleNewRateLimiter() {
+	srv := fakeAPIServer()
+	defer srv.Close()
+
+	// A slow refill (one request per 100s, after a burst of 40), so that
+	// the count below does not depend on how fast the lists ran.
+	cfg := wire.Config{Host: srv.URL, QPS: 0.01, Burst: 40}
+	cfg.RateLimiter = wire.NewRateLimiter(cfg)
+	pods, err := wire.New(cfg, corev1.SchemeGroupVersion.WithResource("pods"), wire.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer pods.CloseIdleConnections()
+	other := cfg // a copy: the same limiter
+	other.UserAgent = "second"
+	more, err := wire.New(other, corev1.SchemeGroupVersion.WithResource("pods"), wire.Options{Namespace: "default"})
+	if err != nil {
+		panic(err)
+	}
+	defer more.CloseIdleConnections()
+	for _, lw := range []*wire.ListerWatcher{pods, more} {
+		if _, err := lw.List(context.Background(), metav1.ListOptions{}); err != nil {
+			panic(err)
+		}
+	}
+	fmt.Printf("burst %d, tokens left %.0f\n", cfg.RateLimiter.Burst(), math.Floor(cfg.RateLimiter.Tokens()))
+	// Output: burst 40, tokens left 38
 }

@@ -85,6 +85,32 @@ type ExecConfig struct {
 	// certGen counts the client certificates the plugin has rotated
 	// through; transports start afresh when it moves.
 	certGen atomic.Uint64
+
+	// issued holds the secrets of the last maxRememberedTokens credentials
+	// the plugin returned, for redaction (redact.go). It is an atomic, not
+	// under mu, because mu is held while the plugin runs (up to Timeout),
+	// and building an error message must never wait for that.
+	issued atomic.Pointer[[]string]
+}
+
+// issuedSecrets returns the secrets of the credentials the plugin issued
+// recently (nil before its first run).
+func (e *ExecConfig) issuedSecrets() []string {
+	if p := e.issued.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// remember records res's secrets among the issued ones. e.mu must be held,
+// so that two runs never race to store. A new slice each time: readers hold
+// the old one unlocked.
+func (e *ExecConfig) remember(res *execResult) {
+	issued := append(append([]string(nil), e.issuedSecrets()...), res.secrets...)
+	if max := maxRememberedTokens * len(res.secrets); len(issued) > max {
+		issued = issued[len(issued)-max:]
+	}
+	e.issued.Store(&issued)
 }
 
 // validate reports the first problem with e as a *ConfigError.
@@ -138,6 +164,7 @@ func (e *ExecConfig) credential(ctx context.Context, cluster func() (*execCluste
 	}
 	old := e.cred
 	e.cred = res
+	e.remember(res)
 	if old != nil && !sameCertificate(old.cert, res.cert) {
 		// A connection keeps the certificate of its handshake: transports
 		// see the new generation and stop using the old connections (see

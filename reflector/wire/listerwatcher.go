@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -9,6 +10,9 @@ import (
 	"net/url"
 	"path"
 	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -48,7 +52,7 @@ type Options struct {
 	// HTTPClient, when set, is used instead of a client built from Config's
 	// TLS fields: pass one NewHTTPClient result to many ListerWatchers to
 	// share its connections. Authentication headers are still added from
-	// Config.
+	// Config, and redirects are not followed even if the client would.
 	HTTPClient *http.Client
 }
 
@@ -60,6 +64,8 @@ type ListerWatcher struct {
 	cfg         Config
 	client      *http.Client
 	auth        *authenticator
+	limiter     *rate.Limiter // nil: no rate limit
+	redact      redactor
 	gvr         schema.GroupVersionResource
 	opts        Options
 	target      *target
@@ -72,6 +78,8 @@ type ListerWatcher struct {
 
 // New builds a ListerWatcher for gvr. It validates cfg, reads the token
 // file and certificate files once, and resolves the Go types to decode into.
+// Its requests are rate-limited by cfg.RateLimiter, or, when that is nil,
+// by a limiter of its own built from cfg.QPS and cfg.Burst.
 func New(cfg Config, gvr schema.GroupVersionResource, opts Options) (*ListerWatcher, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -101,7 +109,14 @@ func New(cfg Config, gvr schema.GroupVersionResource, opts Options) (*ListerWatc
 			return nil, err
 		}
 	}
-	lw := &ListerWatcher{cfg: cfg, client: client, auth: auth, gvr: gvr, opts: opts, target: tgt}
+	limiter := cfg.RateLimiter
+	if limiter == nil {
+		limiter = NewRateLimiter(cfg)
+	}
+	lw := &ListerWatcher{
+		cfg: cfg, client: withoutRedirects(client), auth: auth, limiter: limiter,
+		redact: redactor{auth: auth}, gvr: gvr, opts: opts, target: tgt,
+	}
 	lw.baseURL = collectionURL(cfg.Host, gvr, opts.Namespace)
 	lw.acceptList, lw.acceptWatch = acceptHeaders(cfg.ContentType, tgt.protobuf, opts.MetadataOnly)
 	return lw, nil
@@ -140,13 +155,20 @@ func (lw *ListerWatcher) BytesDecoded() int64 { return lw.bytesDecoded.Load() }
 // The result is a *<Kind>List (or *metav1.PartialObjectMetadataList) whose
 // list and items carry their apiVersion and kind.
 func (lw *ListerWatcher) List(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	obj, err := lw.list(ctx, opts)
+	return obj, lw.redact.err(err)
+}
+
+func (lw *ListerWatcher) list(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 	if lw.cfg.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, lw.cfg.Timeout)
 		defer cancel()
 	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	opts.Watch = false
-	resp, err := lw.do(ctx, "list", opts, lw.acceptList)
+	resp, err := lw.do(ctx, cancel, "list", opts, lw.acceptList)
 	if err != nil {
 		return nil, err
 	}
@@ -173,9 +195,18 @@ func (lw *ListerWatcher) List(ctx context.Context, opts metav1.ListOptions) (run
 // an *apierrors.StatusError. The returned *Watcher ends as described on its
 // type; ctx ends it too.
 func (lw *ListerWatcher) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-	ctx, cancel := context.WithCancel(ctx)
+	w, err := lw.watch(ctx, opts)
+	if err != nil {
+		return nil, lw.redact.err(err)
+	}
+	return w, nil
+}
+
+func (lw *ListerWatcher) watch(ctx context.Context, opts metav1.ListOptions) (*Watcher, error) {
+	ctx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(nil) }
 	opts.Watch = true
-	resp, err := lw.do(ctx, "watch", opts, lw.acceptWatch)
+	resp, err := lw.do(ctx, cancelCause, "watch", opts, lw.acceptWatch)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -193,17 +224,32 @@ func (lw *ListerWatcher) Watch(ctx context.Context, opts metav1.ListOptions) (wa
 		dec = newJSONEventDecoder(resp.Body, lw.cfg.MaxFrameBytes, lw.target)
 	}
 	dec = reuseWatch(ctx, opts, dec)
-	return newWatcher(ctx, cancel, resp, dec, &lw.bytesDecoded), nil
+	return newWatcher(ctx, cancel, resp, dec, &lw.bytesDecoded, lw.redact), nil
 }
 
+// CloseIdleConnections closes the connections of the ListerWatcher's HTTP
+// client that carry no request: the keep-alive connections a finished list
+// or watch left in its pool, and the goroutines that serve them, which
+// would otherwise linger until the server drops them or 90s pass. An
+// informer calls it when it stops. Connections in use are left alone, so
+// it is harmless on a client other ListerWatchers share.
+func (lw *ListerWatcher) CloseIdleConnections() { lw.client.CloseIdleConnections() }
+
 // do sends one GET for verb ("list" or "watch"), and returns the response
-// only when it is a 2xx; every other outcome becomes an error.
-func (lw *ListerWatcher) do(ctx context.Context, verb string, opts metav1.ListOptions, accept string) (*http.Response, error) {
+// only when it is a 2xx; every other outcome becomes an error. cancel
+// cancels ctx, which the response's body lives in: do uses it to abandon a
+// request whose headers do not come within ResponseHeaderTimeout.
+func (lw *ListerWatcher) do(ctx context.Context, cancel context.CancelCauseFunc, verb string, opts metav1.ListOptions, accept string) (*http.Response, error) {
+	if lw.limiter != nil {
+		if err := lw.limiter.Wait(ctx); err != nil {
+			return nil, fmt.Errorf("wire: %s %s: waiting for the client rate limit: %w", verb, lw.gvr.Resource, err)
+		}
+	}
 	req, err := lw.newRequest(ctx, opts, accept)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := lw.client.Do(req)
+	resp, err := lw.send(ctx, cancel, req)
 	if err != nil {
 		// *url.Error wraps *net.OpError wraps the syscall error: %w keeps
 		// errors.As(err, **net.OpError) and errors.Is(err, ECONNREFUSED)
@@ -214,11 +260,38 @@ func (lw *ListerWatcher) do(ctx context.Context, verb string, opts metav1.ListOp
 		return resp, nil
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+		loc := lw.redact.redact(resp.Header.Get("Location"))
+		return nil, &RedirectError{Verb: verb, Resource: lw.gvr.Resource, Code: resp.StatusCode, Location: loc}
+	}
 	if resp.StatusCode == http.StatusUnauthorized {
 		lw.auth.unauthorized(req.Header.Get("Authorization")) // a newer token may be on disk or from the plugin
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
-	return nil, errorFromResponse(resp, body, verb, lw.gvr.GroupResource())
+	return nil, errorFromResponse(resp, body, verb, lw.gvr.GroupResource(), lw.redact)
+}
+
+// send sends req, abandoning it (by cancelling its context) if the
+// response headers do not come within ResponseHeaderTimeout.
+func (lw *ListerWatcher) send(ctx context.Context, cancel context.CancelCauseFunc, req *http.Request) (*http.Response, error) {
+	d := lw.cfg.ResponseHeaderTimeout
+	if d < 0 {
+		return lw.client.Do(req)
+	}
+	timer := time.AfterFunc(d, func() { cancel(ErrResponseHeaderTimeout) })
+	resp, err := lw.client.Do(req)
+	if timer.Stop() {
+		return resp, err
+	}
+	// The timer fired: the context is cancelled, even if the headers made
+	// it just in time, and the body with it.
+	if err == nil {
+		resp.Body.Close()
+	}
+	if errors.Is(context.Cause(ctx), ErrResponseHeaderTimeout) {
+		return nil, fmt.Errorf("%w (%v): %w", ErrResponseHeaderTimeout, d, err)
+	}
+	return nil, err
 }
 
 // newRequest builds the GET request: collection URL, ListOptions as query
@@ -252,28 +325,62 @@ func (lw *ListerWatcher) newRequest(ctx context.Context, opts metav1.ListOptions
 }
 
 // readBody reads a whole response body, refusing more than limit bytes.
-// When the length is announced the buffer is allocated once at the right
-// size; a growing buffer would briefly need up to twice a big list's size.
+//
+// A Content-Length above the limit is refused before reading. Below it, it
+// is a claim, not a fact: a server that announces a gigabyte and sends 19
+// bytes must not make the client allocate a gigabyte, on every retry. So
+// the claim is believed up to trustedClaim bytes, the size of the first
+// buffer; past that the buffer doubles as bytes arrive, never beyond the
+// claim (plus the one byte that shows the end), so that an honest large
+// body ends in a buffer of exactly its size.
 func readBody(resp *http.Response, limit int64) ([]byte, error) {
-	if resp.ContentLength > limit {
-		return nil, fmt.Errorf("%w: Content-Length %d exceeds %d", ErrObjectTooLarge, resp.ContentLength, limit)
-	}
-	if resp.ContentLength >= 0 {
-		body := make([]byte, resp.ContentLength)
-		if _, err := io.ReadFull(resp.Body, body); err != nil {
-			return nil, fmt.Errorf("reading body: %w", err)
-		}
-		return body, nil
+	claimed := resp.ContentLength
+	if claimed > limit {
+		return nil, fmt.Errorf("%w: Content-Length %d exceeds %d", ErrObjectTooLarge, claimed, limit)
 	}
 	// One byte past the limit tells a body of exactly limit bytes from a
 	// longer one; at the largest int64 there is no past, and no body that
 	// long either.
-	body, err := io.ReadAll(io.LimitReader(resp.Body, min(limit, math.MaxInt64-1)+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading body: %w", err)
+	r := io.LimitReader(resp.Body, min(limit, math.MaxInt64-1)+1)
+	buf := make([]byte, 0, bodyRoom(0, claimed))
+	for {
+		if len(buf) == cap(buf) {
+			grown := make([]byte, len(buf), len(buf)+bodyRoom(len(buf), claimed))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return nil, fmt.Errorf("%w: body exceeds %d bytes", ErrObjectTooLarge, limit)
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading body: %w", err)
+		}
 	}
-	if int64(len(body)) > limit {
-		return nil, fmt.Errorf("%w: body exceeds %d bytes", ErrObjectTooLarge, limit)
+}
+
+// trustedClaim is how much of a Content-Length readBody allocates before
+// any byte has arrived: a lie costs at most this much per request.
+const trustedClaim = 1 << 20
+
+// firstUnknownBuffer is the first buffer for a body of unknown length.
+const firstUnknownBuffer = 32 << 10
+
+// bodyRoom is how many bytes to add to a body buffer holding have bytes,
+// for a body that claims claimed bytes (-1: unknown). The first buffer is
+// the claim up to trustedClaim; after it the buffer doubles, but never past
+// the claim plus one byte, where an honest body ends.
+func bodyRoom(have int, claimed int64) int {
+	room := max(have, firstUnknownBuffer)
+	if claimed >= 0 && int64(have) <= claimed {
+		if have == 0 {
+			room = trustedClaim
+		}
+		room = int(min(int64(room), claimed-int64(have)+1))
 	}
-	return body, nil
+	return room
 }

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -22,17 +23,20 @@ const maxErrorBodyBytes = 64 << 10
 // not a Status (a proxy's HTML page, an empty 503), we build one from the
 // HTTP code. Either way, a Retry-After header ends up in
 // Status.Details.RetryAfterSeconds, where apierrors.SuggestsClientDelay
-// looks for it.
-func errorFromResponse(resp *http.Response, body []byte, verb string, gr schema.GroupResource) error {
+// looks for it. Every text the server wrote is redacted (see redact.go):
+// a server may echo the token it was sent.
+func errorFromResponse(resp *http.Response, body []byte, verb string, gr schema.GroupResource, red redactor) error {
 	retryAfter := retryAfterSeconds(resp.Header.Get("Retry-After"))
 	status, ok := decodeStatus(resp.Header.Get("Content-Type"), body)
 	if !ok {
-		msg := strings.TrimSpace(string(body))
+		// Redacted before it is cut: a cut could split a token in two.
+		msg := red.redact(strings.TrimSpace(string(body)))
 		if len(msg) > 512 {
-			msg = msg[:512] + "..."
+			msg = strings.ToValidUTF8(msg[:512], "") + "..."
 		}
 		return apierrors.NewGenericServerResponse(resp.StatusCode, verb, gr, "", msg, retryAfter, true)
 	}
+	red.status(status)
 	if status.Code == 0 {
 		status.Code = int32(resp.StatusCode)
 	}
@@ -73,5 +77,7 @@ func retryAfterSeconds(h string) int {
 	if err != nil || n < 0 {
 		return 0
 	}
-	return n
+	// Status carries it as an int32: a larger one would wrap negative and
+	// read as no suggestion at all. (A reflector caps the wait anyway.)
+	return min(n, math.MaxInt32)
 }

@@ -48,6 +48,7 @@ type Watcher struct {
 
 	bytes     atomic.Int64  // stream bytes decoded by this watch
 	lwCounter *atomic.Int64 // the owning ListerWatcher's total, may be nil
+	redact    redactor      // applied to ERROR events and to Err
 
 	mu  sync.Mutex // guards err
 	err error
@@ -55,8 +56,9 @@ type Watcher struct {
 
 // newWatcher starts the decoding goroutine. It takes ownership of resp.Body
 // and of cancel, which must cancel ctx.
-func newWatcher(ctx context.Context, cancel context.CancelFunc, resp *http.Response, dec eventDecoder, lwCounter *atomic.Int64) *Watcher {
+func newWatcher(ctx context.Context, cancel context.CancelFunc, resp *http.Response, dec eventDecoder, lwCounter *atomic.Int64, red redactor) *Watcher {
 	w := &Watcher{
+		redact:    red,
 		result:    make(chan watch.Event),
 		decoder:   dec,
 		body:      resp.Body,
@@ -110,6 +112,9 @@ func (w *Watcher) run(ctx context.Context) {
 			w.finish(ctx, err)
 			return
 		}
+		if ev.Type == watch.Error {
+			w.redact.event(ev.Object)
+		}
 		select {
 		case w.result <- ev:
 		case <-ctx.Done():
@@ -143,15 +148,17 @@ func (w *Watcher) finish(ctx context.Context, err error) {
 		return
 	}
 	w.mu.Lock()
-	w.err = err
+	w.err = w.redact.err(err)
 	w.mu.Unlock()
 
 	var fe *FrameError
 	if !errors.As(err, &fe) || fe.Kind == ErrTruncatedFrame {
 		return
 	}
+	status := frameErrorStatus(fe)
+	w.redact.status(status)
 	select {
-	case w.result <- watch.Event{Type: watch.Error, Object: frameErrorStatus(fe)}:
+	case w.result <- watch.Event{Type: watch.Error, Object: status}:
 	case <-ctx.Done():
 	}
 }

@@ -25,10 +25,18 @@ type tokenSource struct {
 	path   string
 	now    func() time.Time // injectable clock for tests
 
-	mu     sync.Mutex // guards token, readAt
+	mu     sync.Mutex // guards token, readAt, used
 	token  string     // last successfully read token
 	readAt time.Time  // when token was read; zero forces a re-read
+	// used holds the tokens read from the file, the current one last, at
+	// most maxRememberedTokens: a request sent with the previous token
+	// may fail after a rotation, and its error must not show it either.
+	used []string
 }
+
+// maxRememberedTokens is how many tokens read from a file are redacted
+// from errors: the current one and those it replaced recently.
+const maxRememberedTokens = 4
 
 // newTokenSource reads the token file once, so that a missing or empty file
 // is reported when the ListerWatcher is built rather than as a stream of
@@ -42,8 +50,19 @@ func newTokenSource(static, path string) (*tokenSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	ts.token, ts.readAt = tok, ts.now()
+	ts.token, ts.readAt, ts.used = tok, ts.now(), []string{tok}
 	return ts, nil
+}
+
+// secrets returns every token this source has handed out that errors must
+// not show.
+func (ts *tokenSource) secrets() []string {
+	if ts.path == "" {
+		return []string{ts.static}
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.used
 }
 
 // Token returns the current token, re-reading the file when due. A failed
@@ -57,7 +76,7 @@ func (ts *tokenSource) Token() string {
 	defer ts.mu.Unlock()
 	if now := ts.now(); now.Sub(ts.readAt) >= tokenRefreshPeriod || ts.readAt.IsZero() {
 		if tok, err := readTokenFile(ts.path); err == nil {
-			ts.token = tok
+			ts.remember(tok)
 		}
 		ts.readAt = now
 	}
@@ -85,4 +104,19 @@ func readTokenFile(path string) (string, error) {
 		return "", &ConfigError{Field: "BearerTokenFile", Reason: path + " is empty"}
 	}
 	return tok, nil
+}
+
+// remember makes tok the current token. ts.mu must be held.
+func (ts *tokenSource) remember(tok string) {
+	ts.token = tok
+	if n := len(ts.used); n > 0 && ts.used[n-1] == tok {
+		return
+	}
+	// A new slice each time: secrets hands the old one out unlocked.
+	used := append([]string(nil), ts.used...)
+	used = append(used, tok)
+	if len(used) > maxRememberedTokens {
+		used = used[len(used)-maxRememberedTokens:]
+	}
+	ts.used = used
 }

@@ -23,7 +23,9 @@ import (
 // client-go's transport cache arranges.
 //
 // The client has no overall Timeout: it would cut long-lived watches. Each
-// ListerWatcher bounds its non-watch requests itself (Config.Timeout).
+// ListerWatcher bounds its non-watch requests itself (Config.Timeout), and
+// the wait for every response's headers (Config.ResponseHeaderTimeout).
+// It follows no redirect (see RedirectError).
 func NewHTTPClient(cfg Config) (*http.Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -48,9 +50,22 @@ func NewHTTPClient(cfg Config) (*http.Client, error) {
 	}
 	t.DisableCompression = cfg.DisableCompression
 	if cfg.Exec != nil {
-		return &http.Client{Transport: newCertRotatingTransport(cfg.Exec, t)}, nil
+		return withoutRedirects(&http.Client{Transport: newCertRotatingTransport(cfg.Exec, t)}), nil
 	}
-	return &http.Client{Transport: t}, nil
+	return withoutRedirects(&http.Client{Transport: t}), nil
+}
+
+// withoutRedirects returns a copy of c that hands a redirect back to the
+// caller instead of following it. A copy, because c may be the caller's:
+// the copy shares its Transport, and so its connections.
+//
+// Why never follow: the list/watch API does not redirect, and Go's client
+// would resend the Authorization header to a redirect on the same host,
+// even to another port or from https to plain http.
+func withoutRedirects(c *http.Client) *http.Client {
+	cp := *c
+	cp.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &cp
 }
 
 // newTLSConfig reads the certificate material named by cfg (files are read

@@ -178,7 +178,7 @@ func TestSharedHTTPClient(t *testing.T) {
 	for range 2 {
 		lw, err := New(cfg, podsGVR, Options{HTTPClient: client})
 		require.NoError(t, err)
-		assert.Same(t, client, lw.client)
+		assert.Same(t, client.Transport, lw.client.Transport, "the same connection pool")
 		_, err = lw.List(context.Background(), metav1.ListOptions{})
 		require.NoError(t, err)
 	}
