@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,7 +113,10 @@ func startKubectlTarget(t *testing.T, kubectl string, args ...string) *kubectlTa
 	build.Stderr = os.Stderr
 	require.NoError(t, build.Run())
 
-	cmd := exec.Command(bin, append([]string{"-listen", "127.0.0.1:0"}, args...)...)
+	// As a user would run it for kubectl: with a token, so it serves HTTPS
+	// with a CA of its own and writes the kubeconfig kubectl then uses as is.
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	cmd := exec.Command(bin, append([]string{"-listen", "127.0.0.1:0", "-token", "kubectl-t0ken", "-kubeconfig-out", kubeconfig}, args...)...)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	var stderr syncBuffer
@@ -133,20 +135,7 @@ func startKubectlTarget(t *testing.T, kubectl string, args ...string) *kubectlTa
 	})
 	lines := bufio.NewScanner(stdout)
 	require.True(t, lines.Scan(), "no URL on stdout; stderr: %s", stderr.String())
-	url := lines.Text()
-
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	require.NoError(t, os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: fakeapi
-  cluster:
-    server: %s
-contexts:
-- name: fakeapi
-  context: {cluster: fakeapi, namespace: default}
-current-context: fakeapi
-`, url)), 0o600))
+	require.True(t, strings.HasPrefix(lines.Text(), "https://"), "served over TLS: %s", lines.Text())
 	return &kubectlTarget{t: t, kubectl: kubectl, dir: dir,
 		env: append(os.Environ(), "KUBECONFIG="+kubeconfig, "HOME="+dir, "KUBECACHEDIR="+filepath.Join(dir, "cache"))}
 }
