@@ -105,7 +105,10 @@ func newExecCluster(cfg Config) (*execCluster, error) {
 // NewHTTPClient's client with every credential of cfg added: the token,
 // the token file re-read as it rotates, the client certificate, and exec
 // plugin credentials, cached and refreshed as for the informers (one
-// *ExecConfig, one cache). Requests to any other host get no credentials.
+// *ExecConfig, one cache). Requests to any other host get no credentials,
+// and, as for the informers, redirects are handed back to the caller
+// (a 3xx response), never followed: the API does not redirect, and a
+// followed redirect is how credentials leak.
 //
 // On a 401 the credential is refreshed (token file re-read, plugin re-run
 // once) and, when that gives a different one and the request body can be
