@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"fmt"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -126,20 +125,7 @@ func TestAttackIdleConnectionsAfterShutdown(t *testing.T) {
 // backlog limit and its backlog coalesces by key, so its memory is bounded
 // by the one object, not by the hundreds of thousands of events.
 func TestAttackSlowHandlerBacklog(t *testing.T) {
-	a := newAttack(t, func(a *attack, w http.ResponseWriter, r *http.Request) {
-		if !isWatch(r) {
-			listOne(a, w)
-			return
-		}
-		startStream(w)
-		for i := 2; ; i++ {
-			p := a.sentPod("a")
-			p.ResourceVersion = fmt.Sprint(i)
-			if !writeEvent(w, "MODIFIED", p) {
-				return
-			}
-		}
-	})
+	a := newAttack(t, floodOnePod)
 	a.opts.Reflector.WatchList = reflector.WatchListOff
 	a.start()
 	reg, err := a.inf.AddEventHandler(informer.Handler[*corev1.Pod]{

@@ -228,24 +228,29 @@ func TestAttackCutMidFrame(t *testing.T) {
 // A flood of valid updates to one object: the queue keeps one per object,
 // so the heap stays flat however many arrive.
 func TestAttackEventFlood(t *testing.T) {
-	a := newAttack(t, func(a *attack, w http.ResponseWriter, r *http.Request) {
-		if !isWatch(r) {
-			listOne(a, w)
-			return
-		}
-		startStream(w)
-		for i := 2; ; i++ {
-			p := a.sentPod("a")
-			p.ResourceVersion = fmt.Sprint(i)
-			if !writeEvent(w, "MODIFIED", p) {
-				return
-			}
-		}
-	})
+	a := newAttack(t, floodOnePod)
 	a.opts.Reflector.WatchList = reflector.WatchListOff
 	a.start()
 	a.waitSynced()
 	a.observe(2 * time.Second)
 	require.Positive(t, a.inf.Stats().Events["MODIFIED"])
 	a.stop(bounds{requests: 5, heap: 32 << 20})
+}
+
+// floodOnePod lists one pod, then streams MODIFIED events for it, each at a
+// new resourceVersion, as fast as the connection takes them, until the
+// client goes away.
+func floodOnePod(a *attack, w http.ResponseWriter, r *http.Request) {
+	if !isWatch(r) {
+		listOne(a, w)
+		return
+	}
+	startStream(w)
+	for i := 2; ; i++ {
+		p := a.sentPod("a")
+		p.ResourceVersion = fmt.Sprint(i)
+		if !writeEvent(w, "MODIFIED", p) {
+			return
+		}
+	}
 }
