@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"time"
 
+	"golang.org/x/time/rate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -48,12 +49,16 @@ type Client struct {
 	resources []informer.Resource
 	maxBody   int64
 	timeout   time.Duration
+	limiter   *rate.Limiter // nil: no client-side rate limit
 }
 
 // New returns a client for the API server cfg describes: the same
 // wire.Config the informers use, with its TLS settings, credentials (bearer
 // token, token file, client certificate, exec plugin), ContentType,
-// MaxObjectBytes and Timeout.
+// MaxObjectBytes, Timeout and client-side rate limit: cfg.RateLimiter when
+// set (share one with your informers that way), else one of the client's
+// own from cfg.QPS and cfg.Burst. Every request, read or write, waits on it,
+// as on a client-go clientset.
 func New(cfg wire.Config, opts Options) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -84,6 +89,10 @@ func New(cfg wire.Config, opts Options) (*Client, error) {
 	c := &Client{
 		cfg: cfg, http: &hc, scheme: opts.Scheme, codecs: serializer.NewCodecFactory(opts.Scheme),
 		resources: opts.Resources, maxBody: cfg.MaxObjectBytes, timeout: cfg.Timeout,
+		limiter: cfg.RateLimiter,
+	}
+	if c.limiter == nil {
+		c.limiter = wire.NewRateLimiter(cfg)
 	}
 	if c.maxBody == 0 {
 		c.maxBody = wire.DefaultMaxObjectBytes
@@ -144,6 +153,11 @@ func (c *Client) do(ctx context.Context, verb string, r request, into runtime.Ob
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
+	}
+	if c.limiter != nil {
+		if err := c.limiter.Wait(ctx); err != nil {
+			return fmt.Errorf("client: %s %s: waiting for the client rate limit: %w", verb, r.res.Plural, err)
+		}
 	}
 	var body io.Reader
 	if r.body != nil {

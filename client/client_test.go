@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -314,4 +315,33 @@ func TestRetryOnConflict(t *testing.T) {
 		})
 	}
 	assert.Equal(t, wait.Backoff{Steps: 5, Duration: 10_000_000, Factor: 1, Jitter: 0.1}, client.DefaultRetry, "client-go's DefaultRetry")
+}
+
+// Every request waits on the client-side rate limit, shared through
+// Config.RateLimiter: two clients (or a client and a factory) built from one
+// Config draw from one budget. A negative QPS turns the limit off.
+func TestRateLimit(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+	}))
+	defer srv.Close()
+	cfg := wire.Config{Host: srv.URL, QPS: 0.001, Burst: 2} // two requests, then none for a long while
+	cfg.RateLimiter = wire.NewRateLimiter(cfg)
+	first, second := pods(t, cfg), pods(t, cfg)
+	ctx := context.Background()
+	_, err := first.Get(ctx, "shop", "a", metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err), "%v", err)
+	_, err = second.Get(ctx, "shop", "a", metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err), "%v", err)
+
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	_, err = first.Get(short, "shop", "a", metav1.GetOptions{})
+	require.ErrorContains(t, err, "rate limit", "the shared budget is spent")
+
+	unlimited := pods(t, wire.Config{Host: srv.URL, QPS: -1})
+	for range 5 {
+		_, err = unlimited.Get(ctx, "shop", "a", metav1.GetOptions{})
+		require.True(t, apierrors.IsNotFound(err), "%v", err)
+	}
 }
