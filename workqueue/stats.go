@@ -27,20 +27,23 @@ type Stats struct {
 }
 
 // Stats returns the queue's current figures. It costs one pass over the
-// items being processed, which are at most as many as the workers.
+// items that are dirty or being processed.
 func (q *Queue[T]) Stats() Stats {
 	q.lock()
 	defer q.mu.Unlock()
 	s := Stats{
 		Depth:      q.nready,
 		Waiting:    q.waiting.len(),
-		Processing: len(q.processing),
+		Processing: q.nbusy,
 		Adds:       q.adds,
 		Retries:    q.retries,
 	}
 	now := q.nowLocked()
-	for _, started := range q.processing {
-		d := time.Duration(now - started)
+	for _, e := range q.items {
+		if !e.busy {
+			continue
+		}
+		d := time.Duration(now - e.started)
 		s.UnfinishedWork += d
 		s.LongestRunning = max(s.LongestRunning, d)
 	}
