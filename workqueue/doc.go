@@ -64,4 +64,6 @@
 //
 // Stats reports depth, adds, retries and how long items have been in hand,
 // with the meanings of client-go's workqueue metrics, for you to export.
+// The running times are measured from the first call to Stats on: until
+// something asks, Get does not read the clock.
 package workqueue

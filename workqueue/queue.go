@@ -66,6 +66,11 @@ type Queue[T comparable] struct {
 	items map[T]entry
 	// nbusy counts the items of items that are processing.
 	nbusy int
+	// timing is set by the first call to Stats: from then on Get notes
+	// when each item is handed out. Reading the clock would be a quarter
+	// of an add+get+done (BenchmarkWorkqueue in bench/), for a figure most
+	// queues are never asked for.
+	timing bool
 	// waiting holds the delayed items; see delay.go.
 	waiting delays[T]
 
@@ -119,7 +124,7 @@ func (q *Queue[T]) AddWithPriority(item T, p Priority) {
 // processing), processing (a worker has it), or both (it was added while a
 // worker had it); an item that is neither has no entry.
 type entry struct {
-	started  int64    // when a worker took it, on the queue's clock; while busy
+	started  int64    // when a worker took it, on the queue's clock; while busy and timing
 	priority Priority // the priority it waits at; while dirty
 	dirty    bool
 	busy     bool
@@ -203,7 +208,11 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 	}
 	// A live entry of ready is dirty and not busy: it becomes busy and
 	// clean, with nothing else to keep.
-	q.items[item] = entry{busy: true, started: q.nowLocked()}
+	e := entry{busy: true}
+	if q.timing {
+		e.started = q.nowLocked()
+	}
+	q.items[item] = e
 	q.nbusy++
 	return item, false
 }

@@ -19,10 +19,14 @@ type Stats struct {
 	Retries uint64
 	// LongestRunning is how long the oldest item still processing has been
 	// at it (workqueue_longest_running_processor_seconds). A growing value
-	// means a stuck worker.
+	// means a stuck worker. The queue times its items only once Stats has
+	// been called: an item handed out before the first call counts from
+	// that call. So a dashboard's first poll reads zero, and its later polls
+	// the true figures.
 	LongestRunning time.Duration
 	// UnfinishedWork is the sum of how long every item still processing has
-	// been at it (workqueue_unfinished_work_seconds).
+	// been at it (workqueue_unfinished_work_seconds), timed as
+	// LongestRunning is.
 	UnfinishedWork time.Duration
 }
 
@@ -39,6 +43,9 @@ func (q *Queue[T]) Stats() Stats {
 		Retries:    q.retries,
 	}
 	now := q.nowLocked()
+	if !q.timing {
+		q.startTimingLocked(now)
+	}
 	for _, e := range q.items {
 		if !e.busy {
 			continue
@@ -48,4 +55,16 @@ func (q *Queue[T]) Stats() Stats {
 		s.LongestRunning = max(s.LongestRunning, d)
 	}
 	return s
+}
+
+// startTimingLocked makes Get note when it hands an item out, and counts the
+// items already in hand from now.
+func (q *Queue[T]) startTimingLocked(now int64) {
+	q.timing = true
+	for item, e := range q.items {
+		if e.busy {
+			e.started = now
+			q.items[item] = e
+		}
+	}
 }
