@@ -6,9 +6,10 @@ import (
 
 // delays holds the items of AddAfter until they are due: a min-heap by due
 // time, an index from item to heap position (so an item is never held
-// twice; see positions.go), and one timer for the earliest. There is no goroutine per item and
-// none of the queue's own: the timer's function runs only when an item falls
-// due. It is not safe for concurrent use; the Queue's mutex guards it.
+// twice; see positions.go), and one timer for the earliest. There is no
+// goroutine per item and none of the queue's own: the timer's function runs
+// only when an item falls due. It is not safe for concurrent use; the
+// Queue's mutex guards it.
 type delays[T comparable] struct {
 	heap    []delayed[T]
 	index   positions[T] // position in heap of every waiting item

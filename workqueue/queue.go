@@ -61,8 +61,8 @@ type Queue[T comparable] struct {
 	// is zero every entry is live and Get need not check.
 	stale int
 	// items holds every item that is dirty, processing or both, with its
-	// state: one map entry per item, so an Add, Get or Done looks an item
-	// up once.
+	// state: one map entry per item, so that Add, Get and Done each touch
+	// one map (Add and Done read the entry and write it back).
 	items map[T]entry
 	// nbusy counts the items of items that are processing.
 	nbusy int
