@@ -29,7 +29,7 @@ type delayed[T comparable] struct {
 // an item. A d of zero or less adds at once.
 func (q *Queue[T]) AddAfter(item T, d time.Duration) {
 	q.lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	q.addAfterLocked(item, d)
 }
 
@@ -51,7 +51,7 @@ func (q *Queue[T]) addAfterLocked(item T, d time.Duration) {
 // way a worker retries an item that failed.
 func (q *Queue[T]) AddRateLimited(item T) {
 	q.lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	if q.shuttingDown {
 		return
 	}
@@ -63,14 +63,14 @@ func (q *Queue[T]) AddRateLimited(item T) {
 // again from the shortest delay. It does not remove the item from the queue.
 func (q *Queue[T]) Forget(item T) {
 	q.lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	q.limiter.Forget(item)
 }
 
 // NumRequeues is how many times item has failed since its last Forget.
 func (q *Queue[T]) NumRequeues(item T) int {
 	q.lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	return q.limiter.NumRequeues(item)
 }
 
@@ -100,7 +100,7 @@ func (q *Queue[T]) armLocked() {
 // fifo and sets the timer for the next one.
 func (q *Queue[T]) fire() {
 	q.lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	q.waiting.pending = false
 	if q.shuttingDown {
 		return

@@ -71,6 +71,10 @@ type Queue[T comparable] struct {
 	// of an add+get+done (BenchmarkWorkqueue in bench/), for a figure most
 	// queues are never asked for.
 	timing bool
+	// wake counts the items made ready under this hold of mu: unlock
+	// signals that many waiting workers once mu is released, so a woken
+	// worker does not go straight back to sleep on mu.
+	wake int
 	// waiting holds the delayed items; see delay.go.
 	waiting delays[T]
 
@@ -108,6 +112,17 @@ func (q *Queue[T]) lock() {
 	q.setUpLocked()
 }
 
+// unlock releases mu, then wakes a waiting Get for each item made ready
+// while it was held.
+func (q *Queue[T]) unlock() {
+	n := q.wake
+	q.wake = 0
+	q.mu.Unlock()
+	for range n {
+		q.cond.Signal()
+	}
+}
+
 // Add marks item as needing processing, at PriorityNormal. It does nothing
 // after ShutDown.
 func (q *Queue[T]) Add(item T) { q.AddWithPriority(item, PriorityNormal) }
@@ -116,7 +131,7 @@ func (q *Queue[T]) Add(item T) { q.AddWithPriority(item, PriorityNormal) }
 // priority moves up to p; one waiting at a higher priority stays there.
 func (q *Queue[T]) AddWithPriority(item T, p Priority) {
 	q.lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	q.addLocked(item, p)
 }
 
@@ -161,13 +176,13 @@ func (q *Queue[T]) raiseLocked(item T, e entry, p Priority) {
 	}
 	q.ready.push(item, p)
 	q.stale++
-	q.cond.Signal()
+	q.wake++
 }
 
 func (q *Queue[T]) pushReadyLocked(item T, p Priority) {
 	q.ready.push(item, p)
 	q.nready++
-	q.cond.Signal()
+	q.wake++
 }
 
 // popReadyLocked takes the next live entry of ready.
@@ -198,7 +213,7 @@ func (q *Queue[T]) popReadyLocked() (T, bool) {
 // shutdown == true with the zero T.
 func (q *Queue[T]) Get() (item T, shutdown bool) {
 	q.lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	for q.nready == 0 && !q.shuttingDown {
 		q.cond.Wait()
 	}
@@ -221,7 +236,7 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 // processed, it is ready again now.
 func (q *Queue[T]) Done(item T) {
 	q.lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	e, ok := q.items[item]
 	if !ok || !e.busy {
 		return // not in hand: nothing to do
@@ -242,7 +257,7 @@ func (q *Queue[T]) Done(item T) {
 // items being processed do not count.
 func (q *Queue[T]) Len() int {
 	q.lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	return q.nready
 }
 
@@ -251,7 +266,7 @@ func (q *Queue[T]) Len() int {
 // every worker. It does not wait.
 func (q *Queue[T]) ShutDown() {
 	q.lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	q.shutDownLocked()
 }
 
@@ -260,7 +275,7 @@ func (q *Queue[T]) ShutDown() {
 // workers must keep calling Get and Done meanwhile, or it waits forever.
 func (q *Queue[T]) ShutDownWithDrain() {
 	q.lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	q.drain = true
 	q.shutDownLocked()
 	for q.nbusy > 0 {
@@ -277,7 +292,7 @@ func (q *Queue[T]) shutDownLocked() {
 // ShuttingDown reports whether ShutDown has been called.
 func (q *Queue[T]) ShuttingDown() bool {
 	q.lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	return q.shuttingDown
 }
 

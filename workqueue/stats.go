@@ -34,7 +34,7 @@ type Stats struct {
 // items that are dirty or being processed.
 func (q *Queue[T]) Stats() Stats {
 	q.lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	s := Stats{
 		Depth:      q.nready,
 		Waiting:    q.waiting.len(),
