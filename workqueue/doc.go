@@ -29,6 +29,8 @@
 // and no other worker gets it until Done. An item added meanwhile is dirty
 // again but waits: Done puts it back, so the change that arrived during
 // processing is handled by a second pass, never lost and never concurrent.
+// In the code the two sets are one map from item to its state (dirty,
+// processing, or both), so that each Add, Get and Done finds an item once.
 //
 // # Why rate-limit requeues
 //
