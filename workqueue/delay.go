@@ -6,12 +6,13 @@ import (
 
 // delays holds the items of AddAfter until they are due: a min-heap by due
 // time, an index from item to heap position (so an item is never held
-// twice), and one timer for the earliest. There is no goroutine per item and
-// none of the queue's own: the timer's function runs only when an item falls
-// due. It is not safe for concurrent use; the Queue's mutex guards it.
+// twice; see positions.go), and one timer for the earliest. There is no
+// goroutine per item and none of the queue's own: the timer's function runs
+// only when an item falls due. It is not safe for concurrent use; the
+// Queue's mutex guards it.
 type delays[T comparable] struct {
 	heap    []delayed[T]
-	index   map[T]int // position in heap of every waiting item
+	index   positions[T] // position in heap of every waiting item
 	timer   *time.Timer
 	armed   int64 // the due time the timer is set for, while pending
 	pending bool  // the timer is set and fire has not run since
@@ -28,7 +29,7 @@ type delayed[T comparable] struct {
 // an item. A d of zero or less adds at once.
 func (q *Queue[T]) AddAfter(item T, d time.Duration) {
 	q.lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	q.addAfterLocked(item, d)
 }
 
@@ -50,7 +51,7 @@ func (q *Queue[T]) addAfterLocked(item T, d time.Duration) {
 // way a worker retries an item that failed.
 func (q *Queue[T]) AddRateLimited(item T) {
 	q.lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	if q.shuttingDown {
 		return
 	}
@@ -62,14 +63,14 @@ func (q *Queue[T]) AddRateLimited(item T) {
 // again from the shortest delay. It does not remove the item from the queue.
 func (q *Queue[T]) Forget(item T) {
 	q.lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	q.limiter.Forget(item)
 }
 
 // NumRequeues is how many times item has failed since its last Forget.
 func (q *Queue[T]) NumRequeues(item T) int {
 	q.lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	return q.limiter.NumRequeues(item)
 }
 
@@ -99,7 +100,7 @@ func (q *Queue[T]) armLocked() {
 // fifo and sets the timer for the next one.
 func (q *Queue[T]) fire() {
 	q.lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	q.waiting.pending = false
 	if q.shuttingDown {
 		return
@@ -115,46 +116,44 @@ func (q *Queue[T]) fire() {
 // already waiting. It reports whether the earliest due time changed, so that
 // the timer must be set again.
 func (w *delays[T]) schedule(item T, due int64) bool {
-	if w.index == nil {
-		w.index = map[T]int{}
-	}
-	if i, ok := w.index[item]; ok {
+	if i, ok := w.index.find(w.heap, item); ok {
 		if due >= w.heap[i].due {
 			return false
 		}
 		w.heap[i].due = due
-		w.up(i)
-		return w.index[item] == 0
+		return w.up(i) == 0
 	}
 	w.heap = append(w.heap, delayed[T]{item: item, due: due})
 	i := len(w.heap) - 1
-	w.index[item] = i
-	w.up(i)
-	return w.index[item] == 0
+	w.index.insert(w.heap, item, i)
+	return w.up(i) == 0
 }
 
 func (w *delays[T]) popMin() T {
 	top := w.heap[0].item
 	last := len(w.heap) - 1
 	w.swap(0, last)
+	w.index.remove(top, last)
 	w.heap[last] = delayed[T]{}
 	w.heap = w.heap[:last]
-	delete(w.index, top)
 	if last > 0 {
 		w.down(0)
 	}
 	return top
 }
 
-func (w *delays[T]) up(i int) {
+// up moves the item at i towards the root until its parent is due no
+// later, and returns where it stops.
+func (w *delays[T]) up(i int) int {
 	for i > 0 {
 		parent := (i - 1) / 2
 		if w.heap[parent].due <= w.heap[i].due {
-			return
+			return i
 		}
 		w.swap(i, parent)
 		i = parent
 	}
+	return i
 }
 
 func (w *delays[T]) down(i int) {
@@ -176,9 +175,11 @@ func (w *delays[T]) down(i int) {
 }
 
 func (w *delays[T]) swap(i, j int) {
+	if i == j {
+		return
+	}
+	w.index.swap(w.heap[i].item, i, w.heap[j].item, j)
 	w.heap[i], w.heap[j] = w.heap[j], w.heap[i]
-	w.index[w.heap[i].item] = i
-	w.index[w.heap[j].item] = j
 }
 
 // stop drops every waiting item and stops the timer (ShutDown).
@@ -186,7 +187,7 @@ func (w *delays[T]) stop() {
 	if w.timer != nil {
 		w.timer.Stop()
 	}
-	w.heap, w.index = nil, nil
+	w.heap, w.index = nil, positions[T]{}
 }
 
 // len is the number of waiting items.

@@ -29,6 +29,8 @@
 // and no other worker gets it until Done. An item added meanwhile is dirty
 // again but waits: Done puts it back, so the change that arrived during
 // processing is handled by a second pass, never lost and never concurrent.
+// In the code the two sets are one map from item to its state (dirty,
+// processing, or both), so that each Add, Get and Done finds an item once.
 //
 // # Why rate-limit requeues
 //
@@ -64,4 +66,6 @@
 //
 // Stats reports depth, adds, retries and how long items have been in hand,
 // with the meanings of client-go's workqueue metrics, for you to export.
+// The running times are measured from the first call to Stats on: until
+// something asks, Get does not read the clock.
 package workqueue

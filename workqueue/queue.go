@@ -60,13 +60,21 @@ type Queue[T comparable] struct {
 	// stale counts the entries of ready that raises left behind; while it
 	// is zero every entry is live and Get need not check.
 	stale int
-	// dirty holds every item that needs processing, with the priority it
-	// waits at: the items of ready, and the items added while being
-	// processed, which go back into ready at Done.
-	dirty map[T]Priority
-	// processing holds the items handed out and not yet Done, with when
-	// they were handed out (nanoseconds on the queue's own clock).
-	processing map[T]int64
+	// items holds every item that is dirty, processing or both, with its
+	// state: one map entry per item, so that Add, Get and Done each touch
+	// one map (Add and Done read the entry and write it back).
+	items map[T]entry
+	// nbusy counts the items of items that are processing.
+	nbusy int
+	// timing is set by the first call to Stats: from then on Get notes
+	// when each item is handed out. Reading the clock would be a quarter
+	// of an add+get+done (BenchmarkWorkqueue in bench/), for a figure most
+	// queues are never asked for.
+	timing bool
+	// wake counts the items made ready under this hold of mu: unlock
+	// signals that many waiting workers once mu is released, so a woken
+	// worker does not go straight back to sleep on mu.
+	wake int
 	// waiting holds the delayed items; see delay.go.
 	waiting delays[T]
 
@@ -91,8 +99,7 @@ func (q *Queue[T]) setUpLocked() {
 	}
 	q.init = true
 	q.cond.L = &q.mu
-	q.dirty = map[T]Priority{}
-	q.processing = map[T]int64{}
+	q.items = map[T]entry{}
 	q.epoch = time.Now()
 	q.limiter = q.opts.RateLimiter
 	if q.limiter == nil {
@@ -105,6 +112,17 @@ func (q *Queue[T]) lock() {
 	q.setUpLocked()
 }
 
+// unlock releases mu, then wakes a waiting Get for each item made ready
+// while it was held.
+func (q *Queue[T]) unlock() {
+	n := q.wake
+	q.wake = 0
+	q.mu.Unlock()
+	for range n {
+		q.cond.Signal()
+	}
+}
+
 // Add marks item as needing processing, at PriorityNormal. It does nothing
 // after ShutDown.
 func (q *Queue[T]) Add(item T) { q.AddWithPriority(item, PriorityNormal) }
@@ -113,46 +131,58 @@ func (q *Queue[T]) Add(item T) { q.AddWithPriority(item, PriorityNormal) }
 // priority moves up to p; one waiting at a higher priority stays there.
 func (q *Queue[T]) AddWithPriority(item T, p Priority) {
 	q.lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	q.addLocked(item, p)
+}
+
+// entry is the state of one item of Queue.items. An item is dirty (it needs
+// processing), processing (a worker has it), or both (it was added while a
+// worker had it); an item that is neither has no entry.
+type entry struct {
+	started  int64    // when a worker took it, on the queue's clock; while busy and timing
+	priority Priority // the priority it waits at; while dirty
+	dirty    bool
+	busy     bool
 }
 
 func (q *Queue[T]) addLocked(item T, p Priority) {
 	if q.shuttingDown {
 		return
 	}
-	if old, dirty := q.dirty[item]; dirty {
-		if p > old {
-			q.raiseLocked(item, p)
+	e := q.items[item]
+	if e.dirty {
+		if p > e.priority {
+			q.raiseLocked(item, e, p)
 		}
 		return
 	}
 	q.adds++
-	q.dirty[item] = p
-	if _, busy := q.processing[item]; busy {
-		return // Done puts it back into ready
+	e.dirty, e.priority = true, p
+	q.items[item] = e
+	if !e.busy { // a busy item goes back into ready at Done
+		q.pushReadyLocked(item, p)
 	}
-	q.pushReadyLocked(item, p)
 }
 
 // raiseLocked moves a dirty item up to priority p. Removing it from its old
 // fifo would cost a search; instead the item is pushed again at p and the old
 // entry becomes stale: popReadyLocked skips an entry whose priority is not
 // the item's current one. Each raise leaves at most one stale entry.
-func (q *Queue[T]) raiseLocked(item T, p Priority) {
-	q.dirty[item] = p
-	if _, busy := q.processing[item]; busy {
+func (q *Queue[T]) raiseLocked(item T, e entry, p Priority) {
+	e.priority = p
+	q.items[item] = e
+	if e.busy {
 		return
 	}
 	q.ready.push(item, p)
 	q.stale++
-	q.cond.Signal()
+	q.wake++
 }
 
 func (q *Queue[T]) pushReadyLocked(item T, p Priority) {
 	q.ready.push(item, p)
 	q.nready++
-	q.cond.Signal()
+	q.wake++
 }
 
 // popReadyLocked takes the next live entry of ready.
@@ -166,13 +196,11 @@ func (q *Queue[T]) popReadyLocked() (T, bool) {
 			q.nready--
 			return item, true
 		}
-		if cur, dirty := q.dirty[item]; !dirty || cur != p {
+		// Stale: the item was raised, or handed out from its raised entry
+		// (and perhaps added again since, so it is busy).
+		if e := q.items[item]; !e.dirty || e.priority != p || e.busy {
 			q.stale--
-			continue // stale: the item was raised, or already handed out
-		}
-		if _, busy := q.processing[item]; busy {
-			q.stale--
-			continue // stale: handed out from its raised entry, and added again since
+			continue
 		}
 		q.nready--
 		return item, true
@@ -185,7 +213,7 @@ func (q *Queue[T]) popReadyLocked() (T, bool) {
 // shutdown == true with the zero T.
 func (q *Queue[T]) Get() (item T, shutdown bool) {
 	q.lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	for q.nready == 0 && !q.shuttingDown {
 		q.cond.Wait()
 	}
@@ -193,8 +221,14 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 	if !ok {
 		return item, true
 	}
-	delete(q.dirty, item)
-	q.processing[item] = q.nowLocked()
+	// A live entry of ready is dirty and not busy: it becomes busy and
+	// clean, with nothing else to keep.
+	e := entry{busy: true}
+	if q.timing {
+		e.started = q.nowLocked()
+	}
+	q.items[item] = e
+	q.nbusy++
 	return item, false
 }
 
@@ -202,15 +236,19 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 // processed, it is ready again now.
 func (q *Queue[T]) Done(item T) {
 	q.lock()
-	defer q.mu.Unlock()
-	n := len(q.processing)
-	delete(q.processing, item)
-	if len(q.processing) == n {
+	defer q.unlock()
+	e, ok := q.items[item]
+	if !ok || !e.busy {
 		return // not in hand: nothing to do
 	}
-	if p, dirty := q.dirty[item]; dirty {
-		q.pushReadyLocked(item, p)
-	} else if len(q.processing) == 0 && q.drain {
+	q.nbusy--
+	if e.dirty {
+		q.items[item] = entry{dirty: true, priority: e.priority}
+		q.pushReadyLocked(item, e.priority)
+		return
+	}
+	delete(q.items, item)
+	if q.nbusy == 0 && q.drain {
 		q.cond.Broadcast() // ShutDownWithDrain waits for this
 	}
 }
@@ -219,7 +257,7 @@ func (q *Queue[T]) Done(item T) {
 // items being processed do not count.
 func (q *Queue[T]) Len() int {
 	q.lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	return q.nready
 }
 
@@ -228,7 +266,7 @@ func (q *Queue[T]) Len() int {
 // every worker. It does not wait.
 func (q *Queue[T]) ShutDown() {
 	q.lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	q.shutDownLocked()
 }
 
@@ -237,10 +275,10 @@ func (q *Queue[T]) ShutDown() {
 // workers must keep calling Get and Done meanwhile, or it waits forever.
 func (q *Queue[T]) ShutDownWithDrain() {
 	q.lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	q.drain = true
 	q.shutDownLocked()
-	for len(q.processing) > 0 {
+	for q.nbusy > 0 {
 		q.cond.Wait()
 	}
 }
@@ -254,7 +292,7 @@ func (q *Queue[T]) shutDownLocked() {
 // ShuttingDown reports whether ShutDown has been called.
 func (q *Queue[T]) ShuttingDown() bool {
 	q.lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	return q.shuttingDown
 }
 

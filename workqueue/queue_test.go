@@ -189,20 +189,28 @@ func TestShutDownReleasesGet(t *testing.T) {
 	})
 }
 
-// Stats measures how long items have been in hand.
+// Stats measures how long items have been in hand, from its first call on.
 func TestStatsRunningTimes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var q workqueue.Queue[string]
 		q.Add("a")
 		q.Add("b")
+		q.Add("c")
+		early, _ := q.Get()
+		time.Sleep(time.Hour) // fake time, inside the bubble
+		s := q.Stats()
+		assert.Zero(t, s.LongestRunning, "the first call starts the timing")
+		assert.Equal(t, 1, s.Processing)
 		a, _ := q.Get()
-		time.Sleep(3 * time.Second) // fake time, inside the bubble
+		time.Sleep(3 * time.Second)
 		b, _ := q.Get()
 		time.Sleep(time.Second)
-		s := q.Stats()
-		assert.Equal(t, 4*time.Second, s.LongestRunning)
-		assert.Equal(t, 5*time.Second, s.UnfinishedWork)
+		s = q.Stats()
+		assert.Equal(t, 4*time.Second, s.LongestRunning, "early counts from the first Stats, a from its Get")
+		assert.Equal(t, 4*time.Second+4*time.Second+time.Second, s.UnfinishedWork)
+		q.Done(early)
 		q.Done(a)
+		assert.Equal(t, time.Second, q.Stats().LongestRunning)
 		q.Done(b)
 		assert.Zero(t, q.Stats().LongestRunning)
 	})

@@ -19,30 +19,52 @@ type Stats struct {
 	Retries uint64
 	// LongestRunning is how long the oldest item still processing has been
 	// at it (workqueue_longest_running_processor_seconds). A growing value
-	// means a stuck worker.
+	// means a stuck worker. The queue times its items only once Stats has
+	// been called: an item handed out before the first call counts from
+	// that call. So a dashboard's first poll reads zero, and its later polls
+	// the true figures.
 	LongestRunning time.Duration
 	// UnfinishedWork is the sum of how long every item still processing has
-	// been at it (workqueue_unfinished_work_seconds).
+	// been at it (workqueue_unfinished_work_seconds), timed as
+	// LongestRunning is.
 	UnfinishedWork time.Duration
 }
 
 // Stats returns the queue's current figures. It costs one pass over the
-// items being processed, which are at most as many as the workers.
+// items that are dirty or being processed.
 func (q *Queue[T]) Stats() Stats {
 	q.lock()
-	defer q.mu.Unlock()
+	defer q.unlock()
 	s := Stats{
 		Depth:      q.nready,
 		Waiting:    q.waiting.len(),
-		Processing: len(q.processing),
+		Processing: q.nbusy,
 		Adds:       q.adds,
 		Retries:    q.retries,
 	}
 	now := q.nowLocked()
-	for _, started := range q.processing {
-		d := time.Duration(now - started)
+	if !q.timing {
+		q.startTimingLocked(now)
+	}
+	for _, e := range q.items {
+		if !e.busy {
+			continue
+		}
+		d := time.Duration(now - e.started)
 		s.UnfinishedWork += d
 		s.LongestRunning = max(s.LongestRunning, d)
 	}
 	return s
+}
+
+// startTimingLocked makes Get note when it hands an item out, and counts the
+// items already in hand from now.
+func (q *Queue[T]) startTimingLocked(now int64) {
+	q.timing = true
+	for item, e := range q.items {
+		if e.busy {
+			e.started = now
+			q.items[item] = e
+		}
+	}
 }
