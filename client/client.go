@@ -52,6 +52,12 @@ type Client struct {
 	limiter   *rate.Limiter // nil: no client-side rate limit
 }
 
+// CloseIdleConnections closes the keep-alive connections the client's
+// requests left open, and the goroutines that serve them, which would
+// otherwise stay until the server drops them or 90 s pass. Call it when you
+// are done with the client; connections in use are left alone.
+func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
+
 // New returns a client for the API server cfg describes: the same
 // wire.Config the informers use, with its TLS settings, credentials (bearer
 // token, token file, client certificate, exec plugin), ContentType,
@@ -83,6 +89,10 @@ func New(cfg wire.Config, opts Options) (*Client, error) {
 	}
 	hc := *httpClient
 	hc.Transport = authed
+	// Never follow a redirect, on the caller's client too: the API does not
+	// redirect, and a followed 307 would replay a write's body to another
+	// host and blame its answer on this server.
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	if opts.Scheme == nil {
 		opts.Scheme = informer.NewScheme()
 	}

@@ -345,3 +345,27 @@ func TestRateLimit(t *testing.T) {
 		require.True(t, apierrors.IsNotFound(err), "%v", err)
 	}
 }
+
+// A client built on the caller's own *http.Client (Options.HTTPClient)
+// refuses redirects too: a followed 307 would replay a Create's body to
+// another host and blame that host's answer on this server.
+func TestCallersClientFollowsNoRedirect(t *testing.T) {
+	var reached atomic.Int64
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		w.WriteHeader(http.StatusNotFound)
+	}))
+	defer elsewhere.Close()
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer origin.Close()
+	c, err := client.New(wire.Config{Host: origin.URL, BearerToken: "s3cret"}, client.Options{HTTPClient: &http.Client{}})
+	require.NoError(t, err)
+	defer c.CloseIdleConnections()
+	p, err := client.For[*corev1.Pod](c)
+	require.NoError(t, err)
+	_, err = p.Create(context.Background(), newPod("a"), metav1.CreateOptions{})
+	require.Error(t, err)
+	assert.Zero(t, reached.Load(), "requests that followed the redirect to another host")
+}

@@ -154,7 +154,7 @@ func (rt *authRoundTripper) RoundTrip(req *http.Request) (*http.Response, error)
 	}
 	first, err := rt.prepare(req)
 	if err != nil {
-		return nil, err
+		return nil, redactor{auth: rt.auth}.err(err)
 	}
 	resp, err := rt.base.RoundTrip(first)
 	if err != nil || resp.StatusCode != http.StatusUnauthorized {
@@ -168,7 +168,7 @@ func (rt *authRoundTripper) RoundTrip(req *http.Request) (*http.Response, error)
 	second, err := rt.prepare(req)
 	if err != nil {
 		resp.Body.Close()
-		return nil, err
+		return nil, redactor{auth: rt.auth}.err(err)
 	}
 	if second.Header.Get("Authorization") == sent {
 		return resp, nil // nothing new to try
@@ -182,6 +182,16 @@ func (rt *authRoundTripper) RoundTrip(req *http.Request) (*http.Response, error)
 		}
 	}
 	return rt.base.RoundTrip(second)
+}
+
+// CloseIdleConnections closes the idle connections of the transport under
+// it, so that http.Client.CloseIdleConnections, which looks for this
+// method, reaches them: without it they, and their goroutines, would stay
+// until the server drops them or 90 s pass.
+func (rt *authRoundTripper) CloseIdleConnections() {
+	if c, ok := rt.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 }
 
 // prepare clones req and adds the User-Agent and credentials.

@@ -3,6 +3,7 @@ package wire
 import (
 	"io"
 	"net/http"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -20,11 +21,23 @@ import (
 // it.
 func ErrorFromResponse(cfg Config, resp *http.Response, verb string, gr schema.GroupResource) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
-	var red redactor
-	// An error path, so reading a token file again here is cheap enough;
-	// an exec plugin's credentials are found through the shared *ExecConfig.
-	if auth, err := newAuthenticator(cfg); err == nil {
-		red.auth = auth
+	// The token this very request carried is what a server can echo, so it
+	// is redacted first, whatever the file holds now (it may have rotated,
+	// or be unreadable). What cfg names besides is redacted too: the token
+	// file's current contents, and an exec plugin's recent credentials,
+	// found through the shared *ExecConfig.
+	auth, err := newAuthenticator(cfg)
+	if err != nil { // the token file is unreadable: what cfg holds besides
+		auth = &authenticator{cfg: cfg, tokens: &tokenSource{static: cfg.BearerToken}}
 	}
+	red := redactor{auth: auth, extra: sentToken(resp)}
 	return errorFromResponse(resp, body, verb, gr, red)
+}
+
+// sentToken is the bearer token resp's request carried, or "".
+func sentToken(resp *http.Response) string {
+	if resp.Request == nil {
+		return ""
+	}
+	return strings.TrimPrefix(resp.Request.Header.Get("Authorization"), "Bearer ")
 }

@@ -217,7 +217,10 @@ func (e *ExecConfig) run(ctx context.Context, cluster *execCluster, previous []s
 	stderr := &cappedBuffer{limit: maxExecStderrBytes}
 	cmd.Stdout, cmd.Stderr, cmd.WaitDelay = stdout, stderr, time.Second
 	runErr := cmd.Run()
-	secrets := append(append([]string(nil), previous...), tokenInOutput(stdout.Bytes())...)
+	// Every credential the plugin issued recently, not only the cached one:
+	// after a 401 the cache is empty, and the plugin may well name the
+	// token that was just refused. (e.mu is held: issued is current.)
+	secrets := append(append(append([]string(nil), e.issuedSecrets()...), previous...), tokenInOutput(stdout.Bytes())...)
 	errText := printable(redact(stderr.String(), secrets...))
 	switch {
 	case errors.Is(runErr, exec.ErrNotFound) || errors.Is(runErr, fs.ErrNotExist):

@@ -287,6 +287,9 @@ func (lw *ListerWatcher) send(ctx context.Context, cancel context.CancelCauseFun
 	// it just in time, and the body with it.
 	if err == nil {
 		resp.Body.Close()
+		// Never (nil, nil): whatever cancelled the context first (the
+		// caller, Timeout, or the timer) is the error.
+		err = context.Cause(ctx)
 	}
 	if errors.Is(context.Cause(ctx), ErrResponseHeaderTimeout) {
 		return nil, fmt.Errorf("%w (%v): %w", ErrResponseHeaderTimeout, d, err)

@@ -25,15 +25,20 @@ const redactedToken = "[redacted]"
 // token file, exec plugin) in text it did not write. The zero value redacts
 // nothing. It is safe for concurrent use.
 type redactor struct {
-	auth *authenticator // nil: no credentials
+	auth  *authenticator // nil: no credentials
+	extra string         // one more secret: the token a request carried ("" for none)
 }
 
 // redact returns s with every token replaced.
 func (r redactor) redact(s string) string {
-	if r.auth == nil {
+	if r.auth == nil && r.extra == "" {
 		return s
 	}
-	for _, tok := range r.auth.secrets() {
+	var secrets []string
+	if r.auth != nil {
+		secrets = r.auth.secrets()
+	}
+	for _, tok := range append(secrets, r.extra) {
 		if tok != "" && strings.Contains(s, tok) {
 			s = strings.ReplaceAll(s, tok, redactedToken)
 		}
