@@ -118,7 +118,12 @@ func (c *Cache) Take(obj runtime.Object) (runtime.Object, bool) {
 	if !ok {
 		return nil, false
 	}
-	if cm, err := meta.Accessor(cached); err != nil || cm.GetResourceVersion() != m.GetResourceVersion() {
+	// The same key as well as the same UID and resourceVersion: a hostile
+	// server that sends one UID under two names must not get one object's
+	// cached state filed under the other's key.
+	cm, err := meta.Accessor(cached)
+	if err != nil || cm.GetResourceVersion() != m.GetResourceVersion() ||
+		cm.GetName() != m.GetName() || cm.GetNamespace() != m.GetNamespace() {
 		return nil, false
 	}
 	delete(c.given, m.GetUID())

@@ -37,6 +37,24 @@ func TestUnchangedOnlyForTheSameUIDAndResourceVersion(t *testing.T) {
 	assert.False(t, ok, "never handed out")
 }
 
+// A hostile server sends one UID under two names: the object handed out for
+// ns/a must not be taken back for ns/b, or the cache would file a's state
+// under b's key.
+func TestTakeOnlyForTheSameKey(t *testing.T) {
+	cached := map[string]runtime.Object{"ns/a": pod("a", "1", "10")}
+	c := New(func(k string) (runtime.Object, bool) { o, ok := cached[k]; return o, ok })
+	c.Begin()
+	require.Same(t, cached["ns/a"], c.Unchanged(pod("a", "1", "10")))
+
+	impostor := pod("b", "1", "10") // a's UID and resourceVersion, b's name
+	require.Nil(t, c.Unchanged(impostor), "b is not cached")
+	_, ok := c.Take(impostor)
+	assert.False(t, ok, "a's cached object taken back for b")
+	got, ok := c.Take(pod("a", "1", "10"))
+	require.True(t, ok, "a itself is still handed back")
+	assert.Same(t, cached["ns/a"], got)
+}
+
 func TestBeginForgetsWhatAnAbandonedRelistHandedOut(t *testing.T) {
 	a := pod("a", "1", "10")
 	c := New(func(string) (runtime.Object, bool) { return a, true })
