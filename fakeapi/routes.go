@@ -45,6 +45,9 @@ type requestInfo struct {
 	fieldValidation string
 	// warnings are the response's headers, for Warning headers.
 	warnings http.Header
+	// dropped is the DropWatches generation current when the request
+	// arrived (see Server.dropGeneration); only watches use it.
+	dropped <-chan struct{}
 }
 
 // serveHTTP is the root handler: bookkeeping, authentication and body
@@ -91,6 +94,9 @@ func (s *Server) recoverPanic(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
+	// Taken first, before any fault can hold the request: see
+	// dropGeneration.
+	dropped := s.dropGeneration()
 	req, err := s.route(r)
 	if err == nil {
 		req.fieldValidation, err = fieldValidation(r, req.verb)
@@ -100,6 +106,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.warnings = w.Header()
+	req.dropped = dropped
 	if err := s.faults.before(r.Context(), s.closed, req.verb, req.res.gvr.Resource); err != nil {
 		s.writeError(w, r, err)
 		return

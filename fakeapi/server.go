@@ -346,12 +346,27 @@ func (s *Server) Objects(gvr schema.GroupVersionResource) ([]runtime.Object, err
 }
 
 // DropWatches ends every open watch stream cleanly, as an API server
-// restart or a load balancer would. Clients must re-watch.
+// restart or a load balancer would. Clients must re-watch. A watch request
+// the server has received but not answered yet (held by a fault, or not
+// yet scheduled) is ended too, just after its 200: only watches that
+// arrive after DropWatches returns stream on.
 func (s *Server) DropWatches() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	close(s.dropped)
 	s.dropped = make(chan struct{})
+}
+
+// dropGeneration returns the channel the next DropWatches closes. A watch
+// takes it when its request arrives, not when it starts streaming: between
+// the two it can be held (by a latency fault, or just by the scheduler),
+// and a caller of DropWatches cannot tell such a watch from an open one.
+// Taken later, a drop in that window was lost and the watch streamed on,
+// unlike on a real server, whose restart ends requests in flight too.
+func (s *Server) dropGeneration() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dropped
 }
 
 // Compact forgets all history up to the current resourceVersion, like an

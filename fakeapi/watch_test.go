@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -314,4 +315,47 @@ func TestCloseWaitsForEveryConnection(t *testing.T) {
 	srv.conns.mu.Lock()
 	defer srv.conns.mu.Unlock()
 	require.Empty(t, srv.conns.conns, "connections still open after Close")
+}
+
+// A watch request the server has received but not yet answered (here held
+// by a latency fault, as it can be by the scheduler) belongs to the
+// generation DropWatches ends: a caller cannot tell such a watch from an
+// open one, so a drop must not let it stream on. The watch still gets its
+// 200, then ends at once with no events, as a dropped open watch does.
+func TestDropWatchesEndsAWatchNotYetAnswered(t *testing.T) {
+	srv := startServer(t, Options{})
+	seedNamed(t, srv, "ns", "a")
+	// The latency only opens the window; the assertion does not depend on
+	// it: a drop that came after the watch was answered ends it too.
+	srv.Faults().SetLatency("watch", "pods", time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, podsURL(srv)+"?watch=true&resourceVersion=1", nil)
+	require.NoError(t, err)
+	type answer struct {
+		code int
+		body []byte
+		err  error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			answered <- answer{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		answered <- answer{code: resp.StatusCode, body: body, err: err}
+	}()
+	waitForGoroutineIn(t, "fakeapi.(*Faults).before")
+	srv.DropWatches()
+	select {
+	case a := <-answered:
+		require.NoError(t, a.err)
+		require.Equal(t, http.StatusOK, a.code)
+		require.Empty(t, a.body, "a dropped watch sends nothing")
+	case <-time.After(10 * time.Second):
+		t.Fatal("a watch received before DropWatches still streams 10s after it")
+	}
 }

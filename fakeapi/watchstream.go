@@ -44,8 +44,8 @@ type watchStream struct {
 	// broken is set once a write failed: the client is gone.
 	broken bool
 	// dropped is the DropWatches generation this watch belongs to, taken
-	// before the response starts, so that a drop issued once the client
-	// has seen the 200 always ends this watch.
+	// when the request arrived (see Server.dropGeneration), so that a drop
+	// issued once the server has received the request always ends it.
 	dropped <-chan struct{}
 }
 
@@ -55,10 +55,8 @@ func newWatchStream(s *Server, w http.ResponseWriter, flusher http.Flusher, enc 
 		filter:    newFilter(req, opts),
 		id:        s.sent.nextWatchID(),
 		bookmarks: opts.AllowWatchBookmarks,
+		dropped:   req.dropped,
 	}
-	s.mu.Lock()
-	ws.dropped = s.dropped
-	s.mu.Unlock()
 	stream := enc.info.StreamSerializer
 	ws.frames = streaming.NewEncoder(stream.Framer.NewFrameWriter(&ws.frameBuf), stream.Serializer)
 	return ws
