@@ -1,23 +1,3 @@
-// Package reuse lets a relist keep the objects the cache already holds
-// instead of a second, freshly decoded copy of each. It is an optimisation
-// and only that: delete this package and its hooks (the informer's
-// admitTransform and Run, reflector/wire's relist_reuse.go and its two
-// calls), and a relist is still correct, only twice as large while it runs.
-//
-// Why it pays: a relist decodes the whole state again while the cache
-// still holds the old one, so for a moment the process holds two copies of
-// everything (client-go#1377: a relist doubles memory). Most objects have
-// not changed: an object whose UID and resourceVersion are those of the
-// cached one is, byte for byte, the object the cache holds. The decoders
-// look each listed object up as soon as it is decoded and hand on the
-// cached object instead (a watch event's object as it is; a list item as a
-// shallow copy of it, since a list holds its items by value), so the fresh
-// copy dies at once; the informer's queue then takes the cached object
-// back in place of what it receives. The compare command's "peak heap
-// relist" row measures it (bench/cmd/compare).
-//
-// The informer hands its Cache to the wire decoders through the context of
-// its reflector (WithCache, From): no exported API and no global state.
 package reuse
 
 import (
