@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -122,14 +121,4 @@ func tokenInOutput(stdout []byte) []string {
 		return nil
 	}
 	return []string{ec.Status.Token, ec.Status.ClientKeyData}
-}
-
-// redact replaces every non-empty secret in s.
-func redact(s string, secrets ...string) string {
-	for _, sec := range secrets {
-		if len(sec) >= 4 { // shorter strings are too common to be told from text
-			s = strings.ReplaceAll(s, sec, "[redacted]")
-		}
-	}
-	return s
 }

@@ -38,9 +38,16 @@ func (r redactor) redact(s string) string {
 	if r.auth != nil {
 		secrets = r.auth.secrets()
 	}
-	for _, tok := range append(secrets, r.extra) {
-		if tok != "" && strings.Contains(s, tok) {
-			s = strings.ReplaceAll(s, tok, redactedToken)
+	return redact(s, append(secrets, r.extra)...)
+}
+
+// redact replaces every non-empty secret in s with redactedToken: the one
+// rule for every error text this package builds, an exec plugin's stderr
+// included.
+func redact(s string, secrets ...string) string {
+	for _, sec := range secrets {
+		if sec != "" && strings.Contains(s, sec) {
+			s = strings.ReplaceAll(s, sec, redactedToken)
 		}
 	}
 	return s
