@@ -41,14 +41,12 @@ import (
 // The same field managers record every other HTTP write (managedfields.go),
 // so the owners an apply meets are the ones the real server would record.
 
-// applyTypes holds the type converters, built on first use.
+// applyTypes holds the server's field managers and the deduced converter
+// for types the recorded schemas do not describe (the typed converter is
+// shared by the process: sharedTypeConverter).
 type applyTypes struct {
-	once    sync.Once
-	typed   managedfields.TypeConverter
-	deduced managedfields.TypeConverter
-	err     error
-
-	mu       sync.Mutex // guards managers
+	mu       sync.Mutex // guards deduced and managers
+	deduced  managedfields.TypeConverter
 	managers map[managerKey]*managedfields.FieldManager
 }
 
@@ -58,21 +56,33 @@ type managerKey struct {
 	subresource string
 }
 
+// forget drops the field managers of a resource that is no longer served,
+// so that creating and deleting CRDs does not grow the cache without bound.
+func (at *applyTypes) forget(ri *resourceInfo) {
+	at.mu.Lock()
+	defer at.mu.Unlock()
+	for k := range at.managers {
+		if k.res == ri {
+			delete(at.managers, k)
+		}
+	}
+}
+
 // fieldManagerFor returns the field manager of a resource or one of its
 // subresources, building it once.
 func (s *Server) fieldManagerFor(ri *resourceInfo, subresource string) (*managedfields.FieldManager, error) {
-	at := &s.apply
-	at.once.Do(func() { at.typed, at.err = sharedTypeConverter() })
-	if at.err != nil {
-		return nil, at.err
+	typed, err := sharedTypeConverter()
+	if err != nil {
+		return nil, err
 	}
+	at := &s.apply
 	at.mu.Lock()
 	defer at.mu.Unlock()
 	key := managerKey{ri, subresource}
 	if fm := at.managers[key]; fm != nil {
 		return fm, nil
 	}
-	converter := at.typed
+	converter := typed
 	if converter == nil || !s.openapiKnows(ri) {
 		if at.deduced == nil {
 			at.deduced = managedfields.NewDeducedTypeConverter()
@@ -89,7 +99,6 @@ func (s *Server) fieldManagerFor(ri *resourceInfo, subresource string) (*managed
 		}
 	}
 	var fm *managedfields.FieldManager
-	var err error
 	if ri.unstructured {
 		fm, err = newCRFieldManager(ri, converter, subresource)
 	} else {

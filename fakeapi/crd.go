@@ -242,6 +242,7 @@ func (s *Server) stopServingLocked(ri *resourceInfo) {
 		s.store.commit(ri, key, watch.Deleted, obj.DeepCopyObject(), obj)
 	}
 	s.reg.remove(ri)
+	s.apply.forget(ri)
 }
 
 // crdColumns turns additionalPrinterColumns into Table columns: Name, then

@@ -142,11 +142,10 @@ func (st *store) updateRules(req requestInfo, obj, stored runtime.Object, track 
 	if deleted, gone, err := st.finalizerRules(req.res, obj, stored); err != nil || gone {
 		return deleted, err
 	}
-	if !track {
-		return st.update(req.res, obj)
-	}
-	if err := st.track(req, obj, stored); err != nil {
-		return nil, err
+	if track {
+		if err := st.track(req, obj, stored); err != nil {
+			return nil, err
+		}
 	}
 	return st.update(req.res, obj)
 }
@@ -236,7 +235,7 @@ func (s *Server) decodeObject(r *http.Request, req requestInfo) (runtime.Object,
 	if *gvk != req.res.Kind {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the kind in the body (%s) does not match the expected kind (%s)", gvk, req.res.Kind))
 	}
-	if err := checkFields(req, s.unknownFields(data, info.MediaType, req.res), nil); err != nil {
+	if err := checkFields(req, s.unknownFields(req, data, info.MediaType), nil); err != nil {
 		return nil, err
 	}
 	return obj, checkIdentity(obj, req)

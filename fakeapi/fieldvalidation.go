@@ -63,8 +63,9 @@ func newStrictDecoders(scheme *runtime.Scheme) strictDecoders {
 // unknownFields decodes data again, strictly, and returns the strict
 // decoding error, or nil when every field is known (or the media type or
 // resource is not checked).
-func (s *Server) unknownFields(data []byte, mediaType string, ri *resourceInfo) error {
-	if ri.unstructured {
+func (s *Server) unknownFields(req requestInfo, data []byte, mediaType string) error {
+	ri := req.res
+	if ri.unstructured || req.fieldValidation == fieldValidationIgnore { // Ignore: nothing to find
 		return nil
 	}
 	dec := s.strict.json

@@ -39,7 +39,7 @@ import (
 // trackWrite records an HTTP write of obj over live (nil for a create) by
 // req's field manager.
 func (s *Server) trackWrite(req requestInfo, obj, live runtime.Object, now time.Time) error {
-	if req.subresource == "scale" {
+	if req.subresource == "scale" { // the Scale's fields are not the workload's: see docs/fakeapi.md
 		return recordManagedFields(obj, live, req, now)
 	}
 	fm, err := s.fieldManagerFor(req.res, req.subresource)

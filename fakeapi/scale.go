@@ -168,7 +168,7 @@ func (st *store) setReplicas(req requestInfo, stored runtime.Object, want *autos
 	}
 	replicas := want.Spec.Replicas
 	f.specReplicas.Set(reflect.ValueOf(&replicas))
-	if err := recordManagedFields(obj, stored, req, st.now()); err != nil {
+	if err := st.track(req, obj, stored); err != nil {
 		return nil, err
 	}
 	return st.update(req.res, obj)
