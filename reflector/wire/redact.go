@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,7 +39,10 @@ func (r redactor) redact(s string) string {
 	if r.auth != nil {
 		secrets = r.auth.secrets()
 	}
-	return redact(s, append(secrets, r.extra)...)
+	// Clip: secrets may be the token source's own slice, which other
+	// goroutines read; appending must copy it, never write into its spare
+	// capacity.
+	return redact(s, append(slices.Clip(secrets), r.extra)...)
 }
 
 // redact replaces every non-empty secret in s with redactedToken: the one
@@ -52,9 +56,6 @@ func redact(s string, secrets ...string) string {
 	}
 	return s
 }
-
-// contains reports whether s holds a token.
-func (r redactor) contains(s string) bool { return r.redact(s) != s }
 
 // err returns err unchanged when its text holds no token, and otherwise an
 // error with the text redacted that still unwraps to err, so errors.Is and
