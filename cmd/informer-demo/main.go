@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"sync"
@@ -35,7 +36,7 @@ func main() {
 	flag.StringVar(&c.context, "context", "", "with -kubeconfig: the context to use (default: current-context)")
 	flag.Int64Var(&c.seed, "seed", time.Now().UnixNano(), "seed of the churn generator")
 	flag.DurationVar(&c.slowEvery, "slow", 2*time.Millisecond, "time the deliberately slow handler spends per event")
-	flag.StringVar(&c.http, "http", "", "serve a live page of the pipeline, with fault buttons, on this address (e.g. 127.0.0.1:8081)")
+	flag.StringVar(&c.http, "http", "", "serve a live page of the pipeline, with fault buttons, on this address (e.g. 127.0.0.1:8081; no authentication: keep it on loopback)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -78,6 +79,9 @@ func run(ctx context.Context, c config, out io.Writer) error {
 		}
 		background.Go(page.serve)
 		fmt.Fprintf(out, "live page at %s\n", page.url)
+		if ip := page.ln.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
+			fmt.Fprintf(out, "warning: the live page listens on %s: anyone who can reach it may inject faults (there is no authentication)\n", ip)
+		}
 	}
 	d.factory.Start(ctx)
 	defer d.factory.Shutdown()

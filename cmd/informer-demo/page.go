@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -59,7 +60,7 @@ func startPage(ctx context.Context, addr string, m *monitor, f *faultInjector) (
 		writeJSON(w, http.StatusOK, map[string]string{"injected": r.PathValue("name")})
 	})
 	p := &page{ctx: ctx, url: "http://" + ln.Addr().String() + "/", ln: ln, server: &http.Server{
-		Handler:           mux,
+		Handler:           addressedByIP(mux),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		MaxHeaderBytes:    16 << 10,
@@ -94,6 +95,25 @@ func sameOriginJSON(r *http.Request) bool {
 	}
 	origin := r.Header.Get("Origin")
 	return origin == "" || origin == "http://"+r.Host
+}
+
+// addressedByIP refuses a request whose Host is a name other than
+// localhost. A site the learner visits could make its own name resolve to
+// 127.0.0.1 (DNS rebinding): its script would then be same-origin with
+// this page, by name, and could press the buttons and read the state. It
+// cannot make the browser send an IP address or localhost as the Host.
+func addressedByIP(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.Host)
+		if err != nil {
+			host = r.Host
+		}
+		if host != "localhost" && net.ParseIP(strings.Trim(host, "[]")) == nil {
+			writeJSON(w, http.StatusForbidden, map[string]string{"error": "address the page by IP or localhost"})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

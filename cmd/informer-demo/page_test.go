@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
@@ -133,4 +135,20 @@ func TestFaultEndpointRefusesWhatIsNotAFault(t *testing.T) {
 func TestFaultsNeedTheEmbeddedServer(t *testing.T) {
 	f := newFaultInjector(nil, nil)
 	require.ErrorIs(t, f.inject("drop"), errNoFaults)
+}
+
+// A page addressed by a name other than localhost is refused: a site that
+// rebinds its own name to 127.0.0.1 must not reach the fault buttons.
+func TestPageRefusesRebindingHosts(t *testing.T) {
+	h := addressedByIP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }))
+	for host, want := range map[string]int{
+		"127.0.0.1:8081": http.StatusOK, "localhost:8081": http.StatusOK, "[::1]:8081": http.StatusOK,
+		"evil.example:8081": http.StatusForbidden, "evil.example": http.StatusForbidden,
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/api/fault/drop", nil)
+		r.Host = host
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		assert.Equal(t, want, w.Code, host)
+	}
 }
