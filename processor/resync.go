@@ -46,8 +46,8 @@ func (p *Processor) ShouldResync(now time.Time) bool {
 }
 
 // ResyncInterval returns the shortest resync period among the current
-// handlers, or 0 if none wants resyncs: how often the informer should call
-// ShouldResync.
+// handlers, or 0 if none wants resyncs. The informer asks ShouldResync
+// every MinResyncPeriod, and skips the round when this is 0.
 func (p *Processor) ResyncInterval() time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/seed31a95821/informer/deltafifo"
 )
 
 // Cache is one informer's cache as a relist sees it. It is safe for
@@ -59,9 +61,9 @@ func (c *Cache) Unchanged(decoded runtime.Object) runtime.Object {
 	if err != nil || m.GetResourceVersion() == "" || m.GetUID() == "" {
 		return nil
 	}
-	key := m.GetName()
-	if ns := m.GetNamespace(); ns != "" {
-		key = ns + "/" + key
+	key, err := deltafifo.MetaNamespaceKey(decoded)
+	if err != nil {
+		return nil
 	}
 	cached, ok := c.get(key)
 	if !ok {
