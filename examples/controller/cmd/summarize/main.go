@@ -7,6 +7,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -20,7 +21,7 @@ import (
 )
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the cluster to manage")
+	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the cluster to manage (a list, as $KUBECONFIG)")
 	fake := flag.Bool("fake", false, "run against an embedded fake API server with sample objects")
 	namespace := flag.String("namespace", "", "namespace to manage (default all)")
 	workers := flag.Int("workers", 2, "keys handled at once")
@@ -49,10 +50,12 @@ func run(kubeconfig string, fake bool, namespace string, workers int, duration t
 		defer srv.Close()
 		cfg = wire.Config{Host: srv.URL()}
 	case kubeconfig != "":
-		var err error
-		if cfg, err = wire.LoadKubeconfig(kubeconfig); err != nil {
+		// A list, as $KUBECONFIG is, loaded by kubectl's rules.
+		l, err := wire.LoadingRules{Paths: filepath.SplitList(kubeconfig)}.Load()
+		if err != nil {
 			return err
 		}
+		cfg = l.Config
 	default:
 		return fmt.Errorf("give -kubeconfig or -fake")
 	}
