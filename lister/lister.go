@@ -188,8 +188,9 @@ func (l *Lister[T]) ByIndex(indexName, value string) ([]T, error) {
 	}
 	out := make([]T, 0, len(objs))
 	for _, obj := range objs {
-		t, err := l.typed(typeErrorKey(obj), obj)
-		if err != nil {
+		t, err := l.typed("", obj)
+		if err != nil { // name the object only when it is the wrong type
+			_, err = l.typed(typeErrorKey(obj), obj)
 			return nil, err
 		}
 		out = append(out, t)
