@@ -117,7 +117,9 @@ func parseExecOutput(apiVersion string, stdout []byte) (*execResult, error) {
 // cannot get it into an error message.
 func tokenInOutput(stdout []byte) []string {
 	var ec execCredential
-	if json.Unmarshal(stdout, &ec) != nil || ec.Status == nil {
+	// The same decoder as parseExecOutput's: it accepts text after the
+	// object, so a credential the parser would take is always found here.
+	if json.NewDecoder(bytes.NewReader(stdout)).Decode(&ec) != nil || ec.Status == nil {
 		return nil
 	}
 	return []string{ec.Status.Token, ec.Status.ClientKeyData}
