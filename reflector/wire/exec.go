@@ -38,6 +38,18 @@ const (
 	maxExecStderrBytes = 4 << 10
 )
 
+// After a run that failed, the plugin is not run again until a delay has
+// passed: requests in between get the same *ExecError at once. Without it,
+// every request of every informer built from one Config would start the
+// plugin again (a factory of many informers, each backing off on its own,
+// would run a broken plugin many times a second). The delay starts at
+// execRetryMin, doubles with each failure in a row up to execRetryMax, and
+// a success resets it.
+const (
+	execRetryMin = time.Second
+	execRetryMax = 30 * time.Second
+)
+
 // ExecEnvVar is one extra environment variable for an exec plugin.
 type ExecEnvVar struct {
 	Name  string `json:"name"`
@@ -51,7 +63,9 @@ type ExecEnvVar struct {
 // The credential is cached until its expirationTimestamp (or, without one,
 // until the server answers 401) and shared by everything built from a
 // Config holding this *ExecConfig: copies of a Config share the pointer,
-// so a factory of many informers runs the plugin once. An ExecConfig is
+// so a factory of many informers runs the plugin once. A failed run is not
+// repeated at once: until a delay has passed (1s, doubling with each failure
+// in a row, up to 30s) requests fail with the same error. An ExecConfig is
 // safe for concurrent use and must not be copied after first use.
 type ExecConfig struct {
 	// APIVersion is ExecAPIVersionV1 or ExecAPIVersionV1Beta1; the plugin
@@ -77,10 +91,11 @@ type ExecConfig struct {
 
 	now func() time.Time // injectable clock for tests; nil = time.Now
 
-	// mu guards cred. It is held while the plugin runs, so that concurrent
-	// requests wait for one run instead of starting one each.
-	mu   sync.Mutex
-	cred *execResult // nil: run the plugin on next use
+	// mu guards cred and failed. It is held while the plugin runs, so that
+	// concurrent requests wait for one run instead of starting one each.
+	mu     sync.Mutex
+	cred   *execResult // nil: run the plugin on next use
+	failed execFailure // the last runs, when they failed
 
 	// certGen counts the client certificates the plugin has rotated
 	// through; transports start afresh when it moves.
@@ -147,6 +162,9 @@ func (e *ExecConfig) credential(ctx context.Context, cluster func() (*execCluste
 	if c := e.cred; c != nil && (c.expiry.IsZero() || now().Before(c.expiry)) {
 		return c, nil
 	}
+	if err := e.failed.pending(now()); err != nil {
+		return nil, err
+	}
 	var info *execCluster
 	if e.ProvideClusterInfo {
 		var err error
@@ -160,8 +178,13 @@ func (e *ExecConfig) credential(ctx context.Context, cluster func() (*execCluste
 	}
 	res, err := e.run(ctx, info, previous)
 	if err != nil {
+		// A request given up on says nothing about the plugin.
+		if ctx.Err() == nil {
+			e.failed.record(err, now())
+		}
 		return nil, err
 	}
+	e.failed = execFailure{}
 	old := e.cred
 	e.cred = res
 	e.remember(res)
@@ -172,6 +195,28 @@ func (e *ExecConfig) credential(ctx context.Context, cluster func() (*execCluste
 		e.certGen.Add(1)
 	}
 	return res, nil
+}
+
+// execFailure remembers the failed runs in a row of a plugin, so that it is
+// not run again before its retry time. The zero value: no failure.
+type execFailure struct {
+	err     *ExecError
+	retryAt time.Time
+	delay   time.Duration // the wait after the last failure
+}
+
+// pending returns the last failure while its retry time is still ahead.
+func (f *execFailure) pending(now time.Time) *ExecError {
+	if f.err != nil && now.Before(f.retryAt) {
+		return f.err
+	}
+	return nil
+}
+
+// record notes a failed run at now and sets when the next may start.
+func (f *execFailure) record(err *ExecError, now time.Time) {
+	f.delay = min(max(2*f.delay, execRetryMin), execRetryMax)
+	f.err, f.retryAt = err, now.Add(f.delay)
 }
 
 func sameCertificate(a, b *tls.Certificate) bool {
@@ -195,7 +240,7 @@ func (e *ExecConfig) invalidate(token string) {
 }
 
 // run starts the plugin once, bounded by Timeout, and parses its answer.
-func (e *ExecConfig) run(ctx context.Context, cluster *execCluster, previous []string) (*execResult, error) {
+func (e *ExecConfig) run(ctx context.Context, cluster *execCluster, previous []string) (*execResult, *ExecError) {
 	timeout := e.Timeout
 	if timeout == 0 {
 		timeout = DefaultExecTimeout

@@ -175,6 +175,57 @@ func TestExecPluginFailure(t *testing.T) {
 	}
 }
 
+// A failing plugin is not run again for every request: requests in between
+// get the same error, the wait doubles with each failure in a row, and a
+// success resets it.
+func TestExecPluginFailureBacksOff(t *testing.T) {
+	plugin := newFakeExec(t, "fail")
+	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	plugin.now = func() time.Time { return now }
+	mode := func(m string) { plugin.Env[0].Value = m }
+	call := func() error { _, err := plugin.credential(context.Background(), nil); return err }
+
+	first := call()
+	require.ErrorIs(t, first, ErrExecPlugin)
+	assert.Same(t, first, call(), "within the first second: the same error, no new run")
+	assert.Equal(t, 1, plugin.runs(t))
+
+	now = now.Add(time.Second) // the first wait is 1s
+	require.ErrorIs(t, call(), ErrExecPlugin)
+	assert.Equal(t, 2, plugin.runs(t))
+	now = now.Add(1999 * time.Millisecond) // the second is 2s
+	require.ErrorIs(t, call(), ErrExecPlugin)
+	assert.Equal(t, 2, plugin.runs(t), "still inside the doubled wait")
+	now = now.Add(time.Millisecond)
+	require.ErrorIs(t, call(), ErrExecPlugin)
+	assert.Equal(t, 3, plugin.runs(t))
+
+	for range 10 { // the wait stops doubling at 30s
+		now = now.Add(execRetryMax)
+		require.ErrorIs(t, call(), ErrExecPlugin)
+	}
+	assert.Equal(t, 13, plugin.runs(t))
+
+	mode("token")
+	now = now.Add(execRetryMax)
+	require.NoError(t, call())
+	assert.Equal(t, 14, plugin.runs(t))
+	mode("fail")
+	plugin.invalidate("tok-14")
+	require.ErrorIs(t, call(), ErrExecPlugin)
+	now = now.Add(time.Second)
+	require.ErrorIs(t, call(), ErrExecPlugin)
+	assert.Equal(t, 16, plugin.runs(t), "the success reset the wait to 1s")
+
+	// A request given up on is not a failure of the plugin.
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	now = now.Add(execRetryMax)
+	_, err := plugin.credential(cancelled, nil)
+	require.Error(t, err)
+	require.ErrorIs(t, call(), ErrExecPlugin, "the next request runs the plugin at once")
+}
+
 func TestExecPluginHangIsKilled(t *testing.T) {
 	plugin := newFakeExec(t, "hang")
 	plugin.Timeout = 300 * time.Millisecond
