@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"sync"
@@ -74,11 +75,17 @@ func (rt *certRotatingTransport) CloseIdleConnections() {
 	t.CloseIdleConnections()
 }
 
+// errRetiredTransport fails a dial that finished after its transport was
+// retired: the connection would carry the old certificate's handshake, and
+// nothing would ever close it.
+var errRetiredTransport = errors.New("wire: transport retired after the client certificate rotated")
+
 // connTracker remembers open connections so that they can all be closed at
 // once. The zero value is ready to use and safe for concurrent use.
 type connTracker struct {
-	mu    sync.Mutex // guards conns
-	conns map[*trackedConn]struct{}
+	mu      sync.Mutex // guards conns and retired
+	conns   map[*trackedConn]struct{}
+	retired bool // closeAll has run: later dials are refused
 }
 
 // dialer wraps dial so that every connection it makes is tracked until it
@@ -91,6 +98,12 @@ func (ct *connTracker) dialer(dial func(ctx context.Context, network, addr strin
 		}
 		tc := &trackedConn{Conn: c, tracker: ct}
 		ct.mu.Lock()
+		if ct.retired {
+			// A dial that began before the rotation and ended after it.
+			ct.mu.Unlock()
+			_ = c.Close()
+			return nil, errRetiredTransport
+		}
 		if ct.conns == nil {
 			ct.conns = map[*trackedConn]struct{}{}
 		}
@@ -100,11 +113,13 @@ func (ct *connTracker) dialer(dial func(ctx context.Context, network, addr strin
 	}
 }
 
-// closeAll closes every tracked connection.
+// closeAll closes every tracked connection, and retires the tracker: a dial
+// still under way ends in errRetiredTransport instead of a connection that
+// nobody would close.
 func (ct *connTracker) closeAll() {
 	ct.mu.Lock()
 	conns := ct.conns
-	ct.conns = nil
+	ct.conns, ct.retired = nil, true
 	ct.mu.Unlock()
 	for c := range conns {
 		_ = c.Conn.Close()
