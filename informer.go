@@ -183,7 +183,7 @@ func (s *SharedInformer[T]) Run(ctx context.Context) error {
 	s.runMu.Lock()
 	if s.running {
 		s.runMu.Unlock()
-		return ErrAlreadyRunning
+		return fmt.Errorf("informer %s: %w", s.opts.Name, ErrAlreadyRunning)
 	}
 	s.running = true
 	s.runMu.Unlock()

@@ -86,11 +86,11 @@
 // # Late handlers
 //
 // A handler added while the informer runs needs the current state first. The
-// informer passes an immutable snapshot of its cache (a State, taken in O(1))
-// to AddHandler; the handler joins the journal at its end at that moment,
-// and its own goroutine replays the snapshot as Adds with InInitialList set,
-// then continues with the live stream, which the journal has been keeping
-// for it meanwhile. Nothing else waits for the replay.
+// informer passes an immutable snapshot of its cache (an InitialObjects,
+// taken in O(1)) to AddHandler; the handler joins the journal at its end at
+// that moment, and its own goroutine replays the snapshot as Adds with
+// InInitialList set, then continues with the live stream, which the journal
+// has been keeping for it meanwhile. Nothing else waits for the replay.
 //
 // # Resync
 //
