@@ -63,9 +63,9 @@ type Options struct {
 	// log the error, count it, or hand it to a goroutine of your own.
 	OnError func(error)
 	// Reflector tunes the list-and-watch machinery: page size, backoff,
-	// WatchList, the watchdog, the clock. Its ExpectedType, ResyncPeriod,
-	// ShouldResync and OnError are set by the informer.
-	Reflector reflector.Options
+	// WatchList, the watchdog, the clock. It holds only what the informer
+	// leaves to its user; see ReflectorOptions.
+	Reflector ReflectorOptions
 }
 
 // inlineHandlerLimit is the most handlers with which the reflector applies
@@ -146,10 +146,8 @@ func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInfo
 	})
 	s.proc = processor.New(processor.Options{OnError: s.report, Now: nowOf(opts.Reflector.Clock)})
 
-	ro := opts.Reflector
-	if ro.Name == "" {
-		ro.Name = opts.Name
-	}
+	ro := opts.Reflector.reflectorOptions()
+	ro.Name = opts.Name
 	if proto, err := newObject[T](); err == nil {
 		ro.ExpectedType = proto
 	}

@@ -106,7 +106,7 @@ func (f flood) run(t *testing.T) (growth uint64, st processor.HandlerStats) {
 	t.Helper()
 	release := make(chan struct{})
 	lw := &floodLW{pods: f.pods, updates: f.updates}
-	opts := quick()
+	opts := quickInformer()
 	opts.WatchList = reflector.WatchListOff
 	opts.StuckWatchFactor = -1 // the flood ends in silence, which is not a stuck watch
 	inf := informer.New[*corev1.Pod](lw, informer.Options{Name: "pods", Reflector: opts, KeepAllUpdates: f.keepAll,
