@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 
 	"github.com/seed31a95821/informer"
+	"github.com/seed31a95821/informer/apiresource"
 	"github.com/seed31a95821/informer/reflector/wire"
 )
 
@@ -26,7 +27,7 @@ var errUnknownType = informer.ErrUnknownType
 // Options configure a Client. The zero value is ready to use.
 type Options struct {
 	// Scheme maps Go types to kinds and encodes them. Nil means
-	// informer.NewScheme(): pass the factory's scheme when you registered
+	// apiresource.NewScheme(): pass the factory's scheme when you registered
 	// types of your own.
 	Scheme *runtime.Scheme
 	// Resources override how a kind maps to its resource, as
@@ -94,7 +95,7 @@ func New(cfg wire.Config, opts Options) (*Client, error) {
 	// host and blame its answer on this server.
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	if opts.Scheme == nil {
-		opts.Scheme = informer.NewScheme()
+		opts.Scheme = apiresource.NewScheme()
 	}
 	c := &Client{
 		cfg: cfg, http: &hc, scheme: opts.Scheme, codecs: serializer.NewCodecFactory(opts.Scheme),

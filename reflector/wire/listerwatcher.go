@@ -31,8 +31,8 @@ type Options struct {
 	// caller's metav1.ListOptions sets its own.
 	LabelSelector, FieldSelector string
 
-	// Scheme maps the resource to Go types. Default: NewScheme() (meta/v1,
-	// core/v1, apps/v1).
+	// Scheme maps the resource to Go types. Default: apiresource.NewScheme()
+	// (meta/v1, core/v1, apps/v1, autoscaling/v1).
 	Scheme *runtime.Scheme
 	// Kind names the kind to decode into, e.g. "Pod". Default: found in
 	// Scheme from the GVR (the kind whose plural is the resource and which
