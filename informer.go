@@ -83,14 +83,11 @@ type Options struct {
 // per event of the hand-off.
 const inlineHandlerLimit = 16
 
-// resyncTick is how often the informer asks its handlers whether any of them
-// is due for a resync: a fixed tick, whatever the handlers' periods. The
-// reflector's timer is set once, when the informer is built, but handlers
-// come and go afterwards, each with its own period; so the timer ticks at the
-// finest period a handler can have (the processor raises shorter ones to
-// it), and at each tick the processor decides which handlers are due
-// (processor.ShouldResync). A handler's resync therefore comes up to one tick
-// after its period, never before.
+// resyncTick is how often the reflector's resync timer asks the processor
+// whether any handler is due (processor.ShouldResync decides): a fixed tick,
+// the finest period a handler can have, because the timer is set once and
+// handlers with their own periods come and go afterwards. The whole path is
+// told in docs/architecture.md, "Resync".
 const resyncTick = processor.MinResyncPeriod
 
 // SharedInformer keeps an in-memory copy of one resource, kept current by a
@@ -156,21 +153,10 @@ func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInfo
 	}
 	clock := ro.Clock
 	ro.ResyncPeriod = resyncTick
-	ro.ShouldResync = func() bool { return s.shouldResync(clock.Now()) }
+	ro.ShouldResync = func() bool { return s.proc.ShouldResync(clock.Now()) }
 	ro.OnError = s.report
 	s.refl = reflector.New(lw, syncWatchingStore{Queue: s.queue, informer: s.markSyncedIfReady}, ro)
 	return s
-}
-
-// shouldResync is asked by the reflector at every resyncTick. With no handler
-// that wants resyncs (processor.ResyncInterval is 0, the common case) there is
-// no round to start; otherwise the processor marks the handlers that are due,
-// and the reflector asks the queue for a resync only if one is.
-func (s *SharedInformer[T]) shouldResync(now time.Time) bool {
-	if s.proc.ResyncInterval() == 0 {
-		return false
-	}
-	return s.proc.ShouldResync(now)
 }
 
 // Run starts the pipeline and blocks until ctx is done and every goroutine

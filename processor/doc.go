@@ -98,8 +98,10 @@
 // (HandlerOptions.ResyncPeriod), as an Update whose Old and Object are the
 // same. Periods are per handler: ShouldResync(now) records which handlers
 // are due, and a Distribute with isSync set appends a notification addressed
-// to those only; the others skip it. The exact schedule is described in
-// resync.go.
+// to those only; the others skip it. This package is where a resync is
+// decided (resync.go has the schedule); the reflector's timer, the queue's
+// Sync deltas and the informer only carry it out, as docs/architecture.md
+// ("Resync") follows step by step.
 //
 // # Lifecycle
 //
