@@ -77,10 +77,9 @@ type Options struct {
 // the event itself. With many, the handlers' wake-ups dominate, and a
 // consumer that does them while the reflector reads the next events keeps
 // both goroutines busy and lets handlers take their notifications in
-// batches. The pipeline benchmarks put the crossover between 10 and 40
-// handlers (measured when each handler had its own buffer); with the
-// journal, applying inline with 100 handlers still cost 4 times the CPU
-// per event of the hand-off.
+// batches. The crossover is found with the pipeline benchmarks
+// (BenchmarkPipeline in bench/, by number of handlers); docs/perf-log.md
+// has the runs that chose 16.
 const inlineHandlerLimit = 16
 
 // resyncTick is how often the reflector's resync timer asks the processor
