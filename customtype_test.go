@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/seed31a95821/informer"
+	"github.com/seed31a95821/informer/apiresource"
 	"github.com/seed31a95821/informer/fakeapi"
 	"github.com/seed31a95821/informer/reflector/wire"
 )
@@ -52,7 +53,7 @@ func (l *WidgetList) DeepCopyObject() runtime.Object {
 var widgetGV = schema.GroupVersion{Group: "example.com", Version: "v1"}
 
 func widgetScheme() *runtime.Scheme {
-	s := informer.NewScheme()
+	s := apiresource.NewScheme()
 	s.AddKnownTypes(widgetGV, &Widget{}, &WidgetList{})
 	metav1.AddToGroupVersion(s, widgetGV)
 	return s
@@ -62,7 +63,7 @@ func TestUsersOwnTypeWorksEndToEnd(t *testing.T) {
 	scheme := widgetScheme()
 	srv, err := fakeapi.NewServer(fakeapi.Options{
 		Scheme:    scheme,
-		Resources: []fakeapi.Resource{{Kind: widgetGV.WithKind("Widget"), Plural: "widgets", Namespaced: true}},
+		Resources: []fakeapi.ServedResource{{Resource: informer.Resource{Kind: widgetGV.WithKind("Widget"), Plural: "widgets"}}},
 	})
 	require.NoError(t, err)
 	defer srv.Close()

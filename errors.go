@@ -1,16 +1,26 @@
 package informer
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/seed31a95821/informer/reflector"
+)
 
 // The informer's sentinel errors, in one place. Errors from the parts below it
 // (reflector, queue, indexer, processor) are wrapped with %w and can be told
 // apart with errors.Is and errors.As.
 var (
 	// ErrWrongType reports an object that is not the informer's type T. It is
-	// never cached; it reaches the OnError hook.
-	ErrWrongType = errors.New("object of the wrong type")
-	// ErrAlreadyRunning is returned by a second call to SharedInformer.Run.
-	ErrAlreadyRunning = errors.New("informer is already running")
+	// never cached; it reaches the OnError hook. It is reflector.ErrWrongType
+	// itself, not a second sentinel: an object of the wrong type is the same
+	// fault whichever layer catches it (the reflector, against
+	// reflector.Options.ExpectedType, or the informer, against T), so one
+	// errors.Is test finds both.
+	ErrWrongType = reflector.ErrWrongType
+	// ErrAlreadyRunning is returned, wrapped with the informer's name, by a
+	// second call to SharedInformer.Run. It is reflector.ErrAlreadyRunning,
+	// for the same reason: one sentinel for "Run was called twice".
+	ErrAlreadyRunning = reflector.ErrAlreadyRunning
 	// ErrUnknownType is returned by the factory for a Go type that its scheme
 	// does not know, so it cannot tell which resource to watch.
 	ErrUnknownType = errors.New("type is not registered in the scheme")

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/seed31a95821/informer/apiresource"
 	"github.com/seed31a95821/informer/reflector"
 	"github.com/seed31a95821/informer/reflector/wire"
 )
@@ -25,7 +26,7 @@ type FactoryOptions struct {
 	LabelSelector string
 	FieldSelector string
 	// Scheme maps Go types to kinds and decodes the wire. Nil means
-	// NewScheme().
+	// apiresource.NewScheme().
 	Scheme *runtime.Scheme
 	// Resources override how a kind maps to its resource; see Resource.
 	Resources []Resource
@@ -73,7 +74,7 @@ type runner interface {
 // when it is nil one built from cfg.QPS and cfg.Burst (wire.NewRateLimiter).
 func NewFactory(cfg wire.Config, opts FactoryOptions) *Factory {
 	if opts.Scheme == nil {
-		opts.Scheme = NewScheme()
+		opts.Scheme = apiresource.NewScheme()
 	}
 	if cfg.RateLimiter == nil {
 		cfg.RateLimiter = wire.NewRateLimiter(cfg)

@@ -43,7 +43,8 @@ type HandlerOptions struct {
 	// repair drift in the world the controller manages. Zero means never. A
 	// resync re-reads the cache, not the API server. The informer checks once
 	// a second which handlers are due, so a resync comes up to a second after
-	// its period; periods under a second are raised to one.
+	// its period; periods under a second are raised to one. The path through
+	// the pipeline: docs/architecture.md, "Resync".
 	ResyncPeriod time.Duration
 	// UpdateFilter, when set, decides which updates reach the handler, such
 	// as GenerationChanged or AnyOf(LabelsChanged, AnnotationsChanged).

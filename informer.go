@@ -63,9 +63,9 @@ type Options struct {
 	// log the error, count it, or hand it to a goroutine of your own.
 	OnError func(error)
 	// Reflector tunes the list-and-watch machinery: page size, backoff,
-	// WatchList, the watchdog, the clock. Its ExpectedType, ResyncPeriod,
-	// ShouldResync and OnError are set by the informer.
-	Reflector reflector.Options
+	// WatchList, the watchdog, the clock. It holds only what the informer
+	// leaves to its user; see ReflectorOptions.
+	Reflector ReflectorOptions
 }
 
 // inlineHandlerLimit is the most handlers with which the reflector applies
@@ -77,20 +77,16 @@ type Options struct {
 // the event itself. With many, the handlers' wake-ups dominate, and a
 // consumer that does them while the reflector reads the next events keeps
 // both goroutines busy and lets handlers take their notifications in
-// batches. The pipeline benchmarks put the crossover between 10 and 40
-// handlers (measured when each handler had its own buffer); with the
-// journal, applying inline with 100 handlers still cost 4 times the CPU
-// per event of the hand-off.
+// batches. The crossover is found with the pipeline benchmarks
+// (BenchmarkPipeline in bench/, by number of handlers); docs/perf-log.md
+// has the runs that chose 16.
 const inlineHandlerLimit = 16
 
-// resyncTick is how often the informer asks its handlers whether any of them
-// is due for a resync: a fixed tick, whatever the handlers' periods. The
-// reflector's timer is set once, when the informer is built, but handlers
-// come and go afterwards, each with its own period; so the timer ticks at the
-// finest period a handler can have (the processor raises shorter ones to
-// it), and at each tick the processor decides which handlers are due
-// (processor.ShouldResync). A handler's resync therefore comes up to one tick
-// after its period, never before.
+// resyncTick is how often the reflector's resync timer asks the processor
+// whether any handler is due (processor.ShouldResync decides): a fixed tick,
+// the finest period a handler can have, because the timer is set once and
+// handlers with their own periods come and go afterwards. The whole path is
+// told in docs/architecture.md, "Resync".
 const resyncTick = processor.MinResyncPeriod
 
 // SharedInformer keeps an in-memory copy of one resource, kept current by a
@@ -146,10 +142,8 @@ func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInfo
 	})
 	s.proc = processor.New(processor.Options{OnError: s.report, Now: nowOf(opts.Reflector.Clock)})
 
-	ro := opts.Reflector
-	if ro.Name == "" {
-		ro.Name = opts.Name
-	}
+	ro := opts.Reflector.reflectorOptions()
+	ro.Name = opts.Name
 	if proto, err := newObject[T](); err == nil {
 		ro.ExpectedType = proto
 	}
@@ -158,21 +152,10 @@ func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInfo
 	}
 	clock := ro.Clock
 	ro.ResyncPeriod = resyncTick
-	ro.ShouldResync = func() bool { return s.shouldResync(clock.Now()) }
+	ro.ShouldResync = func() bool { return s.proc.ShouldResync(clock.Now()) }
 	ro.OnError = s.report
 	s.refl = reflector.New(lw, syncWatchingStore{Queue: s.queue, informer: s.markSyncedIfReady}, ro)
 	return s
-}
-
-// shouldResync is asked by the reflector at every resyncTick. With no handler
-// that wants resyncs (processor.ResyncInterval is 0, the common case) there is
-// no round to start; otherwise the processor marks the handlers that are due,
-// and the reflector asks the queue for a resync only if one is.
-func (s *SharedInformer[T]) shouldResync(now time.Time) bool {
-	if s.proc.ResyncInterval() == 0 {
-		return false
-	}
-	return s.proc.ShouldResync(now)
 }
 
 // Run starts the pipeline and blocks until ctx is done and every goroutine
@@ -183,7 +166,7 @@ func (s *SharedInformer[T]) Run(ctx context.Context) error {
 	s.runMu.Lock()
 	if s.running {
 		s.runMu.Unlock()
-		return ErrAlreadyRunning
+		return fmt.Errorf("informer %s: %w", s.opts.Name, ErrAlreadyRunning)
 	}
 	s.running = true
 	s.runMu.Unlock()

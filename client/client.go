@@ -3,14 +3,12 @@ package client
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/url"
-	"path"
 	"reflect"
-	"time"
 
 	"golang.org/x/time/rate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 
 	"github.com/seed31a95821/informer"
+	"github.com/seed31a95821/informer/apiresource"
 	"github.com/seed31a95821/informer/reflector/wire"
 )
 
@@ -26,7 +25,7 @@ var errUnknownType = informer.ErrUnknownType
 // Options configure a Client. The zero value is ready to use.
 type Options struct {
 	// Scheme maps Go types to kinds and encodes them. Nil means
-	// informer.NewScheme(): pass the factory's scheme when you registered
+	// apiresource.NewScheme(): pass the factory's scheme when you registered
 	// types of your own.
 	Scheme *runtime.Scheme
 	// Resources override how a kind maps to its resource, as
@@ -42,13 +41,11 @@ type Options struct {
 // Client writes (and reads, when a read must be fresh) any registered type
 // through one API server. It is safe for concurrent use.
 type Client struct {
-	cfg       wire.Config
+	cfg       wire.Config // with its defaults (wire.Config.WithDefaults)
 	http      *http.Client
 	scheme    *runtime.Scheme
 	codecs    serializer.CodecFactory
 	resources []informer.Resource
-	maxBody   int64
-	timeout   time.Duration
 	limiter   *rate.Limiter // nil: no client-side rate limit
 }
 
@@ -94,21 +91,14 @@ func New(cfg wire.Config, opts Options) (*Client, error) {
 	// host and blame its answer on this server.
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	if opts.Scheme == nil {
-		opts.Scheme = informer.NewScheme()
+		opts.Scheme = apiresource.NewScheme()
 	}
 	c := &Client{
-		cfg: cfg, http: &hc, scheme: opts.Scheme, codecs: serializer.NewCodecFactory(opts.Scheme),
-		resources: opts.Resources, maxBody: cfg.MaxObjectBytes, timeout: cfg.Timeout,
-		limiter: cfg.RateLimiter,
+		cfg: cfg.WithDefaults(), http: &hc, scheme: opts.Scheme, codecs: serializer.NewCodecFactory(opts.Scheme),
+		resources: opts.Resources, limiter: cfg.RateLimiter,
 	}
 	if c.limiter == nil {
 		c.limiter = wire.NewRateLimiter(cfg)
-	}
-	if c.maxBody == 0 {
-		c.maxBody = wire.DefaultMaxObjectBytes
-	}
-	if c.timeout == 0 {
-		c.timeout = wire.DefaultTimeout
 	}
 	return c, nil
 }
@@ -126,31 +116,15 @@ type request struct {
 	protobuf    bool // the type has a protobuf form: it may be asked for
 }
 
-// url lays out the REST path of a collection or an object, as
-// reflector/wire does for its lists:
-//
-//	{host}/api/v1[/namespaces/{ns}]/{plural}[/{name}[/{subresource}]]
-//	{host}/apis/{group}/{version}[/namespaces/{ns}]/{plural}[/{name}[/{subresource}]]
+// url is where r goes: the collection or the object, laid out by
+// wire.ResourceURL as for the informers' lists. A namespace given for a
+// cluster-scoped kind is dropped.
 func (c *Client) url(r request) string {
-	u, _ := url.Parse(c.cfg.Host) // validated by New
-	gvr := r.res.GVR()
-	parts := []string{"/", u.Path}
-	if gvr.Group == "" {
-		parts = append(parts, "api", gvr.Version)
-	} else {
-		parts = append(parts, "apis", gvr.Group, gvr.Version)
+	ns := r.namespace
+	if r.res.ClusterScoped {
+		ns = ""
 	}
-	if r.namespace != "" && !r.res.ClusterScoped {
-		parts = append(parts, "namespaces", r.namespace)
-	}
-	parts = append(parts, gvr.Resource)
-	if r.name != "" {
-		parts = append(parts, r.name)
-	}
-	if r.subresource != "" {
-		parts = append(parts, r.subresource)
-	}
-	u.Path = path.Join(parts...)
+	u := wire.ResourceURL(c.cfg.Host, r.res.GVR(), ns, r.name, r.subresource)
 	u.RawQuery = r.query.Encode()
 	return u.String()
 }
@@ -159,9 +133,9 @@ func (c *Client) url(r request) string {
 // other answer becomes an error: an *apierrors.StatusError, or an
 // *UnservedError for a 404 on the resource itself.
 func (c *Client) do(ctx context.Context, verb string, r request, into runtime.Object) error {
-	if c.timeout > 0 {
+	if c.cfg.Timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		ctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
 		defer cancel()
 	}
 	if c.limiter != nil {
@@ -177,8 +151,8 @@ func (c *Client) do(ctx context.Context, verb string, r request, into runtime.Ob
 	if err != nil {
 		return fmt.Errorf("client: building request: %w", err)
 	}
-	req.Header.Set("Accept", c.accept(r.protobuf))
-	req.Header.Set("User-Agent", c.userAgent())
+	req.Header.Set("Accept", wire.AcceptHeader(c.cfg.ContentType, r.protobuf))
+	req.Header.Set("User-Agent", c.cfg.UserAgent)
 	if r.contentType != "" {
 		req.Header.Set("Content-Type", r.contentType)
 	}
@@ -193,7 +167,10 @@ func (c *Client) do(ctx context.Context, verb string, r request, into runtime.Ob
 	if into == nil {
 		return nil
 	}
-	data, err := readLimited(resp.Body, c.maxBody)
+	data, err := wire.ReadBody(resp, c.cfg.MaxObjectBytes)
+	if errors.Is(err, wire.ErrObjectTooLarge) {
+		err = fmt.Errorf("%w: %w", ErrMalformedResponse, err)
+	}
 	if err != nil {
 		return fmt.Errorf("client: %s %s: %w", verb, r.res.Plural, err)
 	}
@@ -217,38 +194,6 @@ func (c *Client) errorFor(resp *http.Response, verb string, r request) error {
 		}
 	}
 	return err
-}
-
-func (c *Client) userAgent() string {
-	if c.cfg.UserAgent != "" {
-		return c.cfg.UserAgent
-	}
-	return wire.DefaultUserAgent
-}
-
-// accept states the encodings the client can decode, protobuf first when
-// the type has a protobuf form and the config does not insist on JSON.
-func (c *Client) accept(protobuf bool) string {
-	switch {
-	case !protobuf || c.cfg.ContentType == wire.ContentTypeJSON:
-		return wire.ContentTypeJSON
-	case c.cfg.ContentType == wire.ContentTypeProtobuf:
-		return wire.ContentTypeProtobuf
-	}
-	return wire.ContentTypeProtobuf + ", " + wire.ContentTypeJSON
-}
-
-// readLimited reads a whole body, refusing more than limit bytes: a server
-// is not trusted to send an object of sane size.
-func readLimited(r io.Reader, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, min(limit, math.MaxInt64-1)+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading body: %w", err)
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%w: body exceeds %d bytes", ErrMalformedResponse, limit)
-	}
-	return data, nil
 }
 
 // newObject makes a fresh zero value of the pointer type T.

@@ -2,7 +2,6 @@ package client
 
 import (
 	"fmt"
-	"mime"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -33,17 +32,13 @@ func (c *Client) encode(obj runtime.Object, gv schema.GroupVersion, protobuf boo
 // and Kubernetes protobuf are accepted; a body of another kind than into is
 // an error, never a half-filled object.
 func (c *Client) decode(contentType string, data []byte, into runtime.Object) error {
-	mediaType := wire.ContentTypeJSON
-	if contentType != "" {
-		mt, _, err := mime.ParseMediaType(contentType)
-		if err != nil {
-			return fmt.Errorf("%w: Content-Type %q: %v", ErrMalformedResponse, contentType, err)
-		}
-		mediaType = mt
+	mediaType, err := wire.ResponseMediaType(contentType, data)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrMalformedResponse, err)
 	}
 	info, ok := runtime.SerializerInfoForMediaType(c.codecs.SupportedMediaTypes(), mediaType)
-	if !ok || (mediaType != wire.ContentTypeJSON && mediaType != wire.ContentTypeProtobuf) {
-		return fmt.Errorf("%w: unsupported Content-Type %q", ErrMalformedResponse, contentType)
+	if !ok {
+		return fmt.Errorf("%w: no serializer for %s", ErrMalformedResponse, mediaType)
 	}
 	want, err := c.kindOf(into)
 	if err != nil {

@@ -32,7 +32,10 @@
 // Bodies are JSON, or protobuf when wire.Config.ContentType asks for it and
 // the type has a protobuf form; responses are decoded by their
 // Content-Type. Every response body is bounded (Config.MaxObjectBytes,
-// error bodies to 64 KiB) and must decode to the expected kind. The bearer
+// error bodies to 64 KiB) and must decode to the expected kind. The rules
+// a request shares with the informers' lists (the URL layout, the Accept
+// header, the Content-Type mapping, the bounded body read, the Config's
+// defaults) are reflector/wire's (request.go), used here, not restated. The bearer
 // token or token file of the Config is sent to the Config's host only,
 // never along a redirect to another.
 package client

@@ -43,7 +43,7 @@ var namespaceKind = corev1.SchemeGroupVersion.WithKind("Namespace")
 // admitCreate prepares a defaulted object sent by a client for creation:
 // the namespace check, the create rules and validation.
 func (s *Server) admitCreate(st *store, req requestInfo, obj runtime.Object) error {
-	if req.res.Namespaced {
+	if !req.res.ClusterScoped {
 		if err := s.requireNamespace(st, req.namespace); err != nil {
 			return err
 		}
@@ -132,7 +132,7 @@ func (st *store) deleteNamespace(reg *registry, ri *resourceInfo, name string, p
 		return nil, err
 	}
 	for _, content := range reg.all() {
-		if !content.Namespaced {
+		if content.ClusterScoped {
 			continue
 		}
 		b := st.bucket(content)

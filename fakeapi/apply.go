@@ -125,9 +125,9 @@ func (applyDefaulter) Default(obj runtime.Object) { applyDefaults(obj) }
 // builtinTypes is the type converter of the built-in kinds, built on first
 // use from the embedded OpenAPI v3 documents. It is a pure function of
 // those constant documents, immutable and safe for concurrent use, so every
-// Server in the process shares it: building it costs about 80 ms (several
-// times that under -race), which a test suite that starts hundreds of
-// servers should pay once, not once per server.
+// Server in the process shares it: building it takes tens of milliseconds
+// (docs/perf-log.md), which a test suite that starts hundreds of servers
+// should pay once, not once per server.
 var builtinTypes struct {
 	once      sync.Once
 	converter managedfields.TypeConverter

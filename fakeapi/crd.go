@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/seed31a95821/informer/apiresource"
 )
 
 // CustomResourceDefinitions: creating a CRD (over HTTP, as kubectl apply
@@ -33,7 +35,8 @@ var crdKind = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v
 
 // crdResource is the resource that serves CRDs themselves.
 func crdResource() *resourceInfo {
-	return unstructuredResource(Resource{Kind: crdKind, Plural: "customresourcedefinitions",
+	return unstructuredResource(ServedResource{
+		Resource:   apiresource.Resource{Kind: crdKind, Plural: "customresourcedefinitions", ClusterScoped: true},
 		ShortNames: []string{"crd", "crds"}, StatusSubresource: true}, "CustomResourceDefinitionList")
 }
 
@@ -123,9 +126,12 @@ func (v crdView) resource() *resourceInfo {
 	if listKind == "" {
 		listKind = names.Kind + "List"
 	}
-	ri := unstructuredResource(Resource{
-		Kind:   schema.GroupVersionKind{Group: v.Spec.Group, Version: ver.Name, Kind: names.Kind},
-		Plural: names.Plural, Namespaced: v.Spec.Scope == "Namespaced", ShortNames: names.ShortNames,
+	ri := unstructuredResource(ServedResource{
+		Resource: apiresource.Resource{
+			Kind:   schema.GroupVersionKind{Group: v.Spec.Group, Version: ver.Name, Kind: names.Kind},
+			Plural: names.Plural, ClusterScoped: v.Spec.Scope != "Namespaced",
+		},
+		ShortNames: names.ShortNames,
 		Categories: names.Categories, StatusSubresource: ver.Subresources.Status != nil,
 	}, listKind)
 	columns := crdColumns(ver.Columns)

@@ -248,7 +248,7 @@ func checkIdentity(obj runtime.Object, req requestInfo) error {
 	if err != nil {
 		return apierrors.NewBadRequest(err.Error())
 	}
-	if req.res.Namespaced {
+	if !req.res.ClusterScoped {
 		switch m.GetNamespace() {
 		case "":
 			m.SetNamespace(req.namespace)

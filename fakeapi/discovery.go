@@ -147,11 +147,11 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv sc
 			continue
 		}
 		list.APIResources = append(list.APIResources, metav1.APIResource{
-			Name: ri.gvr.Resource, SingularName: strings.ToLower(ri.Kind.Kind), Namespaced: ri.Namespaced,
+			Name: ri.gvr.Resource, SingularName: strings.ToLower(ri.Kind.Kind), Namespaced: !ri.ClusterScoped,
 			Kind: ri.Kind.Kind, ShortNames: ri.ShortNames, Categories: ri.Categories, Verbs: ri.verbs(),
 		})
 		for _, sub := range ri.subresources() {
-			res := metav1.APIResource{Name: ri.gvr.Resource + "/" + sub.name, Namespaced: ri.Namespaced,
+			res := metav1.APIResource{Name: ri.gvr.Resource + "/" + sub.name, Namespaced: !ri.ClusterScoped,
 				Kind: sub.kind.Kind, Group: sub.kind.Group, Version: sub.kind.Version, Verbs: sub.verbs}
 			list.APIResources = append(list.APIResources, res)
 		}

@@ -84,7 +84,7 @@ func (s *Server) discoveredResources(gv schema.GroupVersion) []apidiscoveryv2.AP
 			continue
 		}
 		scope := apidiscoveryv2.ScopeCluster
-		if ri.Namespaced {
+		if !ri.ClusterScoped {
 			scope = apidiscoveryv2.ScopeNamespace
 		}
 		d := apidiscoveryv2.APIResourceDiscovery{

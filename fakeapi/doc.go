@@ -112,14 +112,19 @@
 //
 // # Your own types
 //
-// Add the type to a scheme that starts from NewScheme and describe its
-// resource:
+// Add the type to a scheme that starts from apiresource.NewScheme (the
+// module's one default scheme, which the informer and its client use too)
+// and describe its resource. A ServedResource embeds apiresource.Resource,
+// where the kind lives (namespaced unless ClusterScoped), and adds what the
+// server offers on it:
 //
-//	scheme := fakeapi.NewScheme()
+//	scheme := apiresource.NewScheme()
 //	_ = widgetv1.AddToScheme(scheme)
 //	srv, err := fakeapi.NewServer(fakeapi.Options{
-//		Scheme:    scheme,
-//		Resources: []fakeapi.Resource{{Kind: widgetv1.SchemeGroupVersion.WithKind("Widget"), Namespaced: true}},
+//		Scheme: scheme,
+//		Resources: []fakeapi.ServedResource{{
+//			Resource: apiresource.Resource{Kind: widgetv1.SchemeGroupVersion.WithKind("Widget")},
+//		}},
 //	})
 //
 // # Fault injection over HTTP

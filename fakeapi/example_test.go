@@ -7,11 +7,13 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/seed31a95821/informer/fakeapi"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/seed31a95821/informer/apiresource"
+	"github.com/seed31a95821/informer/fakeapi"
 )
 
 // A test starts a server, writes objects with the Go API, and reads them
@@ -106,17 +108,16 @@ func ExampleServer_SeedPods() {
 }
 
 // Serving a type beyond the defaults: add it to a scheme that starts from
-// NewScheme and describe its resource. Here batch/v1 Jobs.
-func ExampleResource() {
-	scheme := fakeapi.NewScheme()
+// apiresource.NewScheme and describe its resource. Here batch/v1 Jobs.
+func ExampleServedResource() {
+	scheme := apiresource.NewScheme()
 	if err := batchv1.AddToScheme(scheme); err != nil {
 		panic(err)
 	}
 	srv, err := fakeapi.NewServer(fakeapi.Options{
 		Scheme: scheme,
-		Resources: []fakeapi.Resource{{
-			Kind:              batchv1.SchemeGroupVersion.WithKind("Job"),
-			Namespaced:        true,
+		Resources: []fakeapi.ServedResource{{
+			Resource:          apiresource.Resource{Kind: batchv1.SchemeGroupVersion.WithKind("Job")},
 			StatusSubresource: true,
 		}},
 	})

@@ -20,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/seed31a95821/informer/apiresource"
 )
 
 // The test harness talks to the server the way a client does, over HTTP,
@@ -48,7 +50,7 @@ func createNamespace(t testing.TB, srv *Server, name string) {
 }
 
 // testCodecs decodes what the server sends.
-var testCodecs = serializer.NewCodecFactory(NewScheme())
+var testCodecs = serializer.NewCodecFactory(apiresource.NewScheme())
 
 // do sends a request and returns the status code and body.
 func do(t testing.TB, method, url, contentType, body string, header ...string) (int, []byte, http.Header) {

@@ -9,31 +9,25 @@ import (
 	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/seed31a95821/informer/apiresource"
 )
 
-// Resource describes one collection the server serves: where it lives in the
-// URL space, which Go type holds its objects, and whether objects belong to a
-// namespace.
+// ServedResource describes one collection the server serves: where it
+// lives (the embedded apiresource.Resource: kind, plural, scope, the same
+// type the informer and its client name resources with) and what the
+// server offers on it beyond the basic verbs. The kind's Go type must be
+// registered in the server's scheme.
 //
-// A Resource is plain data; the server copies it at construction.
-type Resource struct {
-	// Kind is the object's group, version and kind, e.g. apps/v1 Deployment.
-	// Its Go type must be registered in the server's scheme.
-	Kind schema.GroupVersionKind
-	// Plural is the lower-case resource name used in URLs ("deployments").
-	// Empty means meta.UnsafeGuessKindToResource(Kind), which is right for
-	// regular English plurals.
-	Plural string
-	// Namespaced tells whether objects live under /namespaces/{ns}/.
-	Namespaced bool
+// A ServedResource is plain data; the server copies it at construction.
+type ServedResource struct {
+	apiresource.Resource
 	// ShortNames are advertised in discovery (kubectl get po).
 	ShortNames []string
 	// Categories are advertised in discovery: kubectl get all lists the
@@ -57,27 +51,18 @@ type Resource struct {
 	SelectableFields func(obj runtime.Object) fields.Set
 }
 
-// GroupVersionResource returns where the resource lives in the URL space.
-func (r Resource) GroupVersionResource() schema.GroupVersionResource {
-	if r.Plural != "" {
-		return r.Kind.GroupVersion().WithResource(r.Plural)
-	}
-	plural, _ := meta.UnsafeGuessKindToResource(r.Kind)
-	return plural
-}
-
 // DefaultResources lists the built-in collections: core/v1 Pods, Services,
 // ConfigMaps, Secrets, Namespaces, Nodes, Endpoints and Events, and apps/v1
 // Deployments, ReplicaSets, StatefulSets and DaemonSets (the first three
 // with their scale subresource).
-func DefaultResources() []Resource {
+func DefaultResources() []ServedResource {
 	all := []string{"all"} // kubectl get all
-	core := func(kind string, namespaced, status bool, short ...string) Resource {
-		return Resource{Kind: corev1.SchemeGroupVersion.WithKind(kind), Namespaced: namespaced,
+	core := func(kind string, namespaced, status bool, short ...string) ServedResource {
+		return ServedResource{Resource: apiresource.Resource{Kind: corev1.SchemeGroupVersion.WithKind(kind), ClusterScoped: !namespaced},
 			StatusSubresource: status, ShortNames: short}
 	}
-	apps := func(kind string, scale bool, short ...string) Resource {
-		return Resource{Kind: appsv1.SchemeGroupVersion.WithKind(kind), Namespaced: true,
+	apps := func(kind string, scale bool, short ...string) ServedResource {
+		return ServedResource{Resource: apiresource.Resource{Kind: appsv1.SchemeGroupVersion.WithKind(kind)},
 			StatusSubresource: true, ScaleSubresource: scale, ShortNames: short, Categories: all}
 	}
 	pods := core("Pod", true, true, "po")
@@ -94,15 +79,16 @@ func DefaultResources() []Resource {
 	nodes.SelectableFields = nodeFields
 	events := core("Event", true, false, "ev")
 	events.SelectableFields = eventFields
-	return []Resource{
+	return []ServedResource{
 		pods,
 		services,
 		core("ConfigMap", true, false, "cm"),
 		secrets,
 		namespaces,
 		nodes,
-		// Endpoints is already plural; guessing would say "endpointses".
-		{Kind: corev1.SchemeGroupVersion.WithKind("Endpoints"), Plural: "endpoints", Namespaced: true, ShortNames: []string{"ep"}},
+		// Endpoints is already plural; the plural is spelled out rather than
+		// left to the guess's list of exceptions.
+		{Resource: apiresource.Resource{Kind: corev1.SchemeGroupVersion.WithKind("Endpoints"), Plural: "endpoints"}, ShortNames: []string{"ep"}},
 		apps("Deployment", true, "deploy"),
 		apps("ReplicaSet", true, "rs"),
 		apps("StatefulSet", true, "sts"),
@@ -111,10 +97,10 @@ func DefaultResources() []Resource {
 	}
 }
 
-// resourceInfo is a Resource resolved against the scheme: everything the
-// handlers need, computed once.
+// resourceInfo is a ServedResource resolved against the scheme: everything
+// the handlers need, computed once.
 type resourceInfo struct {
-	Resource
+	ServedResource
 	gvr      schema.GroupVersionResource
 	listKind schema.GroupVersionKind
 	// fieldLabels are the field-selector keys the resource accepts.
@@ -156,7 +142,7 @@ type registry struct {
 	ordered []*resourceInfo
 }
 
-func newRegistry(scheme *runtime.Scheme, resources []Resource) (*registry, error) {
+func newRegistry(scheme *runtime.Scheme, resources []ServedResource) (*registry, error) {
 	reg := &registry{
 		scheme: scheme,
 		byGVR:  map[schema.GroupVersionResource]*resourceInfo{},
@@ -227,7 +213,7 @@ func (reg *registry) all() []*resourceInfo {
 	return slices.Clone(reg.ordered)
 }
 
-func resolveResource(scheme *runtime.Scheme, r Resource) (*resourceInfo, error) {
+func resolveResource(scheme *runtime.Scheme, r ServedResource) (*resourceInfo, error) {
 	if !scheme.Recognizes(r.Kind) {
 		return nil, fmt.Errorf("fakeapi: kind %s is not registered in the scheme", r.Kind)
 	}
@@ -235,7 +221,7 @@ func resolveResource(scheme *runtime.Scheme, r Resource) (*resourceInfo, error) 
 	if !scheme.Recognizes(listKind) {
 		return nil, fmt.Errorf("fakeapi: list kind %s is not registered in the scheme", listKind)
 	}
-	ri := &resourceInfo{Resource: r, gvr: r.GroupVersionResource(), listKind: listKind}
+	ri := &resourceInfo{ServedResource: r, gvr: r.GVR(), listKind: listKind}
 	sample, err := scheme.New(r.Kind)
 	if err != nil {
 		return nil, fmt.Errorf("fakeapi: %s: %w", r.Kind, err)
@@ -401,29 +387,4 @@ func eventFields(obj runtime.Object) fields.Set {
 	set["source"] = ev.Source.Component
 	set["type"] = ev.Type
 	return set
-}
-
-// NewScheme returns a scheme holding the default types (core/v1, apps/v1)
-// and the meta.k8s.io types the server needs for metadata-only responses.
-// Add your own types to it and pass it as Options.Scheme together with
-// Options.Resources.
-func NewScheme() *runtime.Scheme {
-	scheme := runtime.NewScheme()
-	// The builders only fail on programmer error (duplicate registration).
-	must(corev1.AddToScheme(scheme))
-	must(appsv1.AddToScheme(scheme))
-	// The scale subresource's objects.
-	must(autoscalingv1.AddToScheme(scheme))
-	must(metav1.AddMetaToScheme(scheme))
-	// Clients may label request options (DeleteOptions bodies) with the
-	// meta.k8s.io group.
-	scheme.AddKnownTypes(metav1.SchemeGroupVersion, &metav1.ListOptions{}, &metav1.GetOptions{},
-		&metav1.DeleteOptions{}, &metav1.CreateOptions{}, &metav1.UpdateOptions{}, &metav1.PatchOptions{})
-	return scheme
-}
-
-func must(err error) {
-	if err != nil {
-		panic(err)
-	}
 }

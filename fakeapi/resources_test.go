@@ -7,18 +7,20 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/seed31a95821/informer/apiresource"
 )
 
 func TestResourceRegistration(t *testing.T) {
-	cases := map[string]Resource{
-		"kind not in scheme":       {Kind: batchv1.SchemeGroupVersion.WithKind("Job")},
-		"status without field":     {Kind: corev1.SchemeGroupVersion.WithKind("ConfigMap"), Plural: "cms", StatusSubresource: true},
-		"duplicate resource":       {Kind: corev1.SchemeGroupVersion.WithKind("Pod")},
-		"meta type without a list": {Kind: schema.GroupVersionKind{Group: "meta.k8s.io", Version: "v1", Kind: "Table"}},
+	cases := map[string]ServedResource{
+		"kind not in scheme":       {Resource: apiresource.Resource{Kind: batchv1.SchemeGroupVersion.WithKind("Job"), ClusterScoped: true}},
+		"status without field":     {Resource: apiresource.Resource{Kind: corev1.SchemeGroupVersion.WithKind("ConfigMap"), Plural: "cms", ClusterScoped: true}, StatusSubresource: true},
+		"duplicate resource":       {Resource: apiresource.Resource{Kind: corev1.SchemeGroupVersion.WithKind("Pod"), ClusterScoped: true}},
+		"meta type without a list": {Resource: apiresource.Resource{Kind: schema.GroupVersionKind{Group: "meta.k8s.io", Version: "v1", Kind: "Table"}, ClusterScoped: true}},
 	}
 	for name, r := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := NewServer(Options{Resources: []Resource{r}})
+			_, err := NewServer(Options{Resources: []ServedResource{r}})
 			require.Error(t, err)
 		})
 	}
@@ -27,7 +29,7 @@ func TestResourceRegistration(t *testing.T) {
 func TestPluralNames(t *testing.T) {
 	plurals := map[string]string{}
 	for _, r := range DefaultResources() {
-		plurals[r.Kind.Kind] = r.GroupVersionResource().Resource
+		plurals[r.Kind.Kind] = r.GVR().Resource
 	}
 	require.Equal(t, "pods", plurals["Pod"])
 	require.Equal(t, "endpoints", plurals["Endpoints"])
@@ -36,10 +38,10 @@ func TestPluralNames(t *testing.T) {
 }
 
 func TestCustomSchemeServesOnlyWhatItKnows(t *testing.T) {
-	scheme := NewScheme()
+	scheme := apiresource.NewScheme()
 	require.NoError(t, batchv1.AddToScheme(scheme))
-	srv := startServer(t, Options{Scheme: scheme, Resources: []Resource{
-		{Kind: batchv1.SchemeGroupVersion.WithKind("Job"), Namespaced: true},
+	srv := startServer(t, Options{Scheme: scheme, Resources: []ServedResource{
+		{Resource: apiresource.Resource{Kind: batchv1.SchemeGroupVersion.WithKind("Job")}},
 	}})
 	_, err := srv.Create(&batchv1.Job{})
 	require.Error(t, err, "validation still applies")

@@ -189,9 +189,9 @@ func splitAPIPath(path string) (schema.GroupVersion, []string, bool) {
 // segment: "namespaces//pods" names no namespace, not all of them.)
 func checkScope(req requestInfo) error {
 	switch {
-	case !req.res.Namespaced && req.namespace != "":
+	case req.res.ClusterScoped && req.namespace != "":
 		return notFoundPath()
-	case req.res.Namespaced && req.namespace == "" && req.name != "":
+	case !req.res.ClusterScoped && req.namespace == "" && req.name != "":
 		return notFoundPath()
 	case req.subresource == "scale" && !req.res.ScaleSubresource:
 		return notFoundPath()
@@ -213,7 +213,7 @@ func verbOf(r *http.Request, req requestInfo) (string, error) {
 		return verbList, nil
 	case r.Method == http.MethodGet:
 		return verbGet, nil
-	case r.Method == http.MethodPost && collection && req.res.Namespaced == (req.namespace != ""):
+	case r.Method == http.MethodPost && collection && req.res.ClusterScoped == (req.namespace == ""):
 		return verbCreate, nil
 	case r.Method == http.MethodPut && !collection:
 		return verbUpdate, nil
@@ -221,7 +221,7 @@ func verbOf(r *http.Request, req requestInfo) (string, error) {
 		return verbPatch, nil
 	case r.Method == http.MethodDelete && !collection:
 		return verbDelete, nil
-	case r.Method == http.MethodDelete && req.res.Kind != namespaceKind && req.res.Namespaced == (req.namespace != ""):
+	case r.Method == http.MethodDelete && req.res.Kind != namespaceKind && req.res.ClusterScoped == (req.namespace == ""):
 		return verbDeleteCollection, nil
 	}
 	return "", methodNotAllowed()

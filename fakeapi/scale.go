@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/seed31a95821/informer/apiresource"
 )
 
 // The scale subresource: {name}/scale reads and writes a workload's
@@ -124,7 +126,7 @@ func (s *Server) serveScale(w http.ResponseWriter, r *http.Request, req requestI
 // scaleChange decodes the body of a PUT (a Scale) or a PATCH (of a Scale)
 // into a function from the current Scale to the wanted one.
 func (s *Server) scaleChange(r *http.Request, req requestInfo) (func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error), error) {
-	scaleRes := &resourceInfo{Resource: Resource{Kind: scaleKind, Namespaced: req.res.Namespaced}}
+	scaleRes := &resourceInfo{ServedResource: ServedResource{Resource: apiresource.Resource{Kind: scaleKind, ClusterScoped: req.res.ClusterScoped}}}
 	scaleReq := req
 	scaleReq.res = scaleRes
 	if req.verb == verbUpdate {

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+
+	"github.com/seed31a95821/informer/apiresource"
 )
 
 // Defaults for the zero Options.
@@ -39,13 +41,14 @@ const (
 // on a random loopback port with no authentication.
 type Options struct {
 	// Scheme holds the Go types of the served resources. Nil means
-	// NewScheme(): core/v1, apps/v1 and the meta.k8s.io types.
+	// apiresource.NewScheme(): core/v1, apps/v1, autoscaling/v1 and the
+	// meta.k8s.io types.
 	Scheme *runtime.Scheme
 	// Resources are served in addition to DefaultResources(). To serve your
-	// own type, add it to a scheme (start from NewScheme()) and describe it
-	// here, e.g.
-	//	Resource{Kind: myv1.SchemeGroupVersion.WithKind("Widget"), Namespaced: true}
-	Resources []Resource
+	// own type, add it to a scheme (start from apiresource.NewScheme()) and
+	// describe it here, e.g.
+	//	ServedResource{Resource: apiresource.Resource{Kind: myv1.SchemeGroupVersion.WithKind("Widget")}}
+	Resources []ServedResource
 	// CompactionWindow is how many events the history keeps before the
 	// oldest are compacted. Zero means DefaultCompactionWindow; negative
 	// keeps everything (until Compact).
@@ -80,7 +83,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.Scheme == nil {
-		o.Scheme = NewScheme()
+		o.Scheme = apiresource.NewScheme()
 	}
 	if o.CompactionWindow == 0 {
 		o.CompactionWindow = DefaultCompactionWindow
@@ -203,8 +206,8 @@ func NewServer(opts Options) (*Server, error) {
 
 // defaultResourcesIn keeps the default resources whose kinds the scheme
 // knows, so a custom scheme need not carry every built-in type.
-func defaultResourcesIn(scheme *runtime.Scheme) []Resource {
-	var out []Resource
+func defaultResourcesIn(scheme *runtime.Scheme) []ServedResource {
+	var out []ServedResource
 	for _, r := range DefaultResources() {
 		if scheme.Recognizes(r.Kind) {
 			out = append(out, r)

@@ -71,7 +71,7 @@ func (s *store) list(q listQuery) (listPage, error) {
 	extra := overlayOnlyKeys(overlay, b)
 
 	prefix := ""
-	if q.namespace != "" && q.res.Namespaced {
+	if q.namespace != "" && !q.res.ClusterScoped {
 		prefix = q.namespace + "/"
 	}
 	from := max(q.startKey, prefix)

@@ -98,7 +98,7 @@ func (b *bucket) sortedKeys() []string {
 // cluster-scoped objects. Sorting keys sorts a namespace's objects together,
 // which is how paged lists of one namespace stay contiguous.
 func objectKey(ri *resourceInfo, namespace, name string) string {
-	if ri.Namespaced {
+	if !ri.ClusterScoped {
 		return namespace + "/" + name
 	}
 	return name
@@ -289,9 +289,9 @@ func validateMeta(ri *resourceInfo, m metav1.Object) error {
 	}
 	ns := m.GetNamespace()
 	switch {
-	case ri.Namespaced && ns == "":
+	case !ri.ClusterScoped && ns == "":
 		errs = append(errs, field.Required(field.NewPath("metadata", "namespace"), ""))
-	case ri.Namespaced:
+	case !ri.ClusterScoped:
 		for _, msg := range validation.IsDNS1123Label(ns) {
 			errs = append(errs, field.Invalid(field.NewPath("metadata", "namespace"), ns, msg))
 		}

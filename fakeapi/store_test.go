@@ -10,12 +10,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/seed31a95821/informer/apiresource"
 )
 
 // newTestStore builds a store with the default resources and a fixed clock.
 func newTestStore(t *testing.T, window int) (*store, *registry) {
 	t.Helper()
-	reg, err := newRegistry(NewScheme(), DefaultResources())
+	reg, err := newRegistry(apiresource.NewScheme(), DefaultResources())
 	require.NoError(t, err)
 	clock := func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
 	return newStore(window, 0, clock), reg

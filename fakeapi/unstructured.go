@@ -44,8 +44,8 @@ func (s *Server) newList(ri *resourceInfo) (runtime.Object, error) {
 
 // unstructuredResource resolves a custom resource: no scheme, every object
 // has a generation, JSON only.
-func unstructuredResource(r Resource, listKind string) *resourceInfo {
-	ri := &resourceInfo{Resource: r, gvr: r.GroupVersionResource(), unstructured: true, generation: true,
+func unstructuredResource(r ServedResource, listKind string) *resourceInfo {
+	ri := &resourceInfo{ServedResource: r, gvr: r.GVR(), unstructured: true, generation: true,
 		listKind: r.Kind.GroupVersion().WithKind(listKind)}
 	ri.fieldLabels = map[string]bool{"metadata.name": true, "metadata.namespace": true}
 	return ri

@@ -106,7 +106,7 @@ func (f flood) run(t *testing.T) (growth uint64, st processor.HandlerStats) {
 	t.Helper()
 	release := make(chan struct{})
 	lw := &floodLW{pods: f.pods, updates: f.updates}
-	opts := quick()
+	opts := quickInformer()
 	opts.WatchList = reflector.WatchListOff
 	opts.StuckWatchFactor = -1 // the flood ends in silence, which is not a stuck watch
 	inf := informer.New[*corev1.Pod](lw, informer.Options{Name: "pods", Reflector: opts, KeepAllUpdates: f.keepAll,
@@ -194,8 +194,9 @@ func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 
 // A flood of updates to slow handlers costs memory by keys, not by events,
 // with the default options: the two scenarios that showed the unbounded
-// backlog (+475 MiB for a 5 ms handler under a flood to one pod; +74 MB for
-// a stuck handler and 20,000 updates to 5 pods) stay under floodBound.
+// backlog (a 5 ms handler under a flood to one pod; a stuck handler and
+// 20,000 updates to 5 pods; docs/perf-log.md has what they cost then) stay
+// under floodBound.
 func TestSlowHandlerFloodStaysUnderMemoryBound(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	slow := func(<-chan struct{}) { time.Sleep(5 * time.Millisecond) }

@@ -160,7 +160,7 @@ func (r *chaosRun) setUp() {
 		wire.Options{Namespace: "shop", LabelSelector: "app=web"})
 	require.NoError(t, err)
 	r.lw = &chaosLW{ListerWatcher: hlw, run: r}
-	ropts := quick()
+	ropts := quickInformer()
 	ropts.WatchList, ropts.PageSize = r.cfg.watchList, r.cfg.pageSize
 	r.inf = informer.New[*corev1.Pod](r.lw, informer.Options{Name: "pods", Reflector: ropts,
 		AtomicRelist: r.cfg.atomicRelist, OnError: r.onError})

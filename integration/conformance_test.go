@@ -185,8 +185,8 @@ func (e *env) namespace(name string) {
 
 // reflectorOptions are the conformance settings: client-go's figures except
 // for retries, which start at 10ms so that a healed network is used at once.
-func reflectorOptions(mode reflector.WatchListMode) reflector.Options {
-	return reflector.Options{
+func reflectorOptions(mode reflector.WatchListMode) informer.ReflectorOptions {
+	return informer.ReflectorOptions{
 		Backoff:   reflector.Backoff{Initial: 10 * time.Millisecond, Max: 200 * time.Millisecond},
 		WatchList: mode,
 	}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/fakeapi"
 	"github.com/seed31a95821/informer/reflector"
 	"github.com/seed31a95821/informer/reflector/wire"
@@ -30,7 +31,18 @@ const converged = 30 * time.Second
 // quick keeps the real retry and watchdog machinery, with figures small
 // enough for tests: backoffs of milliseconds, bookmarks every 100ms.
 func quick() reflector.Options {
+	q := quickInformer()
 	return reflector.Options{
+		Backoff:          q.Backoff,
+		BookmarkInterval: q.BookmarkInterval,
+		StuckWatchFactor: q.StuckWatchFactor,
+		WatchListTimeout: q.WatchListTimeout,
+	}
+}
+
+// quickInformer is quick for an informer's reflector.
+func quickInformer() informer.ReflectorOptions {
+	return informer.ReflectorOptions{
 		Backoff:          reflector.Backoff{Initial: 10 * time.Millisecond, Max: 200 * time.Millisecond},
 		BookmarkInterval: 100 * time.Millisecond,
 		StuckWatchFactor: 3,

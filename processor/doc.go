@@ -86,11 +86,11 @@
 // # Late handlers
 //
 // A handler added while the informer runs needs the current state first. The
-// informer passes an immutable snapshot of its cache (a State, taken in O(1))
-// to AddHandler; the handler joins the journal at its end at that moment,
-// and its own goroutine replays the snapshot as Adds with InInitialList set,
-// then continues with the live stream, which the journal has been keeping
-// for it meanwhile. Nothing else waits for the replay.
+// informer passes an immutable snapshot of its cache (an InitialObjects,
+// taken in O(1)) to AddHandler; the handler joins the journal at its end at
+// that moment, and its own goroutine replays the snapshot as Adds with
+// InInitialList set, then continues with the live stream, which the journal
+// has been keeping for it meanwhile. Nothing else waits for the replay.
 //
 // # Resync
 //
@@ -98,8 +98,10 @@
 // (HandlerOptions.ResyncPeriod), as an Update whose Old and Object are the
 // same. Periods are per handler: ShouldResync(now) records which handlers
 // are due, and a Distribute with isSync set appends a notification addressed
-// to those only; the others skip it. The exact schedule is described in
-// resync.go.
+// to those only; the others skip it. This package is where a resync is
+// decided (resync.go has the schedule); the reflector's timer, the queue's
+// Sync deltas and the informer only carry it out, as docs/architecture.md
+// ("Resync") follows step by step.
 //
 // # Lifecycle
 //

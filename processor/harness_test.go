@@ -194,13 +194,13 @@ func (s *errSink) next(t *testing.T) error {
 	}
 }
 
-// stateEntry is one object of an ordered test State.
+// stateEntry is one object of an ordered test InitialObjects.
 type stateEntry struct {
 	key string
 	obj runtime.Object
 }
 
-// orderedState is a State that yields its objects in a fixed order, so
+// orderedState is an InitialObjects that yields its objects in a fixed order, so
 // tests can assert the order of a replay.
 type orderedState []stateEntry
 

@@ -145,7 +145,7 @@ func (p *Processor) startLocked(r *Registration) {
 // AddHandler returns ErrNilHandler, ErrNegativeResyncPeriod or
 // ErrNegativeBacklogLimit (wrapped) or, once the processor has stopped,
 // ErrStopped.
-func (p *Processor) AddHandler(h Handler, opts HandlerOptions, initial State) (*Registration, error) {
+func (p *Processor) AddHandler(h Handler, opts HandlerOptions, initial InitialObjects) (*Registration, error) {
 	if f, ok := h.(HandlerFunc); h == nil || ok && f == nil {
 		return nil, ErrNilHandler
 	}

@@ -71,7 +71,7 @@ type Registration struct {
 
 	// initial is replayed as Adds before the journal. It is written before the
 	// goroutine starts and read only by the goroutine.
-	initial State
+	initial InitialObjects
 
 	wake   chan struct{} // capacity 1: "the journal has grown"
 	stop   chan struct{} // closed by Remove
@@ -90,7 +90,7 @@ type Registration struct {
 	_         [64 - 32]byte
 }
 
-func newRegistration(p *Processor, h Handler, name string, period time.Duration, limit int, initial State) *Registration {
+func newRegistration(p *Processor, h Handler, name string, period time.Duration, limit int, initial InitialObjects) *Registration {
 	r := &Registration{
 		p:            p,
 		name:         name,

@@ -155,6 +155,28 @@ func TestResyncIntervalFollowsHandlers(t *testing.T) {
 	require.False(t, slices.Contains(*p.regs.Load(), slow))
 }
 
+// TestNoResyncRoundWithoutAPeriod: with no handler that wants resyncs, a
+// tick starts no round and leaves the last round's due set in force, so a
+// sync notification still queued from that round keeps its addressees.
+func TestNoResyncRoundWithoutAPeriod(t *testing.T) {
+	clock := newFakeClock()
+	p := New(Options{Now: clock.Now})
+	_, err := p.AddHandler(newRecorder(), HandlerOptions{}, nil)
+	require.NoError(t, err)
+	clock.Advance(time.Hour)
+	require.False(t, p.ShouldResync(clock.Now()))
+
+	periodic, err := p.AddHandler(newRecorder(), HandlerOptions{ResyncPeriod: time.Second}, nil)
+	require.NoError(t, err)
+	clock.Advance(time.Second)
+	require.True(t, p.ShouldResync(clock.Now()))
+	round := p.due.Load()
+	waitClosed(t, periodic.Remove(), "removal")
+	clock.Advance(time.Second)
+	require.False(t, p.ShouldResync(clock.Now()))
+	require.Same(t, round, p.due.Load(), "a tick without periodic handlers replaced the round")
+}
+
 // TestResyncRoundIsFixedWhenDistributed checks that whether a handler gets a
 // resync notification is decided when the notification is distributed, by
 // the round in force then, and not when the handler gets to it: a handler

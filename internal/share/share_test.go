@@ -83,11 +83,9 @@ func TestTableIsBounded(t *testing.T) {
 	}
 }
 
-// BenchmarkShare is what sharing adds to each decoded pod, against about
-// 20 µs to decode a protobuf pod and 70 µs for a JSON one. On the shared
-// 2-core machine: 12.6 µs an op, of which the profile gives Share about a
-// third (the rest is the cache misses and collections of the batches of
-// copies); rendering the containers by their protobuf bytes is half of it.
+// BenchmarkShare is what sharing adds to each decoded pod, to be read
+// against the cost of decoding one (BenchmarkWatchDecode in reflector/wire).
+// Its figures and profile are in docs/perf-log.md.
 //
 //	go test -run '^$' -bench Share -benchmem ./internal/share/
 func BenchmarkShare(b *testing.B) {

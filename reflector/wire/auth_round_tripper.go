@@ -133,7 +133,7 @@ func NewAuthRoundTripper(cfg Config, base http.RoundTripper) (http.RoundTripper,
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	a, err := newAuthenticator(cfg.withDefaults())
+	a, err := newAuthenticator(cfg.WithDefaults())
 	if err != nil {
 		return nil, err
 	}

@@ -149,7 +149,7 @@ type Config struct {
 // their defaults), or nil when c.QPS is negative: no limit. Put it in
 // Config.RateLimiter to share it between ListerWatchers.
 func NewRateLimiter(c Config) *rate.Limiter {
-	c = c.withDefaults()
+	c = c.WithDefaults()
 	if c.QPS < 0 {
 		return nil
 	}
@@ -239,8 +239,10 @@ func validateHost(host string) error {
 	return nil
 }
 
-// withDefaults returns c with every zero limit replaced by its default.
-func (c Config) withDefaults() Config {
+// WithDefaults returns c with every zero limit replaced by its default: the
+// figures every client of this Config (a ListerWatcher, package client)
+// works with.
+func (c Config) WithDefaults() Config {
 	if c.MaxFrameBytes == 0 {
 		c.MaxFrameBytes = DefaultMaxFrameBytes
 	}

@@ -19,7 +19,10 @@
 // metav1.ListOptions becomes the query string through apimachinery's own
 // parameter codec, the same conversion the API server reads it back with.
 // The Accept header states which encodings we can decode; the response's
-// Content-Type says which one the server chose.
+// Content-Type says which one the server chose. request.go holds these
+// rules (ResourceURL, AcceptHeader, ReadBody; ResponseMediaType is in
+// media_type.go, Config.WithDefaults in config.go) for package client's
+// writes too, so that both sides build requests one way.
 //
 // # Encodings
 //

@@ -17,13 +17,14 @@ import (
 	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/seed31a95821/informer/apiresource"
 	"github.com/seed31a95821/informer/reflector/wire"
 )
 
 // fakeAPIServer answers a pod list and a short pod watch in JSON, encoded
 // with apimachinery's serializer as kube-apiserver would.
 func fakeAPIServer() *httptest.Server {
-	scheme := wire.NewScheme()
+	scheme := apiresource.NewScheme()
 	enc := kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, scheme, scheme, kjson.SerializerOptions{})
 	encode := func(obj runtime.Object) []byte {
 		var b bytes.Buffer

@@ -57,7 +57,7 @@ func TestLyingContentLengthIsNotAllocated(t *testing.T) {
 	var err error
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	got, err = readBody(&http.Response{ContentLength: 1 << 30, Body: io.NopCloser(strings.NewReader(body))}, 2<<30)
+	got, err = ReadBody(&http.Response{ContentLength: 1 << 30, Body: io.NopCloser(strings.NewReader(body))}, 2<<30)
 	runtime.ReadMemStats(&after)
 	require.NoError(t, err)
 	assert.Equal(t, body, string(got))
@@ -196,7 +196,7 @@ func TestResponseHeaderTimeout(t *testing.T) {
 	_, err = lw.List(context.Background(), metav1.ListOptions{})
 	require.ErrorIs(t, err, ErrResponseHeaderTimeout)
 	assert.Less(t, time.Since(start), 10*time.Second)
-	assert.Equal(t, DefaultResponseHeaderTimeout, Config{}.withDefaults().ResponseHeaderTimeout)
+	assert.Equal(t, DefaultResponseHeaderTimeout, Config{}.WithDefaults().ResponseHeaderTimeout)
 }
 
 // One limiter, shared through Config.RateLimiter by every ListerWatcher
@@ -224,7 +224,7 @@ func TestRateLimiterShared(t *testing.T) {
 	_, err = a.List(ctx, metav1.ListOptions{})
 	require.Error(t, err, "the burst of 2 is spent by both together; the next token is a second away")
 
-	def := Config{}.withDefaults()
+	def := Config{}.WithDefaults()
 	assert.Equal(t, float32(DefaultQPS), def.QPS)
 	assert.Equal(t, DefaultBurst, def.Burst)
 	assert.Nil(t, NewRateLimiter(Config{QPS: -1}), "negative QPS: no limit")

@@ -228,7 +228,7 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestConfigDefaults(t *testing.T) {
-	c := Config{Host: "https://h"}.withDefaults()
+	c := Config{Host: "https://h"}.WithDefaults()
 	assert.EqualValues(t, DefaultMaxFrameBytes, c.MaxFrameBytes)
 	assert.EqualValues(t, DefaultMaxObjectBytes, c.MaxObjectBytes)
 	assert.Equal(t, DefaultTimeout, c.Timeout)

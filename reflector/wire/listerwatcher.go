@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/url"
-	"path"
 	"sync/atomic"
 	"time"
 
@@ -31,8 +29,8 @@ type Options struct {
 	// caller's metav1.ListOptions sets its own.
 	LabelSelector, FieldSelector string
 
-	// Scheme maps the resource to Go types. Default: NewScheme() (meta/v1,
-	// core/v1, apps/v1).
+	// Scheme maps the resource to Go types. Default: apiresource.NewScheme()
+	// (meta/v1, core/v1, apps/v1, autoscaling/v1).
 	Scheme *runtime.Scheme
 	// Kind names the kind to decode into, e.g. "Pod". Default: found in
 	// Scheme from the GVR (the kind whose plural is the resource and which
@@ -87,7 +85,7 @@ func New(cfg Config, gvr schema.GroupVersionResource, opts Options) (*ListerWatc
 	if gvr.Version == "" || gvr.Resource == "" {
 		return nil, &ConfigError{Field: "GroupVersionResource", Reason: fmt.Sprintf("%v needs a version and a resource", gvr)}
 	}
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	if opts.Scheme == nil {
 		opts.Scheme = defaultScheme()
 	}
@@ -117,28 +115,9 @@ func New(cfg Config, gvr schema.GroupVersionResource, opts Options) (*ListerWatc
 		cfg: cfg, client: withoutRedirects(client), auth: auth, limiter: limiter,
 		redact: redactor{auth: auth}, gvr: gvr, opts: opts, target: tgt,
 	}
-	lw.baseURL = collectionURL(cfg.Host, gvr, opts.Namespace)
+	lw.baseURL = ResourceURL(cfg.Host, gvr, opts.Namespace)
 	lw.acceptList, lw.acceptWatch = acceptHeaders(cfg.ContentType, tgt.protobuf, opts.MetadataOnly)
 	return lw, nil
-}
-
-// collectionURL lays out the REST path of a resource collection:
-//
-//	core group:   {host}/api/v1[/namespaces/{ns}]/{resource}
-//	other groups: {host}/apis/{group}/{version}[/namespaces/{ns}]/{resource}
-func collectionURL(host string, gvr schema.GroupVersionResource, namespace string) *url.URL {
-	u, _ := url.Parse(host)        // validated by Config.Validate
-	parts := []string{"/", u.Path} // absolute even when Host has no path
-	if gvr.Group == "" {
-		parts = append(parts, "api", gvr.Version)
-	} else {
-		parts = append(parts, "apis", gvr.Group, gvr.Version)
-	}
-	if namespace != "" {
-		parts = append(parts, "namespaces", namespace)
-	}
-	u.Path = path.Join(append(parts, gvr.Resource)...)
-	return u
 }
 
 // SupportsWatchList reports whether the reflector may try WatchList with
@@ -173,12 +152,12 @@ func (lw *ListerWatcher) list(ctx context.Context, opts metav1.ListOptions) (run
 		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := readBody(resp, lw.cfg.MaxObjectBytes)
+	body, err := ReadBody(resp, lw.cfg.MaxObjectBytes)
 	if err != nil {
 		return nil, fmt.Errorf("wire: list %s: %w", lw.gvr.Resource, err)
 	}
 	lw.bytesDecoded.Add(int64(len(body)))
-	mediaType, err := responseMediaType(resp.Header.Get("Content-Type"), body)
+	mediaType, err := ResponseMediaType(resp.Header.Get("Content-Type"), body)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +190,7 @@ func (lw *ListerWatcher) watch(ctx context.Context, opts metav1.ListOptions) (*W
 		cancel()
 		return nil, err
 	}
-	mediaType, err := responseMediaType(resp.Header.Get("Content-Type"), nil)
+	mediaType, err := ResponseMediaType(resp.Header.Get("Content-Type"), nil)
 	if err != nil {
 		cancel()
 		resp.Body.Close()
@@ -325,65 +304,4 @@ func (lw *ListerWatcher) newRequest(ctx context.Context, opts metav1.ListOptions
 		return nil, fmt.Errorf("wire: %s credentials: %w", lw.gvr.Resource, err)
 	}
 	return req, nil
-}
-
-// readBody reads a whole response body, refusing more than limit bytes.
-//
-// A Content-Length above the limit is refused before reading. Below it, it
-// is a claim, not a fact: a server that announces a gigabyte and sends 19
-// bytes must not make the client allocate a gigabyte, on every retry. So
-// the claim is believed up to trustedClaim bytes, the size of the first
-// buffer; past that the buffer doubles as bytes arrive, never beyond the
-// claim (plus the one byte that shows the end), so that an honest large
-// body ends in a buffer of exactly its size.
-func readBody(resp *http.Response, limit int64) ([]byte, error) {
-	claimed := resp.ContentLength
-	if claimed > limit {
-		return nil, fmt.Errorf("%w: Content-Length %d exceeds %d", ErrObjectTooLarge, claimed, limit)
-	}
-	// One byte past the limit tells a body of exactly limit bytes from a
-	// longer one; at the largest int64 there is no past, and no body that
-	// long either.
-	r := io.LimitReader(resp.Body, min(limit, math.MaxInt64-1)+1)
-	buf := make([]byte, 0, bodyRoom(0, claimed))
-	for {
-		if len(buf) == cap(buf) {
-			grown := make([]byte, len(buf), len(buf)+bodyRoom(len(buf), claimed))
-			copy(grown, buf)
-			buf = grown
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if int64(len(buf)) > limit {
-			return nil, fmt.Errorf("%w: body exceeds %d bytes", ErrObjectTooLarge, limit)
-		}
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading body: %w", err)
-		}
-	}
-}
-
-// trustedClaim is how much of a Content-Length readBody allocates before
-// any byte has arrived: a lie costs at most this much per request.
-const trustedClaim = 1 << 20
-
-// firstUnknownBuffer is the first buffer for a body of unknown length.
-const firstUnknownBuffer = 32 << 10
-
-// bodyRoom is how many bytes to add to a body buffer holding have bytes,
-// for a body that claims claimed bytes (-1: unknown). The first buffer is
-// the claim up to trustedClaim; after it the buffer doubles, but never past
-// the claim plus one byte, where an honest body ends.
-func bodyRoom(have int, claimed int64) int {
-	room := max(have, firstUnknownBuffer)
-	if claimed >= 0 && int64(have) <= claimed {
-		if have == 0 {
-			room = trustedClaim
-		}
-		room = int(min(int64(room), claimed-int64(have)+1))
-	}
-	return room
 }

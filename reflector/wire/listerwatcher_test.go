@@ -119,7 +119,7 @@ func TestURLLayout(t *testing.T) {
 		{"https://proxy/k8s/clusters/c1/", "", corev1.SchemeGroupVersion.WithResource("nodes"), "https://proxy/k8s/clusters/c1/api/v1/nodes"},
 	}
 	for _, tc := range cases {
-		u := collectionURL(tc.host, tc.gvr, tc.ns)
+		u := ResourceURL(tc.host, tc.gvr, tc.ns)
 		assert.Equal(t, tc.want, u.String())
 		assert.True(t, strings.HasPrefix(u.Path, "/"), "the request line needs an absolute path: %q", u.Path)
 	}

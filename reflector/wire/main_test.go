@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/seed31a95821/informer/apiresource"
 )
 
 // TestMain fails the package if any goroutine (a watch decoder, a transport
@@ -20,3 +23,8 @@ func TestMain(m *testing.M) {
 	}
 	goleak.VerifyTestMain(m)
 }
+
+// NewScheme is apiresource.NewScheme, for this package's internal tests. It
+// exists in test builds only: the package's API has no scheme constructor
+// of its own.
+func NewScheme() *runtime.Scheme { return apiresource.NewScheme() }

@@ -24,23 +24,11 @@ const (
 // acceptHeaders returns the Accept headers for list and for watch requests.
 // protobuf reports whether the target Go type can be decoded from protobuf.
 func acceptHeaders(contentType string, protobuf, metadataOnly bool) (list, watch string) {
-	var types []string
-	switch contentType {
-	case ContentTypeJSON:
-		types = []string{ContentTypeJSON}
-	case ContentTypeProtobuf:
-		types = []string{ContentTypeProtobuf}
-	default: // negotiate
-		if protobuf {
-			types = []string{ContentTypeProtobuf, ContentTypeJSON}
-		} else {
-			types = []string{ContentTypeJSON}
-		}
-	}
 	if !metadataOnly {
-		joined := strings.Join(types, ", ")
+		joined := AcceptHeader(contentType, protobuf)
 		return joined, joined
 	}
+	types := acceptedTypes(contentType, protobuf)
 	// Ask for the metadata form of every acceptable type, then fall back to
 	// plain JSON: a server that cannot convert answers with full objects,
 	// and full objects still decode into PartialObjectMetadata because every
@@ -55,10 +43,12 @@ func acceptHeaders(contentType string, protobuf, metadataOnly bool) (list, watch
 	return strings.Join(l, ", "), strings.Join(w, ", ")
 }
 
-// responseMediaType maps a response Content-Type to ContentTypeJSON or
-// ContentTypeProtobuf. A missing header is sniffed from the body's first
-// bytes (the protobuf magic, else JSON), because some test servers omit it.
-func responseMediaType(header string, body []byte) (string, error) {
+// ResponseMediaType maps a response Content-Type to ContentTypeJSON or
+// ContentTypeProtobuf, the two encodings this module decodes; any other
+// gives an error wrapping ErrUnsupportedMediaType. A missing header is
+// sniffed from body's first bytes (the protobuf magic, else JSON), because
+// some test servers omit it.
+func ResponseMediaType(header string, body []byte) (string, error) {
 	if header == "" {
 		if bytes.HasPrefix(body, protobufMagic) {
 			return ContentTypeProtobuf, nil

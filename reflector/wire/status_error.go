@@ -57,7 +57,7 @@ func decodeStatus(contentType string, body []byte) (*metav1.Status, bool) {
 	if len(body) == 0 {
 		return nil, false
 	}
-	mediaType, err := responseMediaType(contentType, body)
+	mediaType, err := ResponseMediaType(contentType, body)
 	if err != nil {
 		return nil, false
 	}

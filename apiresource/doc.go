@@ -1,0 +1,24 @@
+// Package apiresource says where a Go type lives on a Kubernetes API server,
+// for both sides of the wire: the informer and its client, which request a
+// resource, and fakeapi, which serves it.
+//
+//	Go type --scheme--> kind (apps/v1 Deployment) --Resource--> /apis/apps/v1/namespaces/{ns}/deployments
+//
+// A URL names a resource by its group, version and plural ("deployments"),
+// and by a namespace unless the kind is cluster-scoped (Nodes, Namespaces).
+// The Go type knows none of that: the scheme gives its kind, and Resource
+// adds the plural and the scope. Guess derives both for a kind the way
+// Kubernetes' own default mapping does (Pod -> pods, Policy -> policies,
+// Endpoints -> endpoints), which is right for every built-in kind this
+// module serves; a kind of your own with an irregular plural or no
+// namespace is described with a Resource literal instead.
+//
+// NewScheme is the one default scheme of the module: the Go types that the
+// informer's factory can name, that reflector/wire decodes, that package
+// client writes and that fakeapi serves, so that all four agree on what
+// they know without being told.
+//
+// The package sits below everything else in the module and imports none of
+// it, so that fakeapi, a test server, can use it without pulling in the
+// informer.
+package apiresource
