@@ -375,20 +375,3 @@ func nowOf(c reflector.Clock) func() time.Time {
 	}
 	return c.Now
 }
-
-// key is the queue's KeyFunc: deltafifo.MetaNamespaceKey, except that a key
-// the cache already holds comes back as the cache's own string. Updates and
-// deletes, two events in three on a busy watch, then make no new string, and
-// every comparison of the key in the queue and the cache ends at the pointer
-// instead of reading both copies of the bytes.
-func (s *SharedInformer[T]) key(obj runtime.Object) (string, error) {
-	var buf [128]byte
-	b, err := deltafifo.AppendMetaNamespaceKey(buf[:0], obj)
-	if err != nil {
-		return "", err
-	}
-	if k, ok := s.idx.Intern(b); ok {
-		return k, nil
-	}
-	return string(b), nil
-}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/seed31a95821/informer/internal/objkey"
 )
 
 // KnownObjects is the consumer's view of what it already holds: in the
@@ -247,7 +249,7 @@ func (q *Queue) unitOf(key string) *unit {
 
 // admit checks an incoming object, computes its key and transforms it.
 func (q *Queue) admit(obj runtime.Object) (string, runtime.Object, error) {
-	if isNil(obj) {
+	if objkey.IsNil(obj) {
 		return "", nil, ErrNilObject
 	}
 	key, err := q.keyOf(obj)
@@ -261,7 +263,7 @@ func (q *Queue) admit(obj runtime.Object) (string, runtime.Object, error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("transform %q: %w", key, err)
 	}
-	if isNil(out) {
+	if objkey.IsNil(out) {
 		return "", nil, fmt.Errorf("transform %q: %w", key, ErrNilObject)
 	}
 	return key, out, nil
