@@ -68,21 +68,6 @@ type Options struct {
 	Reflector reflector.Options
 }
 
-// inlineHandlerLimit is the most handlers with which the reflector applies
-// an event itself when the consumer is idle. Applying an event costs a
-// fixed part (the cache and one append to the processor's journal) plus
-// waking the handler goroutines that had caught up and were waiting for it;
-// handing the event to the consumer goroutine costs one goroutine wake-up.
-// With few handlers that one wake-up dominates, so the reflector applies
-// the event itself. With many, the handlers' wake-ups dominate, and a
-// consumer that does them while the reflector reads the next events keeps
-// both goroutines busy and lets handlers take their notifications in
-// batches. The pipeline benchmarks put the crossover between 10 and 40
-// handlers (measured when each handler had its own buffer); with the
-// journal, applying inline with 100 handlers still cost 4 times the CPU
-// per event of the hand-off.
-const inlineHandlerLimit = 16
-
 // resyncTick is how often the informer asks its handlers whether any of them
 // is due for a resync: a fixed tick, whatever the handlers' periods. The
 // reflector's timer is set once, when the informer is built, but handlers
@@ -137,13 +122,8 @@ func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInfo
 		Transform:      s.admitTransform(opts.Transform), // see relist_reuse.go
 		AtomicReplace:  opts.AtomicRelist,
 		KeepAllUpdates: opts.KeepAllUpdates,
-		// An event that finds the consumer idle is applied by the
-		// reflector's goroutine at once (see deltafifo.Options.Inline),
-		// unless there are so many handlers that waking them is better
-		// done by the consumer, in parallel with the watch.
-		Inline:   s.apply,
-		InlineOK: func() bool { return s.proc.Len() <= inlineHandlerLimit },
 	})
+	s.applyIdleWritesInline() // inline.go
 	s.proc = processor.New(processor.Options{OnError: s.report, Now: nowOf(opts.Reflector.Clock)})
 
 	ro := opts.Reflector
@@ -337,29 +317,6 @@ type syncWatchingStore struct {
 // Replace implements reflector.Store.
 func (w syncWatchingStore) Replace(list []runtime.Object, resourceVersion string) error {
 	err := w.Queue.Replace(list, resourceVersion)
-	w.informer()
-	return err
-}
-
-// Add implements reflector.Store. The queue may have applied obj inline
-// (deltafifo.Options.Inline), and then no Pop follows that would notice a
-// sync, so the write checks, as Replace does.
-func (w syncWatchingStore) Add(obj runtime.Object) error {
-	err := w.Queue.Add(obj)
-	w.informer()
-	return err
-}
-
-// Update implements reflector.Store; see Add.
-func (w syncWatchingStore) Update(obj runtime.Object) error {
-	err := w.Queue.Update(obj)
-	w.informer()
-	return err
-}
-
-// Delete implements reflector.Store; see Add.
-func (w syncWatchingStore) Delete(obj runtime.Object) error {
-	err := w.Queue.Delete(obj)
 	w.informer()
 	return err
 }

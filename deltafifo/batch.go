@@ -29,8 +29,7 @@ type Item struct {
 // concurrent Delete, Replace or Resync: process may read them and keep
 // them, but never modify them. Once process has returned nil the queue
 // never touches them again; after ErrRequeue (or a panic) it takes them
-// back, and process must not keep them. A batch handed to Options.Inline is
-// valid only until Inline returns: the queue reuses its memory.
+// back, and process must not keep them.
 type Batch struct {
 	Items  []Item
 	Relist bool

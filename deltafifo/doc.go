@@ -69,18 +69,13 @@
 //
 // # Skipping the line when the consumer is idle
 //
-// A consumer that keeps up with its producer spends most of its life asleep
-// in Pop, and waking a goroutine for every delta costs more than applying
-// the delta. With Options.Inline, a write that finds the queue idle (nothing
-// waiting, nothing in flight) turns its delta into an in-flight item at
-// once and hands it to Inline on the writer's own goroutine: exactly what a
-// Pop would have done a moment later, minus the hand-off. The in-flight
-// rule holds unchanged, so a Pop waits its turn meanwhile, and a write from
-// another goroutine queues behind the inline item. As soon as anything
-// waits in line, writes queue as usual, so a slow consumer still never
-// slows the producer by more than one delta. Options.InlineOK lets the
-// owner decline case by case: the informer declines when it has many
-// handlers, whose goroutines are better woken from the consumer's.
+// The informer adds one fast path, which this package keeps out of its API
+// and out of the files above (inline.go; the informer turns it on through
+// internal/fifohook): a write that finds the queue idle, nothing waiting and
+// nothing in flight, is applied at once on the writer's goroutine, exactly
+// as a Pop would have applied it a moment later, minus the goroutine
+// wake-up. Every rule above holds unchanged, and a queue without it is the
+// same queue, only slower.
 //
 // # Relists: per-key or atomic
 //
@@ -180,7 +175,7 @@
 // A Queue is safe for concurrent use. One mutex guards all of its state
 // (the line of waiting units, the per-key index, the pending relist, the
 // sync counters and the statistics); it is never held while user code runs
-// (KeyFunc, Transform, process, Inline, InlineOK), only while KnownObjects
-// is read. HasSynced
+// (KeyFunc, Transform, process), only while KnownObjects is read.
+// HasSynced
 // reads an atomic and never waits. Errors are documented in errors.go.
 package deltafifo

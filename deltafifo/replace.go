@@ -123,8 +123,8 @@ func (q *Queue) forEachCandidate(fn func(key string)) {
 	for key := range q.entries {
 		fn(key)
 	}
-	if u := q.inlining; u != nil && q.entries[u.items[0].Key] == nil {
-		fn(u.items[0].Key)
+	if u := q.inline.unit; u != nil && q.entries[u.items[0].Key] == nil {
+		fn(u.items[0].Key) // the inline unit is not in entries (inline.go)
 	}
 	var base []string
 	switch {
