@@ -120,7 +120,7 @@ func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInfo
 		KnownObjects:   s.idx,
 		KeyFunc:        s.key,
 		Transform:      s.admitTransform(opts.Transform), // see relist_reuse.go
-		AtomicReplace:  opts.AtomicRelist,
+		AtomicRelist:   opts.AtomicRelist,
 		KeepAllUpdates: opts.KeepAllUpdates,
 	})
 	s.applyIdleWritesInline() // inline.go

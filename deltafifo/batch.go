@@ -18,7 +18,7 @@ type Item struct {
 //
 // There are three shapes:
 //   - Items of distinct keys, Relist false: per-key deltas, to apply in order.
-//   - Relist true: one whole Replace, delivered at once (Options.AtomicReplace).
+//   - Relist true: one whole Replace, delivered at once (Options.AtomicRelist).
 //     Items holds the tombstones first, then one Replaced delta for every
 //     listed object; the consumer swaps its state for exactly the listed set.
 //   - No Items, ResourceVersion set: a progress marker (a bookmark, or the
@@ -42,7 +42,7 @@ type Batch struct {
 }
 
 // Stats is a snapshot of the queue's backlog and counters, for metrics and
-// for tests that check the bounded-backlog claim.
+// for tests that check what update compaction bounds.
 type Stats struct {
 	// Depth is the number of Items waiting: one per queued key, plus one
 	// per item of every queued relist. In-flight items are not counted.

@@ -40,7 +40,7 @@ func TestAppendDelta(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, absorbed := appendDelta(append(Deltas(nil), tc.history...), tc.next, tc.compact)
+			got, absorbed := appendDelta(append(Deltas(nil), tc.history...), tc.next, !tc.compact)
 			assert.Equal(t, tc.want, got)
 			assert.Equal(t, tc.absorbed, absorbed)
 		})

@@ -115,12 +115,12 @@ func ExampleQueue_Replace() {
 	// cache: [shop/web]
 }
 
-// With AtomicReplace a relist arrives as one batch, tombstones first, so
+// With AtomicRelist a relist arrives as one batch, tombstones first, so
 // the consumer can swap its whole state at once. Deltas queued before the
 // relist come before it; deltas queued after come after.
 func ExampleOptions_atomicReplace() {
 	known := cache{"shop/db": newPod("db", "1")}
-	q := deltafifo.New(deltafifo.Options{KnownObjects: known, AtomicReplace: true})
+	q := deltafifo.New(deltafifo.Options{KnownObjects: known, AtomicRelist: true})
 	_ = q.Update(newPod("db", "2"))
 	_ = q.Replace([]runtime.Object{newPod("web", "5")}, "5")
 	_ = q.Add(newPod("cart", "6"))

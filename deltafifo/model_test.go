@@ -104,7 +104,7 @@ func newModel(t *testing.T, seed uint64, atomicMode, compact, inline bool) *mode
 		server: map[string]*corev1.Pod{}, lastChange: map[string]int{}, told: true,
 		known: newStore(), lastSeen: map[string]int{},
 	}
-	m.q = New(Options{KnownObjects: m.known, AtomicReplace: atomicMode, KeepAllUpdates: !compact})
+	m.q = New(Options{KnownObjects: m.known, AtomicRelist: atomicMode, KeepAllUpdates: !compact})
 	if inline {
 		// With faults on, the owner sometimes declines the hand-off.
 		fifohook.SetInline(m.q, func(b Batch) error { return m.process(b, "Inline") },

@@ -41,9 +41,11 @@ type Options struct {
 	// object in place. It must not change the object's key. Its error is
 	// returned to the caller and nothing is queued for that call.
 	Transform func(runtime.Object) (runtime.Object, error)
-	// AtomicReplace delivers every Replace as one Relist batch instead of
-	// one Replaced delta per key. See the package doc.
-	AtomicReplace bool
+	// AtomicRelist delivers every relist (Replace) as one Relist batch
+	// instead of one Replaced delta per key, so that the consumer can swap
+	// it in at once; informer.Options.AtomicRelist sets it. See the
+	// package doc.
+	AtomicRelist bool
 	// KeepAllUpdates turns off update compaction: every Updated delta is
 	// kept, so memory grows with the number of events while the consumer
 	// is stalled. See the package doc for what compaction does and does
@@ -62,12 +64,12 @@ type Options struct {
 // applied out of order.
 type Queue struct {
 	// Set by New and never changed: read without the lock.
-	keyOf     KeyFunc
-	known     KnownObjects
-	transform func(runtime.Object) (runtime.Object, error)
-	atomic    bool
-	compact   bool
-	now       func() time.Time
+	keyOf          KeyFunc
+	known          KnownObjects
+	transform      func(runtime.Object) (runtime.Object, error)
+	atomicRelist   bool
+	keepAllUpdates bool
+	now            func() time.Time
 	// inline is the inline hand-off (inline.go), off unless package
 	// informer turns it on; its fields say what guards them.
 	inline inlineHandOff
@@ -119,13 +121,13 @@ type Queue struct {
 // New returns an empty queue configured by opts.
 func New(opts Options) *Queue {
 	q := &Queue{
-		keyOf:     opts.KeyFunc,
-		known:     opts.KnownObjects,
-		transform: opts.Transform,
-		atomic:    opts.AtomicReplace,
-		compact:   !opts.KeepAllUpdates,
-		now:       opts.Now,
-		entries:   make(map[string]*unit),
+		keyOf:          opts.KeyFunc,
+		known:          opts.KnownObjects,
+		transform:      opts.Transform,
+		atomicRelist:   opts.AtomicRelist,
+		keepAllUpdates: opts.KeepAllUpdates,
+		now:            opts.Now,
+		entries:        make(map[string]*unit),
 	}
 	if q.keyOf == nil {
 		q.keyOf = MetaNamespaceKey
@@ -238,7 +240,7 @@ func (q *Queue) enqueue(key string, d Delta, clk *opClock) *unit {
 	q.counters.Enqueued++
 	if u := q.mergeable(key); u != nil {
 		var absorbed bool
-		u.items[0].Deltas, absorbed = appendDelta(u.items[0].Deltas, d, q.compact)
+		u.items[0].Deltas, absorbed = appendDelta(u.items[0].Deltas, d, q.keepAllUpdates)
 		if absorbed {
 			q.counters.Coalesced++
 		} else {
