@@ -70,7 +70,7 @@
 // # Skipping the line when the consumer is idle
 //
 // The informer adds one fast path, which this package keeps out of its API
-// and out of the files above (inline.go; the informer turns it on through
+// and in a file of its own (inline.go; the informer turns it on through
 // internal/fifohook): a write that finds the queue idle, nothing waiting and
 // nothing in flight, is applied at once on the writer's goroutine, exactly
 // as a Pop would have applied it a moment later, minus the goroutine
@@ -181,4 +181,13 @@
 // (KeyFunc, Transform, process), only while KnownObjects is read.
 // HasSynced
 // reads an atomic and never waits. Errors are documented in errors.go.
+//
+// # Reading the code
+//
+// queue.go (writes), pop.go (Pop and the in-flight rule), replace.go
+// (relists and resync), delta.go (the two coalescing rules) and unit.go
+// (what waits in line) are the queue. inline.go is the one fast path, and
+// can be skipped on a first reading. The delta sequences above are
+// specified by the scripts in testdata/, run by script_test.go: each says
+// why, then the calls, then exactly what the consumer receives.
 package deltafifo
