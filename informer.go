@@ -68,20 +68,6 @@ type Options struct {
 	Reflector ReflectorOptions
 }
 
-// inlineHandlerLimit is the most handlers with which the reflector applies
-// an event itself when the consumer is idle. Applying an event costs a
-// fixed part (the cache and one append to the processor's journal) plus
-// waking the handler goroutines that had caught up and were waiting for it;
-// handing the event to the consumer goroutine costs one goroutine wake-up.
-// With few handlers that one wake-up dominates, so the reflector applies
-// the event itself. With many, the handlers' wake-ups dominate, and a
-// consumer that does them while the reflector reads the next events keeps
-// both goroutines busy and lets handlers take their notifications in
-// batches. The crossover is found with the pipeline benchmarks
-// (BenchmarkPipeline in bench/, by number of handlers); docs/perf-log.md
-// has the runs that chose 16.
-const inlineHandlerLimit = 16
-
 // resyncTick is how often the reflector's resync timer asks the processor
 // whether any handler is due (processor.ShouldResync decides): a fixed tick,
 // the finest period a handler can have, because the timer is set once and
@@ -131,15 +117,10 @@ func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInfo
 		KnownObjects:   s.idx,
 		KeyFunc:        s.key,
 		Transform:      s.admitTransform(opts.Transform), // see relist_reuse.go
-		AtomicReplace:  opts.AtomicRelist,
+		AtomicRelist:   opts.AtomicRelist,
 		KeepAllUpdates: opts.KeepAllUpdates,
-		// An event that finds the consumer idle is applied by the
-		// reflector's goroutine at once (see deltafifo.Options.Inline),
-		// unless there are so many handlers that waking them is better
-		// done by the consumer, in parallel with the watch.
-		Inline:   s.apply,
-		InlineOK: func() bool { return s.proc.Len() <= inlineHandlerLimit },
 	})
+	s.applyIdleWritesInline() // inline.go
 	s.proc = processor.New(processor.Options{OnError: s.report, Now: nowOf(opts.Reflector.Clock)})
 
 	ro := opts.Reflector.reflectorOptions()
@@ -324,29 +305,6 @@ func (w syncWatchingStore) Replace(list []runtime.Object, resourceVersion string
 	return err
 }
 
-// Add implements reflector.Store. The queue may have applied obj inline
-// (deltafifo.Options.Inline), and then no Pop follows that would notice a
-// sync, so the write checks, as Replace does.
-func (w syncWatchingStore) Add(obj runtime.Object) error {
-	err := w.Queue.Add(obj)
-	w.informer()
-	return err
-}
-
-// Update implements reflector.Store; see Add.
-func (w syncWatchingStore) Update(obj runtime.Object) error {
-	err := w.Queue.Update(obj)
-	w.informer()
-	return err
-}
-
-// Delete implements reflector.Store; see Add.
-func (w syncWatchingStore) Delete(obj runtime.Object) error {
-	err := w.Queue.Delete(obj)
-	w.informer()
-	return err
-}
-
 // nowOf lets the processor's statistics and resync schedule follow the same
 // clock as the reflector, so one fake clock drives a whole informer in tests.
 // Without one it returns nil, which lets the processor use its own default:
@@ -357,21 +315,4 @@ func nowOf(c reflector.Clock) func() time.Time {
 		return nil
 	}
 	return c.Now
-}
-
-// key is the queue's KeyFunc: deltafifo.MetaNamespaceKey, except that a key
-// the cache already holds comes back as the cache's own string. Updates and
-// deletes, two events in three on a busy watch, then make no new string, and
-// every comparison of the key in the queue and the cache ends at the pointer
-// instead of reading both copies of the bytes.
-func (s *SharedInformer[T]) key(obj runtime.Object) (string, error) {
-	var buf [128]byte
-	b, err := deltafifo.AppendMetaNamespaceKey(buf[:0], obj)
-	if err != nil {
-		return "", err
-	}
-	if k, ok := s.idx.Intern(b); ok {
-		return k, nil
-	}
-	return string(b), nil
 }

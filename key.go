@@ -6,14 +6,17 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/seed31a95821/informer/deltafifo"
+	"github.com/seed31a95821/informer/internal/objkey"
 )
 
 // KeyOf returns obj's key in the cache and in a work queue: "namespace/name",
 // or "name" for a cluster-scoped object. It is client-go's
-// MetaNamespaceKeyFunc format, and the key a lister's Get takes apart.
+// MetaNamespaceKeyFunc format, the key the cache stores obj under
+// (deltafifo.MetaNamespaceKey builds it too) and the key a lister's Get
+// takes apart. It fails, wrapping deltafifo.ErrNilObject or
+// deltafifo.ErrNoName, for an object that cannot have a key.
 func KeyOf(obj runtime.Object) (string, error) {
-	return deltafifo.MetaNamespaceKey(obj)
+	return objkey.Of(obj)
 }
 
 // SplitKey takes a key made by KeyOf apart: "shop/web-1" gives ("shop",

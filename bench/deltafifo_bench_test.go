@@ -237,7 +237,7 @@ func BenchmarkQueueRelist(b *testing.B) {
 			name = "impl=informer-atomic"
 		}
 		b.Run(name, func(b *testing.B) {
-			q := deltafifo.New(deltafifo.Options{KnownObjects: known, AtomicReplace: atomic})
+			q := deltafifo.New(deltafifo.Options{KnownObjects: known, AtomicRelist: atomic})
 			defer q.Close()
 			loop(b, func() {
 				_ = q.Replace(list, "5")

@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/seed31a95821/informer/deltafifo"
 	"github.com/seed31a95821/informer/indexer"
+	"github.com/seed31a95821/informer/internal/objkey"
 	"github.com/seed31a95821/informer/lister"
 )
 
@@ -349,7 +349,7 @@ func BenchmarkIndexerWritesWithReaders(b *testing.B) {
 // side only: with no readers, about half of its write.
 func ourKey(x *indexer.Indexer, obj runtime.Object) string {
 	var buf [128]byte
-	b, err := deltafifo.AppendMetaNamespaceKey(buf[:0], obj)
+	b, err := objkey.Append(buf[:0], obj)
 	if err != nil {
 		panic(err)
 	}

@@ -92,7 +92,7 @@ func TestAtomicRelist(t *testing.T) {
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			q := New(Options{AtomicReplace: true, KnownObjects: tc.known})
+			q := New(Options{AtomicRelist: true, KnownObjects: tc.known})
 			tc.ops(q)
 			got := popAll(t, q, tc.known)
 			for i := range got {
@@ -110,7 +110,7 @@ func TestAtomicRelist(t *testing.T) {
 func TestAtomicPopBatchStopsAtRelist(t *testing.T) {
 	ok := must(t)
 	known := newStore()
-	q := New(Options{AtomicReplace: true, KnownObjects: known})
+	q := New(Options{AtomicRelist: true, KnownObjects: known})
 	ok(q.Add(pod("a", "1")))
 	ok(q.Add(pod("b", "1")))
 	ok(q.Replace(objs(pod("a", "2")), "7"))

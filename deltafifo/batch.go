@@ -18,7 +18,7 @@ type Item struct {
 //
 // There are three shapes:
 //   - Items of distinct keys, Relist false: per-key deltas, to apply in order.
-//   - Relist true: one whole Replace, delivered at once (Options.AtomicReplace).
+//   - Relist true: one whole Replace, delivered at once (Options.AtomicRelist).
 //     Items holds the tombstones first, then one Replaced delta for every
 //     listed object; the consumer swaps its state for exactly the listed set.
 //   - No Items, ResourceVersion set: a progress marker (a bookmark, or the
@@ -29,8 +29,7 @@ type Item struct {
 // concurrent Delete, Replace or Resync: process may read them and keep
 // them, but never modify them. Once process has returned nil the queue
 // never touches them again; after ErrRequeue (or a panic) it takes them
-// back, and process must not keep them. A batch handed to Options.Inline is
-// valid only until Inline returns: the queue reuses its memory.
+// back, and process must not keep them.
 type Batch struct {
 	Items  []Item
 	Relist bool
@@ -43,7 +42,7 @@ type Batch struct {
 }
 
 // Stats is a snapshot of the queue's backlog and counters, for metrics and
-// for tests that check the bounded-backlog claim.
+// for tests that check what update compaction bounds.
 type Stats struct {
 	// Depth is the number of Items waiting: one per queued key, plus one
 	// per item of every queued relist. In-flight items are not counted.

@@ -75,20 +75,21 @@ const (
 //     can infer a delete the watch then reports; either way the consumer
 //     must see one deletion, not two.
 //
-//   - With compaction on, a change of state (Updated or Replaced) that
-//     follows another one (Updated, Replaced or Sync) replaces it: the
-//     consumer skips a state it would have overwritten at once. Added and
+//   - Unless keepAllUpdates (Options.KeepAllUpdates) is set, a change of
+//     state (Updated or Replaced) that follows another one (Updated,
+//     Replaced or Sync) replaces it: update compaction. The consumer
+//     skips a state it would have overwritten at once. Added and
 //     Deleted are never merged away: they are an object's birth and death,
 //     which handlers must see. What is lost is only an intermediate state,
 //     and a Sync that the newer state makes moot.
-func coalesceRule(last, next Delta, compact bool) coalesce {
+func coalesceRule(last, next Delta, keepAllUpdates bool) coalesce {
 	if last.Type == Deleted && next.Type == Deleted {
 		if last.FinalStateUnknown {
 			return replaceLast // anything beats an older guess
 		}
 		return dropNext // a real delete is never replaced
 	}
-	if compact && isChange(next.Type) && (isChange(last.Type) || last.Type == Sync) {
+	if !keepAllUpdates && isChange(next.Type) && (isChange(last.Type) || last.Type == Sync) {
 		return replaceLast
 	}
 	return appendNext
@@ -99,11 +100,11 @@ func isChange(t DeltaType) bool { return t == Updated || t == Replaced }
 
 // appendDelta adds next to the history ds by coalesceRule, and reports
 // whether next was absorbed (the history did not grow).
-func appendDelta(ds Deltas, next Delta, compact bool) (Deltas, bool) {
+func appendDelta(ds Deltas, next Delta, keepAllUpdates bool) (Deltas, bool) {
 	if len(ds) == 0 {
 		return append(ds, next), false
 	}
-	switch coalesceRule(ds[len(ds)-1], next, compact) {
+	switch coalesceRule(ds[len(ds)-1], next, keepAllUpdates) {
 	case replaceLast:
 		ds[len(ds)-1] = next
 		return ds, true

@@ -69,28 +69,23 @@
 //
 // # Skipping the line when the consumer is idle
 //
-// A consumer that keeps up with its producer spends most of its life asleep
-// in Pop, and waking a goroutine for every delta costs more than applying
-// the delta. With Options.Inline, a write that finds the queue idle (nothing
-// waiting, nothing in flight) turns its delta into an in-flight item at
-// once and hands it to Inline on the writer's own goroutine: exactly what a
-// Pop would have done a moment later, minus the hand-off. The in-flight
-// rule holds unchanged, so a Pop waits its turn meanwhile, and a write from
-// another goroutine queues behind the inline item. As soon as anything
-// waits in line, writes queue as usual, so a slow consumer still never
-// slows the producer by more than one delta. Options.InlineOK lets the
-// owner decline case by case: the informer declines when it has many
-// handlers, whose goroutines are better woken from the consumer's.
+// The informer adds one fast path, which this package keeps out of its API
+// and in a file of its own (inline.go; the informer turns it on through
+// internal/fifohook): a write that finds the queue idle, nothing waiting and
+// nothing in flight, is applied at once on the writer's goroutine, exactly
+// as a Pop would have applied it a moment later, minus the goroutine
+// wake-up. Every rule above holds unchanged, and a queue without it is the
+// same queue, only slower.
 //
 // # Relists: per-key or atomic
 //
 // By default (per-key mode, like client-go's DeltaFIFO) Replace appends a
 // Replaced delta to every listed key's Item and a tombstone to every dropped
 // key's, each in its key's place in line, followed by a marker batch
-// carrying the relist's resourceVersion. With Options.AtomicReplace, the
+// carrying the relist's resourceVersion. With Options.AtomicRelist, the
 // whole Replace is one unit, delivered as a single Batch with Relist set:
 //
-//	                     per-key mode                      AtomicReplace
+//	                     per-key mode                      AtomicRelist
 //	delivered as         one Item per key, in key order    one Batch{Relist: true}
 //	tombstones come      after the listed objects          first, before the listed objects
 //	consumer's cache     mixes old and new state until     swaps from old to new state
@@ -118,18 +113,12 @@
 // relist's objects are held in one unit even for keys that already wait in
 // line, and PopBatch never merges a relist with per-key Items.
 //
-// # Bounded backlog: update compaction (on by default)
+// # Update compaction: handlers see the newest state, not every version
 //
-// With a stalled consumer, a queue that keeps every event grows without
-// bound (client-go's RealFIFO does). This queue, by default, lets a change
-// of state (Updated or Replaced) replace the change (or Sync) just before it
-// in the same Item. Memory then grows with the number of keys and with
-// creations and deletions, not with updates or relists: an object updated a
-// million times while the consumer sleeps occupies one Item of at most two
-// deltas (its Added, if unseen, and its newest state). Set
-// Options.KeepAllUpdates to keep every delta instead.
-//
-// It is the default because it keeps every guarantee handlers may rely on:
+// By default (Options.KeepAllUpdates off), a change of state (Updated or
+// Replaced) replaces the change (or Sync) just before it in the same Item.
+// What a handler then sees of an object that changes faster than it is
+// processed:
 //
 //   - The cache and the handlers always reach the newest state.
 //   - No Added and no Deleted is ever merged away: every creation and
@@ -140,11 +129,20 @@
 //   - Order across keys, HasSynced, InInitialList and resource versions are
 //     unaffected.
 //
-// What does not hold: handlers do not see every intermediate version of an
-// object. Kubernetes never promised that (a relist skips versions too), and
-// a level-triggered controller does not need it; a handler that counts
+// What it does not see is every intermediate version of an object.
+// Kubernetes never promised that (a relist skips versions too), and a
+// level-triggered controller does not need it; a handler that counts
 // updates or audits every transition must use KeepAllUpdates (and even
 // then it misses what a relist skips).
+//
+// Why it is the default: the queue's memory. With a stalled consumer, a
+// queue that keeps every event grows without bound (client-go's RealFIFO
+// does). With compaction, memory grows with the number of keys and with
+// creations and deletions, not with updates or relists: an object updated
+// a million times while the consumer sleeps occupies one Item of at most
+// two deltas (its Added, if unseen, and its newest state). That bounds the
+// queue, in front of the cache; a slow handler's own backlog, behind it,
+// is the processor's to bound (processor's doc, "Bounded backlogs").
 //
 // # Syncing
 //
@@ -180,7 +178,16 @@
 // A Queue is safe for concurrent use. One mutex guards all of its state
 // (the line of waiting units, the per-key index, the pending relist, the
 // sync counters and the statistics); it is never held while user code runs
-// (KeyFunc, Transform, process, Inline, InlineOK), only while KnownObjects
-// is read. HasSynced
+// (KeyFunc, Transform, process), only while KnownObjects is read.
+// HasSynced
 // reads an atomic and never waits. Errors are documented in errors.go.
+//
+// # Reading the code
+//
+// queue.go (writes), pop.go (Pop and the in-flight rule), replace.go
+// (relists and resync), delta.go (the two coalescing rules) and unit.go
+// (what waits in line) are the queue. inline.go is the one fast path, and
+// can be skipped on a first reading. The delta sequences above are
+// specified by the scripts in testdata/, run by script_test.go: each says
+// why, then the calls, then exactly what the consumer receives.
 package deltafifo

@@ -1,6 +1,10 @@
 package deltafifo
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/seed31a95821/informer/internal/objkey"
+)
 
 // The sentinel errors of this package, all in one place. Errors returned by
 // Queue methods wrap one of these (test with errors.Is) or wrap the error of a
@@ -18,12 +22,14 @@ var (
 
 	// ErrNilObject is returned when a nil object (or a typed nil pointer) is
 	// given to the queue, or when Transform returns one. Deltas never carry
-	// nil objects, so consumers need not check.
-	ErrNilObject = errors.New("deltafifo: nil object")
+	// nil objects, so consumers need not check. It is the same error as
+	// indexer.ErrNilObject: one check, made where keys are built
+	// (internal/objkey), refuses a nil object everywhere.
+	ErrNilObject = objkey.ErrNilObject
 
 	// ErrNoName is returned by MetaNamespaceKey for an object without a
 	// name: it has no identity, so it cannot have a key.
-	ErrNoName = errors.New("deltafifo: object has no name")
+	ErrNoName = objkey.ErrNoName
 
 	// ErrInvalidArgument is returned for a bad argument that is not an
 	// object: a PopBatch size below 1, an empty bookmark resourceVersion.

@@ -115,12 +115,12 @@ func ExampleQueue_Replace() {
 	// cache: [shop/web]
 }
 
-// With AtomicReplace a relist arrives as one batch, tombstones first, so
+// With AtomicRelist a relist arrives as one batch, tombstones first, so
 // the consumer can swap its whole state at once. Deltas queued before the
 // relist come before it; deltas queued after come after.
 func ExampleOptions_atomicReplace() {
 	known := cache{"shop/db": newPod("db", "1")}
-	q := deltafifo.New(deltafifo.Options{KnownObjects: known, AtomicReplace: true})
+	q := deltafifo.New(deltafifo.Options{KnownObjects: known, AtomicRelist: true})
 	_ = q.Update(newPod("db", "2"))
 	_ = q.Replace([]runtime.Object{newPod("web", "5")}, "5")
 	_ = q.Add(newPod("cart", "6"))
@@ -159,37 +159,4 @@ func pop(q *deltafifo.Queue, known cache, n int) {
 			return nil
 		})
 	}
-}
-
-// With Options.Inline, a write that finds the queue idle is applied at
-// once, on the writer's goroutine, and a write that finds something in
-// line queues behind it as usual: here the relist waits in line, so the
-// add that follows it does too, and the update after the Pop goes inline.
-func ExampleOptions_inline() {
-	c := cache{}
-	process := func(b deltafifo.Batch) error {
-		fmt.Print("process ")
-		show(b)
-		c.apply(b)
-		return nil
-	}
-	q := deltafifo.New(deltafifo.Options{KnownObjects: c, Inline: process})
-
-	_ = q.Replace([]runtime.Object{newPod("web", "1")}, "1") // never inline
-	_ = q.Add(newPod("db", "2"))                             // something waits: queued
-	fmt.Println("queued:", q.Stats().Depth)
-	for q.Stats().Depth > 0 {
-		_ = q.Pop(context.Background(), process)
-	}
-	fmt.Println("update:")
-	_ = q.Update(newPod("web", "3")) // the queue is idle: applied before Update returns
-	fmt.Println("queued:", q.Stats().Depth)
-	// Output:
-	// queued: 2
-	// process shop/web: Replaced(1)
-	// process rv=1
-	// process shop/db: Added(2)
-	// update:
-	// process shop/web: Updated(3)
-	// queued: 0
 }

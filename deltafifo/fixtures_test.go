@@ -4,12 +4,14 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -118,3 +120,32 @@ func items(batches []Batch) []Item {
 func item(key string, ds ...Delta) Item { return Item{Key: key, Deltas: ds} }
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// batchLine writes one batch on one line, as a consumer sees it: "relist"
+// if it is one, then every key with its deltas, oldest first (a tombstone
+// as Tombstone, each with its object's resourceVersion), then the batch's
+// resourceVersion, if any. For example "ns/a: Added(1) Updated(3) rv=5".
+func batchLine(b Batch) string {
+	var words []string
+	if b.Relist {
+		words = append(words, "relist")
+	}
+	for _, it := range b.Items {
+		words = append(words, it.Key+":")
+		for _, d := range it.Deltas {
+			kind := string(d.Type)
+			if d.FinalStateUnknown {
+				kind = "Tombstone"
+			}
+			rv := "?"
+			if m, err := meta.Accessor(d.Object); err == nil {
+				rv = m.GetResourceVersion()
+			}
+			words = append(words, kind+"("+rv+")")
+		}
+	}
+	if b.ResourceVersion != "" {
+		words = append(words, "rv="+b.ResourceVersion)
+	}
+	return strings.Join(words, " ")
+}

@@ -8,9 +8,20 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/seed31a95821/informer/internal/fifohook"
 )
 
-// inlineRecorder is an Options.Inline that applies batches to a store and
+// newWithInline returns a queue with the inline hand-off on, through the
+// hook package informer uses.
+func newWithInline(opts Options, process func(Batch) error, ok func() bool) *Queue {
+	q := New(opts)
+	fifohook.SetInline(q, process, ok)
+	return q
+}
+
+// inlineRecorder is an inline process function that applies batches to a store and
 // records copies of them (an inline Batch is valid only during the call).
 type inlineRecorder struct {
 	s     *store
@@ -29,12 +40,12 @@ func (r *inlineRecorder) process(b Batch) error {
 	return nil
 }
 
-// newInlineQueue returns a queue whose Inline records into rec and applies
+// newInlineQueue returns a queue whose inline process records into rec and applies
 // to s, which is also its KnownObjects.
 func newInlineQueue() (q *Queue, s *store, rec *inlineRecorder) {
 	s = newStore()
 	rec = &inlineRecorder{s: s}
-	return New(Options{KnownObjects: s, Inline: rec.process}), s, rec
+	return newWithInline(Options{KnownObjects: s}, rec.process, nil), s, rec
 }
 
 func TestInlineAppliesAtOnceWhenIdle(t *testing.T) {
@@ -110,7 +121,7 @@ func TestInlineWaitsWhileAPopProcesses(t *testing.T) {
 func TestInlineInFlightCountsAsApplied(t *testing.T) {
 	s := newStore()
 	inline, entered, release := blockingInline(s)
-	q := New(Options{KnownObjects: s, Inline: inline})
+	q := newWithInline(Options{KnownObjects: s}, inline, nil)
 	a1 := pod("a", "1")
 	added := make(chan error, 1)
 	go func() { added <- q.Add(a1) }()
@@ -129,7 +140,7 @@ func TestInlineInFlightCountsAsApplied(t *testing.T) {
 func TestInlineRequeueGoesToTheLine(t *testing.T) {
 	s := newStore()
 	rec := &inlineRecorder{s: s, reply: func(Batch) error { return ErrRequeue }}
-	q := New(Options{KnownObjects: newStore(), Inline: rec.process})
+	q := newWithInline(Options{KnownObjects: newStore()}, rec.process, nil)
 	a1 := pod("a", "1")
 
 	err := q.Add(a1)
@@ -150,7 +161,7 @@ func TestInlineErrorIsReturnedAndCounted(t *testing.T) {
 	boom := errors.New("boom")
 	s := newStore()
 	rec := &inlineRecorder{s: s, reply: func(Batch) error { return boom }}
-	q := New(Options{KnownObjects: s, Inline: rec.process})
+	q := newWithInline(Options{KnownObjects: s}, rec.process, nil)
 
 	err := q.Add(pod("a", "1"))
 	require.ErrorIs(t, err, boom)
@@ -180,7 +191,7 @@ func TestInlineOKCanSendWritesToTheLine(t *testing.T) {
 	s := newStore()
 	rec := &inlineRecorder{s: s}
 	allow := false
-	q := New(Options{KnownObjects: s, Inline: rec.process, InlineOK: func() bool { return allow }})
+	q := newWithInline(Options{KnownObjects: s}, rec.process, func() bool { return allow })
 	a1, a2 := pod("a", "1"), pod("a", "2")
 
 	require.NoError(t, q.Add(a1))
@@ -212,7 +223,7 @@ func TestResyncSkipsTheKeyInlining(t *testing.T) {
 	a1, a2 := pod("a", "1"), pod("a", "2")
 	s := newStore(a1)
 	inline, entered, release := blockingInline(s)
-	q := New(Options{KnownObjects: s, Inline: inline})
+	q := newWithInline(Options{KnownObjects: s}, inline, nil)
 	require.NoError(t, q.Replace(objs(a1), "1"))
 	popAll(t, q, s)
 
@@ -231,7 +242,7 @@ func TestResyncSkipsTheKeyInlining(t *testing.T) {
 func TestReplaceTombstonesTheKeyInlining(t *testing.T) {
 	s := newStore()
 	inline, entered, release := blockingInline(s)
-	q := New(Options{KnownObjects: s, Inline: inline})
+	q := newWithInline(Options{KnownObjects: s}, inline, nil)
 	require.NoError(t, q.Replace(nil, "1"))
 	popAll(t, q, s)
 
@@ -250,4 +261,37 @@ func TestReplaceTombstonesTheKeyInlining(t *testing.T) {
 	assert.Equal(t, "ns/b", got[0].Key)
 	assert.Equal(t, Deltas{tomb(b1)}, got[0].Deltas)
 	assert.Empty(t, s.snapshot())
+}
+
+// TestInlineWalkthrough: a write that finds the queue idle is applied at
+// once, on the writer's goroutine, and a write that finds something in
+// line queues behind it as usual: here the relist waits in line, so the
+// add that follows it does too, and the update after the Pops goes inline.
+// (It was the package's ExampleOptions_inline while the hand-off was API.)
+func TestInlineWalkthrough(t *testing.T) {
+	s := newStore()
+	var log []string
+	process := func(b Batch) error {
+		log = append(log, "process "+batchLine(b))
+		s.apply(b)
+		return nil
+	}
+	q := newWithInline(Options{KnownObjects: s}, process, nil)
+
+	require.NoError(t, q.Replace([]runtime.Object{pod("web", "1")}, "1")) // never inline
+	require.NoError(t, q.Add(pod("db", "2")))                             // something waits: queued
+	assert.Equal(t, 2, q.Stats().Depth)
+	for q.Stats().Depth > 0 {
+		require.NoError(t, q.Pop(context.Background(), process))
+	}
+	log = append(log, "update:")
+	require.NoError(t, q.Update(pod("web", "3"))) // the queue is idle: applied before Update returns
+	assert.Equal(t, 0, q.Stats().Depth)
+	assert.Equal(t, []string{
+		"process ns/web: Replaced(1)",
+		"process rv=1",
+		"process ns/db: Added(2)",
+		"update:",
+		"process ns/web: Updated(3)",
+	}, log)
 }

@@ -15,6 +15,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/seed31a95821/informer/internal/fifohook"
 )
 
 var seedFlag = flag.Uint64("seed", 0, "seed for TestModel (0 = from DELTAFIFO_SEED, else random)")
@@ -93,7 +95,8 @@ type model struct {
 }
 
 // newModel builds one run's model. With inline, the queue applies writes
-// that find it idle through Options.Inline, on the producer's goroutine.
+// that find it idle through the inline hand-off (inline.go), on the
+// producer's goroutine.
 func newModel(t *testing.T, seed uint64, atomicMode, compact, inline bool) *model {
 	m := &model{
 		t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
@@ -101,13 +104,12 @@ func newModel(t *testing.T, seed uint64, atomicMode, compact, inline bool) *mode
 		server: map[string]*corev1.Pod{}, lastChange: map[string]int{}, told: true,
 		known: newStore(), lastSeen: map[string]int{},
 	}
-	opts := Options{KnownObjects: m.known, AtomicReplace: atomicMode, KeepAllUpdates: !compact}
+	m.q = New(Options{KnownObjects: m.known, AtomicRelist: atomicMode, KeepAllUpdates: !compact})
 	if inline {
-		opts.Inline = func(b Batch) error { return m.process(b, "Inline") }
 		// With faults on, the owner sometimes declines the hand-off.
-		opts.InlineOK = func() bool { return !m.faults || m.rng.IntN(4) > 0 }
+		fifohook.SetInline(m.q, func(b Batch) error { return m.process(b, "Inline") },
+			func() bool { return !m.faults || m.rng.IntN(4) > 0 })
 	}
-	m.q = New(opts)
 	return m
 }
 

@@ -194,10 +194,7 @@ func (q *Queue) finish(result outcome) {
 			q.counters.Failed++
 		}
 	}
-	if u := q.inlining; u != nil {
-		q.inlining = nil
-		q.settleInline(u, back)
-	} else {
+	if !q.settleInline(back) {
 		q.settleInFlight(back)
 	}
 	// A Pop waiting for its turn can only take it if something waits; a
@@ -221,24 +218,6 @@ func (q *Queue) settleInFlight(back bool) {
 	}
 	clear(q.inFlight) // drop references so delivered objects can be collected
 	q.inFlight = q.inFlight[:0]
-}
-
-// settleInline does the same for the unit Inline processed. Callers hold
-// mu.
-func (q *Queue) settleInline(u *unit, back bool) {
-	if !back {
-		*u = unit{} // drop the references to the delivered objects
-		q.spare = u
-		return
-	}
-	// It skipped the line; from now on it is an ordinary queued unit. Later
-	// deltas of its key join it, unless one is already queued behind it
-	// (the newest unit of a key is the one they join).
-	u.queuedAt = q.now()
-	if key := u.items[0].Key; q.entries[key] == nil {
-		q.entries[key] = u
-	}
-	q.requeue(u)
 }
 
 // requeue puts an in-flight unit back at the front of the line.

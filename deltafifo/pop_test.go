@@ -206,7 +206,7 @@ func TestInFlightCountsAsApplied(t *testing.T) {
 	})
 	t.Run("relist during an atomic relist compares against the one in flight", func(t *testing.T) {
 		known := newStore(pod("old", "1"))
-		q := New(Options{KnownObjects: known, AtomicReplace: true})
+		q := New(Options{KnownObjects: known, AtomicRelist: true})
 		ok(q.Replace(objs(pod("a", "1")), "5"))
 		ok(q.Pop(t.Context(), func(b Batch) error {
 			ok(q.Replace(objs(pod("b", "1")), "6"))
@@ -328,7 +328,7 @@ func TestHasSynced(t *testing.T) {
 	for _, atomicMode := range []bool{false, true} {
 		for _, tc := range cases {
 			t.Run(fmt.Sprintf("%s/atomic=%v", tc.name, atomicMode), func(t *testing.T) {
-				q := New(Options{AtomicReplace: atomicMode})
+				q := New(Options{AtomicRelist: atomicMode})
 				tc.ops(q)
 				require.Equal(t, tc.want, q.HasSynced())
 			})
@@ -344,7 +344,7 @@ func TestHasSyncedWaitsForProcessing(t *testing.T) {
 		t.Run(map[bool]string{false: "per-key", true: "atomic"}[atomicMode], func(t *testing.T) {
 			ok := must(t)
 			known := newStore(pod("gone", "1"))
-			q := New(Options{KnownObjects: known, AtomicReplace: atomicMode})
+			q := New(Options{KnownObjects: known, AtomicRelist: atomicMode})
 			ok(q.Replace(objs(pod("a", "1"), pod("b", "1")), "5"))
 			ok(q.Add(pod("c", "1"))) // after the first Replace: not initial
 			initial := map[string]bool{}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/seed31a95821/informer/internal/objkey"
 )
 
 // KnownObjects is the consumer's view of what it already holds: in the
@@ -39,9 +41,11 @@ type Options struct {
 	// object in place. It must not change the object's key. Its error is
 	// returned to the caller and nothing is queued for that call.
 	Transform func(runtime.Object) (runtime.Object, error)
-	// AtomicReplace delivers every Replace as one Relist batch instead of
-	// one Replaced delta per key. See the package doc.
-	AtomicReplace bool
+	// AtomicRelist delivers every relist (Replace) as one Relist batch
+	// instead of one Replaced delta per key, so that the consumer can swap
+	// it in at once; informer.Options.AtomicRelist sets it. See the
+	// package doc.
+	AtomicRelist bool
 	// KeepAllUpdates turns off update compaction: every Updated delta is
 	// kept, so memory grows with the number of events while the consumer
 	// is stalled. See the package doc for what compaction does and does
@@ -49,28 +53,6 @@ type Options struct {
 	KeepAllUpdates bool
 	// Now is the clock for Stats.OldestAge; nil means time.Now.
 	Now func() time.Time
-	// Inline, if set, lets Add, Update and Delete skip the line when the
-	// queue is idle: when nothing waits and no Pop is processing, the
-	// delta is handed to Inline at once, on the writer's goroutine, as a
-	// one-Item Batch, exactly as Pop would have handed it to its process
-	// function. Waking a sleeping consumer costs more than applying one
-	// delta, so a consumer that keeps up with its producer saves most of
-	// its cost this way. When the consumer falls behind, deltas queue and
-	// compact as usual.
-	//
-	// Inline must do what the consumer's process function does, and obeys
-	// the same contract (see Pop), with one difference: the Batch it gets
-	// is valid only until it returns, because the queue reuses its memory
-	// for the next inline delta. Its error is returned by the write that
-	// ran it, wrapped like Pop's; ErrRequeue puts the delta in line for
-	// the next Pop. Inline must not call back into the queue's writers.
-	Inline func(Batch) error
-	// InlineOK, if set, is asked before each write that could go to Inline;
-	// false queues the write as if Inline were not set. It lets the owner
-	// keep the hand-off to its consumer when processing a delta is costly
-	// enough that doing it on the writer's goroutine would hold the writer
-	// back more than the hand-off costs.
-	InlineOK func() bool
 }
 
 // Queue holds, for every object key, the deltas the consumer has not seen
@@ -82,22 +64,15 @@ type Options struct {
 // applied out of order.
 type Queue struct {
 	// Set by New and never changed: read without the lock.
-	keyOf     KeyFunc
-	known     KnownObjects
-	transform func(runtime.Object) (runtime.Object, error)
-	atomic    bool
-	compact   bool
-	now       func() time.Time
-	inline    func(Batch) error
-	inlineOK  func() bool
-	// spare is the key unit the next inline delta uses: units that went
-	// inline and were delivered come back here, so that a consumer that
-	// keeps up allocates no unit at all. Guarded by mu.
-	spare *unit
-	// inlining is the unit being processed by Inline, or nil. It is in
-	// flight like the units of inFlight, but not listed in entries or
-	// inFlight (see unitOf). Guarded by mu.
-	inlining *unit
+	keyOf          KeyFunc
+	known          KnownObjects
+	transform      func(runtime.Object) (runtime.Object, error)
+	atomicRelist   bool
+	keepAllUpdates bool
+	now            func() time.Time
+	// inline is the inline hand-off (inline.go), off unless package
+	// informer turns it on; its fields say what guards them.
+	inline inlineHandOff
 
 	// synced mirrors the lock-guarded sync state so that HasSynced, which
 	// informers poll, never waits for the lock.
@@ -146,15 +121,13 @@ type Queue struct {
 // New returns an empty queue configured by opts.
 func New(opts Options) *Queue {
 	q := &Queue{
-		keyOf:     opts.KeyFunc,
-		known:     opts.KnownObjects,
-		transform: opts.Transform,
-		atomic:    opts.AtomicReplace,
-		compact:   !opts.KeepAllUpdates,
-		now:       opts.Now,
-		inline:    opts.Inline,
-		inlineOK:  opts.InlineOK,
-		entries:   make(map[string]*unit),
+		keyOf:          opts.KeyFunc,
+		known:          opts.KnownObjects,
+		transform:      opts.Transform,
+		atomicRelist:   opts.AtomicRelist,
+		keepAllUpdates: opts.KeepAllUpdates,
+		now:            opts.Now,
+		entries:        make(map[string]*unit),
 	}
 	if q.keyOf == nil {
 		q.keyOf = MetaNamespaceKey
@@ -184,7 +157,7 @@ func (q *Queue) write(t DeltaType, obj runtime.Object) error {
 	if err != nil {
 		return fmt.Errorf("deltafifo: %s: %w", t, err)
 	}
-	inline := q.inline != nil && (q.inlineOK == nil || q.inlineOK()) // asked without the lock
+	inline := q.inline.wanted() // asked without the lock
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
@@ -197,57 +170,28 @@ func (q *Queue) write(t DeltaType, obj runtime.Object) error {
 		return nil
 	}
 	d := Delta{Type: t, Object: obj}
-	if !inline || !q.idle() {
-		q.enqueue(key, d, &opClock{now: q.now})
+	if b, ok := q.tryInline(inline, key, d); ok {
 		q.mu.Unlock()
-		return nil
+		return q.run(b, q.inline.process)
 	}
-	b := q.takeInline(key, d)
+	q.enqueue(key, d, &opClock{now: q.now})
 	q.mu.Unlock()
-	return q.run(b, q.inline)
-}
-
-// idle reports whether nothing waits in line and no batch is in flight, so
-// that a write may go straight to Options.Inline. Callers hold mu.
-func (q *Queue) idle() bool {
-	return !q.popping && q.waiting.len() == 0
-}
-
-// takeInline makes d a key unit that is in flight at once, as if it had
-// been queued and popped in one step: the same bookkeeping, minus the line
-// and the wake-up. Callers hold mu, and the queue is idle.
-func (q *Queue) takeInline(key string, d Delta) Batch {
-	q.counters.Enqueued++
-	u := q.spare
-	q.spare = nil
-	if u == nil {
-		u = new(unit)
-	}
-	u.initKey(key, d)
-	q.seq++
-	u.seq, u.seg, u.state = q.seq, q.seg, inFlight
-	q.inlining = u
-	q.popping = true
-	return u.batch()
+	return nil
 }
 
 // unitOf returns the newest unit, queued or in flight, that holds key, or
 // nil. Queued units and those a Pop took are in entries; the inline unit,
-// which is always older than any queued unit of its key, is kept apart so
-// that the busiest path needs no map writes.
+// which is always older than any queued unit of its key, is kept apart.
 func (q *Queue) unitOf(key string) *unit {
 	if u := q.entries[key]; u != nil {
 		return u
 	}
-	if u := q.inlining; u != nil && u.items[0].Key == key {
-		return u
-	}
-	return nil
+	return q.inline.holding(key)
 }
 
 // admit checks an incoming object, computes its key and transforms it.
 func (q *Queue) admit(obj runtime.Object) (string, runtime.Object, error) {
-	if isNil(obj) {
+	if objkey.IsNil(obj) {
 		return "", nil, ErrNilObject
 	}
 	key, err := q.keyOf(obj)
@@ -261,7 +205,7 @@ func (q *Queue) admit(obj runtime.Object) (string, runtime.Object, error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("transform %q: %w", key, err)
 	}
-	if isNil(out) {
+	if objkey.IsNil(out) {
 		return "", nil, fmt.Errorf("transform %q: %w", key, ErrNilObject)
 	}
 	return key, out, nil
@@ -296,7 +240,7 @@ func (q *Queue) enqueue(key string, d Delta, clk *opClock) *unit {
 	q.counters.Enqueued++
 	if u := q.mergeable(key); u != nil {
 		var absorbed bool
-		u.items[0].Deltas, absorbed = appendDelta(u.items[0].Deltas, d, q.compact)
+		u.items[0].Deltas, absorbed = appendDelta(u.items[0].Deltas, d, q.keepAllUpdates)
 		if absorbed {
 			q.counters.Coalesced++
 		} else {
@@ -402,9 +346,7 @@ func (q *Queue) Stats() Stats {
 	for _, u := range q.inFlight {
 		s.InFlight += u.size()
 	}
-	if q.inlining != nil {
-		s.InFlight++
-	}
+	s.InFlight += q.inline.inFlight()
 	return s
 }
 

@@ -96,7 +96,7 @@ func BenchmarkRelist(b *testing.B) {
 			for _, p := range pods[5000:] {
 				list = append(list, p)
 			}
-			q := New(Options{KnownObjects: known, AtomicReplace: atomic})
+			q := New(Options{KnownObjects: known, AtomicRelist: atomic})
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {

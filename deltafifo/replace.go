@@ -15,7 +15,7 @@ import (
 // key's last known object, because it was deleted while nobody watched.
 //
 // In per-key mode the Replaced deltas and tombstones join each key's place
-// in line, and a marker carrying rv follows them. With AtomicReplace the
+// in line, and a marker carrying rv follows them. With AtomicRelist the
 // whole Replace is one Relist batch (see the package doc).
 //
 // If the list holds an object without a key, or Transform fails on one,
@@ -35,7 +35,7 @@ func (q *Queue) Replace(list []runtime.Object, rv string) error {
 	first := !q.populated
 	tombstones := q.tombstones(index)
 	clk := &opClock{now: q.now}
-	if q.atomic {
+	if q.atomicRelist {
 		q.queueRelist(objs, index, tombstones, rv, first, clk)
 		return nil
 	}
@@ -123,8 +123,8 @@ func (q *Queue) forEachCandidate(fn func(key string)) {
 	for key := range q.entries {
 		fn(key)
 	}
-	if u := q.inlining; u != nil && q.entries[u.items[0].Key] == nil {
-		fn(u.items[0].Key)
+	if u := q.inline.unit; u != nil && q.entries[u.items[0].Key] == nil {
+		fn(u.items[0].Key) // the inline unit is not in entries (inline.go)
 	}
 	var base []string
 	switch {

@@ -200,7 +200,7 @@ func TestResyncSequences(t *testing.T) {
 	}, {
 		name:  "resync is a no-op while an atomic relist is pending",
 		known: []*corev1.Pod{foo5},
-		opts:  Options{AtomicReplace: true},
+		opts:  Options{AtomicRelist: true},
 		ops: func(q *Queue) {
 			ok(q.Replace(objs(foo5), "9"))
 			ok(q.Resync())

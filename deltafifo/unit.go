@@ -39,7 +39,7 @@ type unitKind uint8
 
 const (
 	keyUnit    unitKind = iota // one key's deltas
-	relistUnit                 // a whole Replace (AtomicReplace mode)
+	relistUnit                 // a whole Replace (AtomicRelist mode)
 	markerUnit                 // a resourceVersion, no data
 )
 

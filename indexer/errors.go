@@ -3,13 +3,16 @@ package indexer
 import (
 	"errors"
 	"fmt"
+
+	"github.com/seed31a95821/informer/internal/objkey"
 )
 
 // The errors an Indexer returns. Writes that fail change nothing: the store
 // and every index stay exactly as they were before the call.
 var (
 	// ErrNilObject is returned by Add, Update and Replace for a nil object.
-	ErrNilObject = errors.New("indexer: nil object")
+	// It is deltafifo.ErrNilObject too: one definition (internal/objkey).
+	ErrNilObject = objkey.ErrNilObject
 	// ErrEmptyKey is returned by Add, Update and Replace for an empty key.
 	ErrEmptyKey = errors.New("indexer: empty key")
 	// ErrIndexExists is returned by AddIndexers (and, through every write, by

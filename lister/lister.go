@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/seed31a95821/informer/indexer"
+	"github.com/seed31a95821/informer/internal/objkey"
 )
 
 // Options configures a Lister. The zero value is ready to use.
@@ -52,10 +53,7 @@ func (l *Lister[T]) Get(namespace, name string) (T, error) {
 	if l.idx == nil {
 		return zero, ErrNoIndexer
 	}
-	key := name
-	if namespace != "" {
-		key = namespace + "/" + name
-	}
+	key := objkey.Join(namespace, name)
 	obj, ok := l.idx.Get(key)
 	if !ok {
 		return zero, apierrors.NewNotFound(l.opts.Resource, name)
@@ -204,8 +202,5 @@ func typeErrorKey(obj runtime.Object) string {
 	if err != nil {
 		return fmt.Sprintf("%T", obj)
 	}
-	if m.GetNamespace() == "" {
-		return m.GetName()
-	}
-	return m.GetNamespace() + "/" + m.GetName()
+	return objkey.Join(m.GetNamespace(), m.GetName())
 }

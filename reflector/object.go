@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/seed31a95821/informer/internal/objkey"
 )
 
 // typeCheck decides whether an object may enter the store. It is built once
@@ -98,8 +100,5 @@ func typeName(prototype runtime.Object) string {
 // objectKey is namespace/name, the identity used to fold MODIFIED and
 // DELETED events into a WatchList's initial state.
 func objectKey(m metav1.Object) string {
-	if ns := m.GetNamespace(); ns != "" {
-		return ns + "/" + m.GetName()
-	}
-	return m.GetName()
+	return objkey.Join(m.GetNamespace(), m.GetName())
 }

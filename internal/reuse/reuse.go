@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/seed31a95821/informer/deltafifo"
+	"github.com/seed31a95821/informer/internal/objkey"
 )
 
 // Cache is one informer's cache as a relist sees it. It is safe for
@@ -61,7 +61,7 @@ func (c *Cache) Unchanged(decoded runtime.Object) runtime.Object {
 	if err != nil || m.GetResourceVersion() == "" || m.GetUID() == "" {
 		return nil
 	}
-	key, err := deltafifo.MetaNamespaceKey(decoded)
+	key, err := objkey.Of(decoded)
 	if err != nil {
 		return nil
 	}

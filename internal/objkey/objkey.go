@@ -1,0 +1,69 @@
+package objkey
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+var (
+	// ErrNilObject is returned for a nil object, or an interface holding a
+	// nil pointer. deltafifo.ErrNilObject and indexer.ErrNilObject are this
+	// error, so errors.Is matches it whichever layer refused the object.
+	ErrNilObject = errors.New("nil object")
+	// ErrNoName is returned for an object without a name: it has no
+	// identity, so it cannot have a key. deltafifo.ErrNoName is this error.
+	ErrNoName = errors.New("object has no name")
+)
+
+// Of returns obj's key: "namespace/name", or "name" when obj has no
+// namespace. It fails with ErrNilObject for a nil obj, ErrNoName for an
+// object without a name, and meta.Accessor's error for an object without
+// Kubernetes metadata.
+func Of(obj runtime.Object) (string, error) {
+	namespace, name, err := parts(obj)
+	if err != nil {
+		return "", err
+	}
+	return Join(namespace, name), nil
+}
+
+// Join returns the key of the object called name in namespace ("" for a
+// cluster-scoped object): what Of returns for that object.
+func Join(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
+}
+
+// parts reads the two fields a key is made of, and refuses an object that
+// cannot have one.
+func parts(obj runtime.Object) (namespace, name string, err error) {
+	if IsNil(obj) {
+		return "", "", ErrNilObject
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return "", "", fmt.Errorf("key of %T: %w", obj, err)
+	}
+	name = m.GetName()
+	if name == "" {
+		return "", "", fmt.Errorf("key of %T: %w", obj, ErrNoName)
+	}
+	return m.GetNamespace(), name, nil
+}
+
+// IsNil reports whether obj is nil or an interface holding a nil pointer.
+// The second case matters: (*v1.Pod)(nil) is a non-nil runtime.Object whose
+// methods panic, and the queue and the cache promise a clear error instead.
+func IsNil(obj runtime.Object) bool {
+	if obj == nil {
+		return true
+	}
+	v := reflect.ValueOf(obj)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
