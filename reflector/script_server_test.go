@@ -1,0 +1,439 @@
+package reflector_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/seed31a95821/informer/reflector"
+)
+
+// The scripted side of a script: a server that answers each List and
+// Watch with what the script queued, and a store that records each call.
+// Both log on the reflector's goroutine, so the log is in the order the
+// reflector acted.
+
+// server is the scripted ListerWatcher. A call logs its request, then
+// waits for the next answer the script queued (or ctx).
+type server struct {
+	s       *script
+	lists   chan listReply
+	watches chan watchReply
+	// watchList is what SupportsWatchList answers: "" does not implement
+	// the question at all (see capabilities.go), "yes" or "no" do.
+	watchList string
+
+	mu      sync.Mutex // guards streams
+	streams []*stream  // every stream the script made, newest last
+}
+
+type listReply struct {
+	obj runtime.Object
+	err error
+}
+
+type watchReply struct {
+	w   *stream
+	err error
+}
+
+func (sv *server) List(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	sv.s.logf("list%s", optsLine(opts))
+	select {
+	case rp := <-sv.lists:
+		return rp.obj, rp.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (sv *server) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	sv.s.logf("watch%s", optsLine(opts))
+	select {
+	case rp := <-sv.watches:
+		if rp.err != nil {
+			return nil, rp.err
+		}
+		return rp.w, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// optsLine prints the options a request carried, the zero ones left out.
+func optsLine(o metav1.ListOptions) string {
+	var b strings.Builder
+	if o.Continue == "" {
+		fmt.Fprintf(&b, " rv=%q", o.ResourceVersion)
+	} else {
+		fmt.Fprintf(&b, " continue=%s", o.Continue)
+		if o.ResourceVersion != "" {
+			fmt.Fprintf(&b, " rv=%q", o.ResourceVersion)
+		}
+	}
+	if o.ResourceVersionMatch != "" {
+		fmt.Fprintf(&b, " match=%s", o.ResourceVersionMatch)
+	}
+	if o.Limit != 0 {
+		fmt.Fprintf(&b, " limit=%d", o.Limit)
+	}
+	if o.SendInitialEvents != nil {
+		fmt.Fprintf(&b, " send-initial-events=%t", *o.SendInitialEvents)
+	}
+	if o.AllowWatchBookmarks {
+		b.WriteString(" bookmarks")
+	}
+	if o.TimeoutSeconds != nil {
+		fmt.Fprintf(&b, " timeout=%ds", *o.TimeoutSeconds)
+	}
+	return b.String()
+}
+
+// watchListServer is a server that says whether it supports WatchList.
+type watchListServer struct{ *server }
+
+func (sv watchListServer) SupportsWatchList() bool { return sv.watchList == "yes" }
+
+// lw returns the ListerWatcher the reflector is given.
+func (sv *server) lw() reflector.ListerWatcher {
+	if sv.watchList == "" {
+		return sv
+	}
+	return watchListServer{sv}
+}
+
+// listAnswer reads a list command: a page (rv=, continue=, one object a
+// line), error=, nil (a typed nil list) or not-a-list.
+func listAnswer(t *testing.T, d *datadriven.TestData) listReply {
+	if err := answerError(t, d); err != nil {
+		return listReply{err: err}
+	}
+	var rv, cont string
+	d.MaybeScanArgs(t, "rv", &rv)
+	d.MaybeScanArgs(t, "continue", &cont)
+	if d.HasArg("nil") {
+		return listReply{obj: (*metav1.List)(nil)}
+	}
+	if d.HasArg("not-a-list") {
+		return listReply{obj: pod("x", rv)}
+	}
+	list := &metav1.List{ListMeta: metav1.ListMeta{ResourceVersion: rv, Continue: cont}}
+	for _, line := range lines(d.Input) {
+		list.Items = append(list.Items, runtime.RawExtension{Object: object(t, line)})
+	}
+	return listReply{obj: list}
+}
+
+// watchAnswer reads a watch command: a stream that delivers the events
+// listed (one a line) and, with close or close-error=, then ends; error=,
+// a refused watch; or nil, a typed nil watch.
+func (sv *server) watchAnswer(t *testing.T, d *datadriven.TestData) watchReply {
+	if err := answerError(t, d); err != nil {
+		return watchReply{err: err}
+	}
+	if d.HasArg("nil") {
+		return watchReply{} // a typed nil *stream
+	}
+	sv.mu.Lock()
+	w := &stream{s: sv.s, id: len(sv.streams) + 1, ch: make(chan watch.Event, streamBuffer)}
+	sv.streams = append(sv.streams, w)
+	sv.mu.Unlock()
+	w.send(t, events(t, d.Input))
+	if d.HasArg("close") || d.HasArg("close-error") {
+		w.end(closeError(t, d))
+	}
+	return watchReply{w: w}
+}
+
+// newest is the stream the script made last.
+func (sv *server) newest(t *testing.T) *stream {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if len(sv.streams) == 0 {
+		t.Fatal("no watch stream yet")
+	}
+	return sv.streams[len(sv.streams)-1]
+}
+
+// streamBuffer is how many events a script may send before the reflector
+// takes them.
+const streamBuffer = 4096
+
+// stream is a scripted watch: events the script sends, then an end,
+// clean or broken (StreamError).
+type stream struct {
+	s  *script
+	id int
+	ch chan watch.Event
+
+	mu     sync.Mutex // guards closed and err
+	closed bool
+	err    error
+}
+
+func (w *stream) ResultChan() <-chan watch.Event { return w.ch }
+
+// Stop is the reflector giving the stream up; it is logged when the
+// stream was still open, so that a script shows every watch is released.
+func (w *stream) Stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.closed {
+		w.closed = true
+		close(w.ch)
+		w.s.logf("watch stream %d stopped by the reflector", w.id)
+	}
+}
+
+// Err says why the stream ended (the StreamError capability).
+func (w *stream) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+func (w *stream) send(t *testing.T, evs []watch.Event) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, ev := range evs {
+		if w.closed {
+			t.Fatalf("send on stream %d, which is closed", w.id)
+		}
+		select {
+		case w.ch <- ev:
+		default:
+			t.Fatalf("stream %d holds %d events already", w.id, streamBuffer)
+		}
+	}
+}
+
+// end closes the stream from the server's side, for the reason err.
+func (w *stream) end(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.closed {
+		w.closed, w.err = true, err
+		close(w.ch)
+	}
+}
+
+// closeError reads close's reason: error=KIND (close-error= on watch).
+func closeError(t *testing.T, d *datadriven.TestData) error {
+	for _, key := range []string{"error", "close-error"} {
+		if a, ok := d.Arg(key); ok {
+			return serverError(t, a.SingleVal(t), 0)
+		}
+	}
+	return nil
+}
+
+// answerError reads error=KIND [retry-after=SECONDS].
+func answerError(t *testing.T, d *datadriven.TestData) error {
+	a, ok := d.Arg("error")
+	if !ok {
+		return nil
+	}
+	retry := 0
+	d.MaybeScanArgs(t, "retry-after", &retry)
+	return serverError(t, a.SingleVal(t), retry)
+}
+
+// serverError makes the error a real client would return for kind.
+func serverError(t *testing.T, kind string, retryAfter int) error {
+	switch kind {
+	case "410":
+		return apierrors.NewResourceExpired("too old resource version")
+	case "gone":
+		return apierrors.NewGone("gone")
+	case "too-large-rv":
+		err := apierrors.NewTimeoutError("Too large resource version", 1)
+		err.ErrStatus.Details.Causes = []metav1.StatusCause{{
+			Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
+		return err
+	case "429":
+		return apierrors.NewTooManyRequests("slow down", retryAfter)
+	case "500":
+		return apierrors.NewInternalError(errors.New("etcd hiccup"))
+	case "503":
+		return apierrors.NewServiceUnavailable("starting")
+	case "400":
+		return apierrors.NewBadRequest("unknown parameter sendInitialEvents")
+	case "422":
+		return apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "", nil)
+	case "403":
+		return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("no"))
+	case "refused":
+		return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	case "eof":
+		return io.ErrUnexpectedEOF
+	case "decode":
+		var v map[string]any
+		return json.Unmarshal([]byte("{not json"), &v)
+	}
+	t.Fatalf("unknown error kind %q", kind)
+	return nil
+}
+
+// events reads one event a line: TYPE OBJECT, where a BOOKMARK's object is
+// @RV (with initial-events-end for WatchList's last), an ERROR's is an
+// error kind as in serverError (a Status), decode (what apimachinery's
+// stream watcher sends for a frame it cannot decode) or nil.
+func events(t *testing.T, input string) []watch.Event {
+	var evs []watch.Event
+	for _, line := range lines(input) {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			t.Fatalf("event %q: want TYPE OBJECT", line)
+		}
+		ev := watch.Event{Type: watch.EventType(f[0])}
+		switch {
+		case ev.Type == watch.Error:
+			ev.Object = statusObject(t, f[1])
+		case ev.Type == watch.Bookmark:
+			p := pod("", strings.TrimPrefix(f[1], "@"))
+			if len(f) > 2 && f[2] == "initial-events-end" {
+				p.Annotations = map[string]string{metav1.InitialEventsAnnotationKey: "true"}
+			}
+			ev.Object = p
+		default:
+			ev.Object = object(t, f[1])
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+// statusObject is an ERROR event's object.
+func statusObject(t *testing.T, kind string) runtime.Object {
+	switch kind {
+	case "nil":
+		return (*metav1.Status)(nil)
+	case "decode":
+		return apierrors.NewClientErrorReporter(http.StatusInternalServerError, "watch", "ClientWatchDecoding").
+			AsObject(errors.New("unable to decode an event from the watch stream"))
+	}
+	var status apierrors.APIStatus
+	if !errors.As(serverError(t, kind, 0), &status) {
+		t.Fatalf("ERROR %s: not a Status", kind)
+	}
+	st := status.Status()
+	return &st
+}
+
+// object reads NAME@RV (a pod in namespace ns; NAME may be empty),
+// configmap:NAME@RV (the wrong type), status (no metadata at all) or nil
+// (a typed nil pod).
+func object(t *testing.T, spec string) runtime.Object {
+	switch spec {
+	case "status":
+		return &metav1.Status{}
+	case "nil":
+		return (*corev1.Pod)(nil)
+	}
+	typ, spec, typed := strings.Cut(spec, ":")
+	if !typed {
+		spec = typ
+	}
+	name, rv, ok := strings.Cut(spec, "@")
+	if !ok {
+		t.Fatalf("object %q: want NAME@RV", spec)
+	}
+	if typed && typ == "configmap" {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: rv}}
+	}
+	return pod(name, rv)
+}
+
+func pod(name, rv string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: rv}}
+}
+
+func lines(input string) []string {
+	var out []string
+	for _, l := range strings.Split(input, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// recordingStore logs every call the reflector makes on its store. The
+// script can make the next call of a method fail (store-fails: it returns
+// an error) or cancel Run's context from inside it (store-cancels), to
+// catch the reflector between two steps.
+type recordingStore struct {
+	s *script
+
+	mu   sync.Mutex        // guards next
+	next map[string]string // method -> "fails" or "cancels", once
+}
+
+func (st *recordingStore) failNext(method, how string) {
+	st.mu.Lock()
+	st.next[method] = how
+	st.mu.Unlock()
+}
+
+func (st *recordingStore) call(method, line string) error {
+	st.mu.Lock()
+	how := st.next[method]
+	delete(st.next, method)
+	st.mu.Unlock()
+	switch how {
+	case "fails":
+		st.s.logf("store %s (fails)", line)
+		return errors.New("injected store failure")
+	case "cancels":
+		st.s.logf("store %s (and Run's context is cancelled)", line)
+		st.s.cancelRuns()
+		return nil
+	}
+	st.s.logf("store %s", line)
+	return nil
+}
+
+func (st *recordingStore) Add(obj runtime.Object) error { return st.call("add", "add "+nameRV(obj)) }
+func (st *recordingStore) Update(obj runtime.Object) error {
+	return st.call("update", "update "+nameRV(obj))
+}
+func (st *recordingStore) Delete(obj runtime.Object) error {
+	return st.call("delete", "delete "+nameRV(obj))
+}
+func (st *recordingStore) Resync() error            { return st.call("resync", "resync") }
+func (st *recordingStore) Bookmark(rv string) error { return st.call("bookmark", "bookmark "+rv) }
+
+func (st *recordingStore) Replace(list []runtime.Object, rv string) error {
+	names := make([]string, len(list))
+	for i, obj := range list {
+		names[i] = nameRV(obj)
+	}
+	return st.call("replace", fmt.Sprintf("replace rv=%q [%s]", rv, strings.Join(names, " ")))
+}
+
+// nameRV prints an object as the scripts write it: NAME@RV.
+func nameRV(obj runtime.Object) string {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return fmt.Sprintf("%T(no metadata)", obj)
+	}
+	return m.GetName() + "@" + m.GetResourceVersion()
+}
