@@ -345,11 +345,8 @@ func fakeWatch(close bool, events ...watch.Event) *watch.RaceFreeFakeWatcher {
 	return w
 }
 
-func added(o runtime.Object) watch.Event    { return watch.Event{Type: watch.Added, Object: o} }
-func modified(o runtime.Object) watch.Event { return watch.Event{Type: watch.Modified, Object: o} }
-func deleted(o runtime.Object) watch.Event  { return watch.Event{Type: watch.Deleted, Object: o} }
-func marked(o runtime.Object) watch.Event   { return watch.Event{Type: watch.Bookmark, Object: o} }
-func failed(o runtime.Object) watch.Event   { return watch.Event{Type: watch.Error, Object: o} }
+func added(o runtime.Object) watch.Event  { return watch.Event{Type: watch.Added, Object: o} }
+func failed(o runtime.Object) watch.Event { return watch.Event{Type: watch.Error, Object: o} }
 
 // listOnly are Options for tests not about WatchList.
 func listOnly() Options { return Options{WatchList: WatchListOff} }

@@ -50,28 +50,6 @@ func TestTypedNilObjectsSkipped(t *testing.T) {
 	}
 }
 
-func TestTypedNilObjectSkippedInWatchList(t *testing.T) {
-	h := start(t, newScriptLW(), Options{})
-	h.lw.next(t, "watch").watch(fakeWatch(false,
-		added((*corev1.Pod)(nil)), added(pod("a", "5")), marked(bookmark("6", true))), nil)
-	assert.Equal(t, []string{"replace [ns/a]@6"}, h.store.waitOps(t, 1))
-	assert.ErrorIs(t, h.waitErr(KindWrongType), ErrNoMetadata)
-}
-
-// An ERROR event must carry a Status; a nil one is a response the
-// reflector cannot understand. It ends the watch like any ERROR event, and
-// like any frame that could not be decoded it leads to a relist, from where
-// the reflector was: a watch from there would meet it again.
-func TestTypedNilStatusInErrorEvent(t *testing.T) {
-	h := start(t, newScriptLW(), listOnly())
-	h.sync("10").watch(fakeWatch(false, failed((*metav1.Status)(nil))), nil)
-	e := h.waitErr(KindDecode)
-	assert.Equal(t, opWatch, e.Op)
-	h.waitState(StateBackingOff)
-	h.clk.fireNext(t)
-	assert.Equal(t, "10", h.lw.next(t, "list").opts.ResourceVersion)
-}
-
 func TestTypedNilStatusInWatchListErrorEvent(t *testing.T) {
 	h := start(t, newScriptLW(), Options{})
 	h.lw.next(t, "watch").watch(fakeWatch(false, failed((*unstructured.Unstructured)(nil))), nil)

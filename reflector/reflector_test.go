@@ -2,9 +2,7 @@ package reflector
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"slices"
@@ -21,143 +19,17 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// State-machine tests: a real Reflector driven through its states by a
-// scripted ListerWatcher and a fake clock. No network, no sleeping.
+// State-machine tests that need the reflector's insides (its alarm, its
+// timers) or a store that holds it up: a real Reflector driven by a
+// scripted ListerWatcher and a fake clock. No network, no sleeping. The
+// behaviour seen from outside is specified by the scripts in testdata/
+// (script_test.go).
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-func TestFirstListAtZeroThenWatchFromListRV(t *testing.T) {
-	h := start(t, newScriptLW(), listOnly())
-
-	l := h.lw.next(t, "list")
-	assert.Equal(t, "0", l.opts.ResourceVersion, "first list may be served from the watch cache")
-	assert.Equal(t, int64(500), l.opts.Limit)
-	l.list(podList("10", "", pod("a", "5"), pod("b", "7")), nil)
-
-	w := h.lw.next(t, "watch")
-	assert.Equal(t, "10", w.opts.ResourceVersion)
-	assert.True(t, w.opts.AllowWatchBookmarks)
-	require.NotNil(t, w.opts.TimeoutSeconds)
-	assert.GreaterOrEqual(t, *w.opts.TimeoutSeconds, int64(300))
-	assert.Less(t, *w.opts.TimeoutSeconds, int64(600))
-	assert.Nil(t, w.opts.SendInitialEvents)
-	w.watch(fakeWatch(false, added(pod("c", "11")), modified(pod("a", "12")), deleted(pod("b", "13"))), nil)
-
-	ops := h.store.waitOps(t, 4)
-	assert.Equal(t, []string{"replace [ns/a ns/b]@10", "add ns/c@11", "update ns/a@12", "delete ns/b@13"}, ops)
-	h.waitRV("13")
-
-	s := h.r.Stats()
-	assert.Equal(t, int64(1), s.Lists)
-	assert.Equal(t, int64(1), s.ListRequests)
-	assert.Equal(t, int64(0), s.Relists)
-	assert.Equal(t, int64(1), s.Watches)
-	assert.Equal(t, map[watch.EventType]int64{watch.Added: 1, watch.Modified: 1, watch.Deleted: 1, watch.Bookmark: 0, watch.Error: 0}, s.Events)
-	assert.Equal(t, "13", s.LastSyncResourceVersion)
-	assert.Empty(t, s.Errors)
-}
-
-func TestNormalCloseRewatchesFromLastRVWithoutRelist(t *testing.T) {
-	h := start(t, newScriptLW(), listOnly())
-	w := h.sync("10")
-	fw1 := fakeWatch(false, added(pod("a", "11")))
-	w.watch(fw1, nil)
-	h.waitRV("11")
-	h.clk.Advance(2 * time.Second) // longer than minWatchLife: a normal end
-	fw1.Stop()
-
-	w2 := h.lw.next(t, "watch")
-	assert.Equal(t, "11", w2.opts.ResourceVersion)
-
-	// A quiet watch that lasted its full timeout: closed, no events, but
-	// not "short". Again a watch, at once, from the same RV.
-	fw := watch.NewRaceFreeFake()
-	w2.watch(fw, nil)
-	h.clk.waitPending(t, 1) // the watchdog: the reflector is consuming
-	h.clk.Advance(2 * time.Second)
-	fw.Stop()
-	w3 := h.lw.next(t, "watch")
-	assert.Equal(t, "11", w3.opts.ResourceVersion)
-
-	s := h.r.Stats()
-	assert.Equal(t, int64(1), s.ListRequests, "no relist")
-	assert.Equal(t, int64(0), s.Backoffs)
-	assert.Empty(t, s.Errors)
-}
-
-// A watch that ends at once is short whatever it carried: a server that
-// ends every watch after one event must not get a new watch at once,
-// forever (issue 16, item 1).
-func TestShortWatchWithEventsBacksOff(t *testing.T) {
-	h := start(t, newScriptLW(), listOnly())
-	h.sync("10").watch(fakeWatch(true, added(pod("a", "11"))), nil)
-
-	e := h.waitErr(KindShortWatch)
-	assert.ErrorIs(t, e, ErrShortWatch)
-	h.waitState(StateBackingOff)
-	h.lw.none(t)
-	h.clk.fireNext(t)
-	assert.Equal(t, "11", h.lw.next(t, "watch").opts.ResourceVersion, "resumes from the event's RV")
-	assert.Equal(t, int64(1), h.r.Stats().Backoffs)
-}
-
-func TestShortWatchBacksOff(t *testing.T) {
-	h := start(t, newScriptLW(), listOnly())
-	h.sync("10").watch(fakeWatch(true), nil) // closed at once, no events
-
-	e := h.waitErr(KindShortWatch)
-	assert.ErrorIs(t, e, ErrShortWatch)
-	h.waitState(StateBackingOff)
-	h.clk.fireNext(t)
-	assert.Equal(t, "10", h.lw.next(t, "watch").opts.ResourceVersion)
-	assert.Equal(t, int64(1), h.r.Stats().ListRequests)
-}
-
-func TestWatchExpiredRelistsAtLastRVThenConsistent(t *testing.T) {
-	h := start(t, newScriptLW(), listOnly())
-	h.sync("10").watch(fakeWatch(false,
-		added(pod("a", "11")),
-		failed(&apierrors.NewResourceExpired("too old resource version: 11 (20)").ErrStatus)), nil)
-
-	e := h.waitErr(KindExpired)
-	assert.True(t, apierrors.IsResourceExpired(e), "the ERROR event is a typed apierror")
-	h.waitState(StateBackingOff)
-	h.clk.fireNext(t)
-
-	// Like client-go: first relist "at least as fresh as" the last RV, unpaged
-	// so that the watch cache can serve it.
-	l := h.lw.next(t, "list")
-	assert.Equal(t, "11", l.opts.ResourceVersion)
-	assert.Equal(t, int64(0), l.opts.Limit)
-	l.list(nil, apierrors.NewResourceExpired("gone"))
-
-	// Refused: at once, a consistent read.
-	l = h.lw.next(t, "list")
-	assert.Equal(t, "", l.opts.ResourceVersion)
-	assert.Equal(t, int64(500), l.opts.Limit)
-	l.list(podList("20", "", pod("b", "19")), nil)
-
-	assert.Equal(t, "20", h.lw.next(t, "watch").opts.ResourceVersion)
-	ops := h.store.snapshot()
-	assert.Equal(t, "replace [ns/b]@20", ops[len(ops)-1])
-	s := h.r.Stats()
-	assert.Equal(t, int64(1), s.Relists)
-	assert.Equal(t, int64(2), s.Errors[KindExpired])
-	assert.Equal(t, int64(1), s.Events[watch.Error])
-}
-
-func TestWatchOpenExpiredRelists(t *testing.T) {
-	h := start(t, newScriptLW(), listOnly())
-	h.sync("10").watch(nil, apierrors.NewGone("gone"))
-	h.waitState(StateBackingOff)
-	h.clk.fireNext(t)
-	assert.Equal(t, "10", h.lw.next(t, "list").opts.ResourceVersion)
-}
 
 func tooLargeRV() error {
 	err := apierrors.NewTimeoutError("Too large resource version", 1)
@@ -167,149 +39,8 @@ func tooLargeRV() error {
 	return err
 }
 
-func TestTooLargeRVListRetriesConsistentAtOnce(t *testing.T) {
-	h := start(t, newScriptLW(), listOnly())
-	h.lw.next(t, "list").list(nil, tooLargeRV())
-	l := h.lw.next(t, "list")
-	assert.Equal(t, "", l.opts.ResourceVersion)
-	// The consistent read fails the same way: now back off, and stay at "".
-	l.list(nil, tooLargeRV())
-	h.waitState(StateBackingOff)
-	h.clk.fireNext(t)
-	l = h.lw.next(t, "list")
-	assert.Equal(t, "", l.opts.ResourceVersion)
-	l.list(podList("30", ""), nil)
-	assert.Equal(t, "30", h.lw.next(t, "watch").opts.ResourceVersion)
-	assert.Equal(t, int64(2), h.r.Stats().Errors[KindTooLargeRV])
-}
-
-func TestPagedList(t *testing.T) {
-	h := start(t, newScriptLW(), listOnly())
-	l := h.lw.next(t, "list")
-	assert.Equal(t, int64(500), l.opts.Limit)
-	l.list(podList("10", "token-1", pod("a", "5")), nil)
-
-	l = h.lw.next(t, "list")
-	assert.Equal(t, "token-1", l.opts.Continue)
-	assert.Equal(t, "", l.opts.ResourceVersion, "continue and resourceVersion are exclusive")
-	l.list(podList("12", "", pod("b", "6")), nil)
-
-	assert.Equal(t, "10", h.lw.next(t, "watch").opts.ResourceVersion, "the snapshot's RV is the first page's")
-	assert.Equal(t, []string{"replace [ns/a ns/b]@10"}, h.store.snapshot())
-	assert.Equal(t, int64(2), h.r.Stats().ListRequests)
-	assert.True(t, h.r.m.paginatedBefore) // read after the step: Run's goroutine is blocked in Watch
-}
-
-func TestExpiredContinueFallsBackToFullList(t *testing.T) {
-	h := start(t, newScriptLW(), listOnly())
-	h.lw.next(t, "list").list(podList("10", "token-1", pod("a", "5")), nil)
-	h.lw.next(t, "list").list(nil, apierrors.NewResourceExpired("continue token expired"))
-
-	// As client-go's pager: one unpaged list at the RV first asked for.
-	l := h.lw.next(t, "list")
-	assert.Equal(t, metav1.ListOptions{ResourceVersion: "0"}, l.opts)
-	l.list(podList("15", "", pod("a", "14"), pod("c", "15")), nil)
-
-	assert.Equal(t, "15", h.lw.next(t, "watch").opts.ResourceVersion)
-	assert.Equal(t, []string{"replace [ns/a ns/c]@15"}, h.store.snapshot(), "pages from the expired snapshot are dropped")
-	assert.Equal(t, int64(3), h.r.Stats().ListRequests)
-}
-
-func TestThrottledWatchHonoursRetryAfter(t *testing.T) {
-	h := start(t, newScriptLW(), listOnly())
-	h.sync("10").watch(nil, apierrors.NewTooManyRequests("slow down", 7))
-
-	e := h.waitErr(KindThrottled)
-	assert.True(t, apierrors.IsTooManyRequests(e))
-	h.waitState(StateBackingOff)
-	// The first backoff is at most 800ms; the server asked for 7s.
-	assert.Equal(t, 7*time.Second, h.clk.fireNext(t))
-	assert.Equal(t, "10", h.lw.next(t, "watch").opts.ResourceVersion, "re-watch, no relist")
-	assert.Equal(t, 7*time.Second, h.r.Stats().LastBackoff)
-}
-
 func connRefused() error {
 	return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
-}
-
-func TestConnectionRefusedBackoffSequenceAndReset(t *testing.T) {
-	h := start(t, newScriptLW(), listOnly())
-	w := h.sync("10")
-	ceilings := []time.Duration{800 * time.Millisecond, 1600 * time.Millisecond, 3200 * time.Millisecond,
-		6400 * time.Millisecond, 12800 * time.Millisecond, 25600 * time.Millisecond, 30 * time.Second, 30 * time.Second}
-	for i, ceiling := range ceilings {
-		w.watch(nil, connRefused())
-		h.waitState(StateBackingOff)
-		d := h.clk.fireNext(t)
-		assert.Greater(t, d, time.Duration(0), "retry %d", i)
-		assert.LessOrEqual(t, d, ceiling, "retry %d: full jitter stays under the ceiling", i)
-		w = h.lw.next(t, "watch")
-		assert.Equal(t, "10", w.opts.ResourceVersion)
-	}
-	assert.Equal(t, int64(len(ceilings)), h.r.Stats().Errors[KindNetwork])
-
-	// The server is back: the watch works for two minutes, then breaks.
-	fw := watch.NewRaceFreeFake()
-	w.watch(fw, nil)
-	h.waitState(StateWatching)
-	fw.Add(pod("a", "11"))
-	h.store.waitOps(t, 2)
-	h.clk.Advance(2 * time.Minute)
-	fw.Stop()
-	h.lw.next(t, "watch").watch(nil, connRefused())
-	h.waitState(StateBackingOff)
-	assert.LessOrEqual(t, h.clk.fireNext(t), 800*time.Millisecond, "backoff reset after two minutes of health")
-	assert.Equal(t, "11", h.lw.next(t, "watch").opts.ResourceVersion)
-	assert.Equal(t, int64(1), h.r.Stats().ListRequests, "never a relist")
-}
-
-// brokenWatch is a watch whose stream broke: it reports why through
-// StreamError.
-type brokenWatch struct {
-	*watch.RaceFreeFakeWatcher
-	err error
-}
-
-func (b brokenWatch) Err() error { return b.err }
-
-func TestNoRelistStormAfterServerRestart(t *testing.T) {
-	h := start(t, newScriptLW(), listOnly())
-	fw := watch.NewRaceFreeFake()
-	h.sync("10").watch(brokenWatch{fw, io.ErrUnexpectedEOF}, nil)
-	fw.Add(pod("a", "11"))
-	fw.Stop() // the server went away mid-stream
-
-	h.waitErr(KindNetwork)
-	h.waitState(StateBackingOff)
-	h.clk.fireNext(t)
-	h.lw.next(t, "watch").watch(nil, connRefused()) // still down
-	h.waitState(StateBackingOff)
-	h.clk.fireNext(t)
-	h.lw.next(t, "watch").watch(nil, apierrors.NewServiceUnavailable("starting")) // coming up
-	h.waitState(StateBackingOff)
-	h.clk.fireNext(t)
-	w := h.lw.next(t, "watch") // back: resume where we were
-	assert.Equal(t, "11", w.opts.ResourceVersion)
-	w.watch(fakeWatch(false, added(pod("b", "12"))), nil)
-	h.store.waitOps(t, 3)
-
-	s := h.r.Stats()
-	assert.Equal(t, int64(1), s.ListRequests)
-	assert.Equal(t, int64(0), s.Relists)
-	assert.Equal(t, map[Kind]int64{KindNetwork: 2, KindServerError: 1}, s.Errors)
-}
-
-func TestBookmarkAdvancesRV(t *testing.T) {
-	h := start(t, newScriptLW(), listOnly())
-	fw := fakeWatch(false, marked(bookmark("50", false)))
-	h.sync("10").watch(fw, nil)
-	h.waitRV("50")
-	h.clk.Advance(2 * time.Second) // not a short watch
-	fw.Stop()
-	assert.Equal(t, "50", h.lw.next(t, "watch").opts.ResourceVersion)
-	assert.Equal(t, []string{"replace []@10", "bookmark@50"}, h.store.snapshot())
-	assert.Equal(t, "50", h.r.LastSyncResourceVersion())
-	assert.Equal(t, int64(1), h.r.Stats().Events[watch.Bookmark])
 }
 
 func TestErrorEventIsTypedAPIError(t *testing.T) {
@@ -328,34 +59,6 @@ func TestErrorEventIsTypedAPIError(t *testing.T) {
 	assert.Equal(t, "10", h.lw.next(t, "watch").opts.ResourceVersion, "a 5xx re-watches")
 }
 
-func TestWrongTypeAndNoMetadataSkippedAndReported(t *testing.T) {
-	h := start(t, newScriptLW(), Options{WatchList: WatchListOff, ExpectedType: &corev1.Pod{}})
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cm", ResourceVersion: "8"}}
-	mixed := &metav1.List{ListMeta: metav1.ListMeta{ResourceVersion: "10"},
-		Items: []runtime.RawExtension{{Object: pod("a", "5")}, {Object: cm}}}
-	h.lw.next(t, "list").list(mixed, nil)
-	h.lw.next(t, "watch").watch(fakeWatch(false,
-		added(cm), added(&metav1.Status{}), added(pod("b", "11"))), nil)
-
-	assert.Equal(t, []string{"replace [ns/a]@10", "add ns/b@11"}, h.store.waitOps(t, 2))
-	errs := h.errors()
-	require.Len(t, errs, 3)
-	for _, e := range errs {
-		assert.Equal(t, KindWrongType, e.Kind)
-		assert.ErrorIs(t, e, ErrWrongType)
-	}
-	assert.Equal(t, int64(3), h.r.Stats().Errors[KindWrongType])
-	h.waitRV("11")
-}
-
-func TestNoMetadataSkippedWithoutExpectedType(t *testing.T) {
-	h := start(t, newScriptLW(), listOnly())
-	h.sync("10").watch(fakeWatch(false, added(&metav1.Status{}), added(pod("b", "11"))), nil)
-	h.store.waitOps(t, 2)
-	e := h.waitErr(KindWrongType)
-	assert.ErrorIs(t, e, ErrNoMetadata)
-}
-
 func TestUnstructuredExpectedGVK(t *testing.T) {
 	obj := func(kind string) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
@@ -371,37 +74,6 @@ func TestUnstructuredExpectedGVK(t *testing.T) {
 	assert.ErrorIs(t, err, ErrWrongType)
 	assert.Equal(t, schema.GroupVersionKind{Version: "v1", Kind: "Pod"}.String(), typeName(obj("Pod")))
 	assert.Equal(t, "*v1.Pod", typeName(&corev1.Pod{}))
-}
-
-func TestStoreErrorsAreReportedAndReplaceFailureRelists(t *testing.T) {
-	h := start(t, newScriptLW(), listOnly())
-	h.store.failNext("replace", errors.New("disk full"))
-	h.lw.next(t, "list").list(podList("10", ""), nil)
-	e := h.waitErr(KindStore)
-	assert.Equal(t, opStore, e.Op)
-	h.waitState(StateBackingOff)
-	h.clk.fireNext(t)
-	assert.Equal(t, "0", h.lw.next(t, "list").opts.ResourceVersion, "still the first list")
-}
-
-func TestResyncTimer(t *testing.T) {
-	allow := make(chan bool, 10)
-	h := start(t, newScriptLW(), Options{WatchList: WatchListOff, ResyncPeriod: 30 * time.Second,
-		ShouldResync: func() bool { return <-allow }})
-	h.sync("10").watch(watch.NewRaceFreeFake(), nil)
-	h.waitState(StateWatching)
-
-	allow <- false
-	h.clk.waitPending(t, 2) // resync and watchdog
-	h.clk.Advance(30 * time.Second)
-	require.Eventually(t, func() bool { return len(allow) == 0 }, waitFor, time.Millisecond)
-	assert.Equal(t, []string{"replace []@10"}, h.store.snapshot(), "ShouldResync said no")
-
-	allow <- true
-	h.clk.waitPending(t, 2) // re-armed
-	h.clk.Advance(30 * time.Second)
-	assert.Equal(t, "resync", h.store.waitOps(t, 2)[1])
-	require.Eventually(t, func() bool { return h.r.Stats().Resyncs == 1 }, waitFor, time.Millisecond)
 }
 
 // A watch that always has the next event ready must not starve the resync
@@ -544,30 +216,6 @@ func TestWatchdogDisabled(t *testing.T) {
 	}
 }
 
-func TestStatsTimeInStates(t *testing.T) {
-	h := start(t, newScriptLW(), listOnly())
-	l := h.lw.next(t, "list")
-	h.clk.Advance(3 * time.Second) // the list takes 3s
-	l.list(podList("10", ""), nil)
-	h.lw.next(t, "watch").watch(nil, apierrors.NewTooManyRequests("slow down", 5))
-	h.waitState(StateBackingOff)
-	h.clk.fireNext(t)
-	h.lw.next(t, "watch").watch(watch.NewRaceFreeFake(), nil)
-	require.Eventually(t, func() bool { return h.r.Stats().Watches == 1 }, waitFor, time.Millisecond,
-		"only the watch the server accepted counts")
-	h.clk.Advance(time.Minute)
-
-	s := h.r.Stats()
-	assert.Equal(t, 3*time.Second, s.TimeIn[StateListing])
-	assert.Equal(t, 5*time.Second, s.TimeIn[StateBackingOff])
-	assert.Equal(t, time.Minute, s.TimeIn[StateWatching])
-	assert.Zero(t, s.TimeIn[StateRelisting])
-	assert.Equal(t, StateWatching, s.State)
-	assert.Equal(t, int64(1), s.Backoffs)
-	assert.Equal(t, 5*time.Second, s.LastBackoff)
-	assert.Equal(t, map[Kind]int64{KindThrottled: 1}, s.Errors)
-}
-
 func TestBytesDecoded(t *testing.T) {
 	lw := newScriptLW()
 	lw.bytes = 4096
@@ -581,56 +229,4 @@ func TestRunTwiceAndMisconfigured(t *testing.T) {
 	h := start(t, newScriptLW(), listOnly())
 	h.lw.next(t, "list") // Run is in its first step, waiting for the answer
 	assert.ErrorIs(t, h.r.Run(context.Background()), ErrAlreadyRunning)
-}
-
-func TestRunAgainResumesWithWatch(t *testing.T) {
-	lw, store, clk := newScriptLW(), newRecStore(), newFakeClock()
-	r := New(lw, store, Options{WatchList: WatchListOff, Clock: clk})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	lw.next(t, "list").list(podList("10", ""), nil)
-	lw.next(t, "watch").watch(fakeWatch(false, added(pod("a", "11"))), nil)
-	store.waitOps(t, 2)
-	cancel()
-	require.NoError(t, <-done)
-
-	ctx, cancel = context.WithCancel(context.Background())
-	defer cancel()
-	go func() { done <- r.Run(ctx) }()
-	assert.Equal(t, "11", lw.next(t, "watch").opts.ResourceVersion)
-	cancel()
-	require.NoError(t, <-done)
-}
-
-func TestCancelDuringBackoffReturns(t *testing.T) {
-	h := start(t, newScriptLW(), listOnly())
-	h.lw.next(t, "list").list(nil, connRefused())
-	h.waitState(StateBackingOff)
-	// Cleanup cancels; Run must return without the timer firing.
-}
-
-func TestWatchFromZeroHoldsRVDuringSyntheticAdds(t *testing.T) {
-	// A server that returns a list without resourceVersion: the watch
-	// starts at "" and replays the state as ADDED events in any order.
-	h := start(t, newScriptLW(), listOnly())
-	w := h.sync("")
-	assert.Equal(t, "", w.opts.ResourceVersion)
-	fw := watch.NewRaceFreeFake()
-	w.watch(fw, nil)
-	fw.Add(pod("a", "9"))
-	fw.Add(pod("b", "5"))
-	h.store.waitOps(t, 3)
-	assert.Equal(t, "", h.r.LastSyncResourceVersion(), "replayed ADDED events are not progress")
-	fw.Modify(pod("a", "12"))
-	h.waitRV("12") // a MODIFIED shows the replay is over
-}
-
-func TestUnknownEventTypeSkipped(t *testing.T) {
-	h := start(t, newScriptLW(), listOnly())
-	h.sync("10").watch(fakeWatch(false, watch.Event{Type: "WEIRD", Object: pod("x", "11")}, added(pod("a", "12"))), nil)
-	assert.Equal(t, []string{"replace []@10", "add ns/a@12"}, h.store.waitOps(t, 2))
-	e := h.waitErr(KindDecode)
-	assert.ErrorIs(t, e, ErrUnknownEvent)
-	h.waitRV("12")
 }
