@@ -114,14 +114,10 @@ type recStore struct {
 	ops     []string
 	objs    map[string]runtime.Object
 	changed chan struct{}
-	fail    map[string]error // method -> error to return once
-
-	onReplace func() // called by Replace after recording (set before Run)
-	onAdd     func() // called by Add after recording (set before Run)
 }
 
 func newRecStore() *recStore {
-	return &recStore{objs: map[string]runtime.Object{}, changed: make(chan struct{}), fail: map[string]error{}}
+	return &recStore{objs: map[string]runtime.Object{}, changed: make(chan struct{})}
 }
 
 func key(obj runtime.Object) string {
@@ -140,11 +136,6 @@ func rvOf(obj runtime.Object) string {
 func (s *recStore) record(method, line string, apply func()) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.fail[method]; err != nil {
-		delete(s.fail, method)
-		s.ops = append(s.ops, line+" FAILED")
-		return err
-	}
 	apply()
 	s.ops = append(s.ops, line)
 	close(s.changed)
@@ -153,11 +144,7 @@ func (s *recStore) record(method, line string, apply func()) error {
 }
 
 func (s *recStore) Add(obj runtime.Object) error {
-	err := s.record("add", "add "+key(obj)+"@"+rvOf(obj), func() { s.objs[key(obj)] = obj })
-	if s.onAdd != nil {
-		s.onAdd()
-	}
-	return err
+	return s.record("add", "add "+key(obj)+"@"+rvOf(obj), func() { s.objs[key(obj)] = obj })
 }
 
 func (s *recStore) Update(obj runtime.Object) error {
@@ -173,27 +160,17 @@ func (s *recStore) Replace(list []runtime.Object, rv string) error {
 	for i, o := range list {
 		keys[i] = key(o)
 	}
-	err := s.record("replace", fmt.Sprintf("replace [%s]@%s", strings.Join(keys, " "), rv), func() {
+	return s.record("replace", fmt.Sprintf("replace [%s]@%s", strings.Join(keys, " "), rv), func() {
 		s.objs = map[string]runtime.Object{}
 		for _, o := range list {
 			s.objs[key(o)] = o
 		}
 	})
-	if s.onReplace != nil {
-		s.onReplace()
-	}
-	return err
 }
 
 func (s *recStore) Resync() error { return s.record("resync", "resync", func() {}) }
 
 func (s *recStore) Bookmark(rv string) error { return s.record("bookmark", "bookmark@"+rv, func() {}) }
-
-func (s *recStore) failNext(method string, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.fail[method] = err
-}
 
 func (s *recStore) snapshot() []string {
 	s.mu.Lock()

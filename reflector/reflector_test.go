@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"slices"
-	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -76,37 +73,6 @@ func TestUnstructuredExpectedGVK(t *testing.T) {
 	assert.Equal(t, "*v1.Pod", typeName(&corev1.Pod{}))
 }
 
-// A watch that always has the next event ready must not starve the resync
-// tick: the reflector's fast path looks at its other channels every
-// maxBurst events.
-func TestResyncNotStarvedByABusyWatch(t *testing.T) {
-	h := start(t, newScriptLW(), Options{WatchList: WatchListOff, ResyncPeriod: 30 * time.Second,
-		ShouldResync: func() bool { return true }})
-	entered, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	h.store.onAdd = func() { once.Do(func() { close(entered); <-release }) }
-	const events = 4 * maxBurst
-	fw := watch.NewFakeWithChanSize(events, false)
-	h.sync("10").watch(fw, nil)
-	h.waitState(StateWatching)
-	h.clk.waitPending(t, 2) // resync and watchdog
-
-	fw.Add(pod("p0", "11")) // the reflector stops inside the store
-	<-entered
-	for i := 1; i < events; i++ {
-		fw.Add(pod(fmt.Sprintf("p%d", i), strconv.Itoa(11+i)))
-	}
-	h.clk.Advance(30 * time.Second) // the resync is due while events wait
-	// The timer's function runs on a goroutine of its own: wait for it.
-	require.Eventually(t, h.r.resyncDue.Load, waitFor, time.Millisecond)
-	close(release)
-
-	ops := h.store.waitOps(t, 1+events+1) // replace, the adds, the resync
-	i := slices.Index(ops, "resync")
-	require.GreaterOrEqual(t, i, 0, "no resync in %v", ops)
-	assert.LessOrEqual(t, i, 1+1+maxBurst, "the resync waited for more than maxBurst events")
-}
-
 // tickQuiet advances the clock by one watchdog tick and waits until the
 // reflector has counted it and started the next one.
 func (h *harness) tickQuiet(t *testing.T, tick time.Duration) {
@@ -143,58 +109,6 @@ func TestWatchdogRestartsSilentWatch(t *testing.T) {
 	assert.Equal(t, "20", w.opts.ResourceVersion, "restarted from the last RV, no backoff")
 	assert.True(t, fw.IsStopped())
 	assert.Equal(t, int64(0), h.r.Stats().Backoffs)
-}
-
-// Events the loop takes from its fast path count as activity. The store
-// holds up the first event after each of the loop's pauses to serve its
-// timers (every maxBurst events): a watchdog tick ends meanwhile, and the
-// loop counts it at its next pause, after maxBurst more events, all taken
-// from the fast path. Five such ticks in a row, more than the limit: had the
-// fast path not been heard, the watch would have been restarted.
-func TestWatchdogHearsTheFastPath(t *testing.T) {
-	h := start(t, newScriptLW(), Options{WatchList: WatchListOff, BookmarkInterval: time.Minute, StuckWatchFactor: 3})
-	const rounds = 5
-	entered, release, gone := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	t.Cleanup(func() { close(gone) }) // runs before the harness stops the reflector
-	var adds int
-	h.store.onAdd = func() {
-		adds++ // the reflector's goroutine only
-		if n := adds - (maxBurst + 2); n >= 0 && n%maxBurst == 0 && n/maxBurst < rounds {
-			select {
-			case entered <- struct{}{}:
-				select {
-				case <-release:
-				case <-gone:
-				}
-			case <-gone:
-			}
-		}
-	}
-	total := 1 + maxBurst*(rounds+1)
-	fw := watch.NewFakeWithChanSize(total, false)
-	for i := range total { // all waiting before the watch starts
-		fw.Add(pod("p", strconv.Itoa(11+i)))
-	}
-	h.sync("10").watch(fw, nil)
-	const tick = 45 * time.Second // a quarter of the 3m limit
-	for round := range rounds {
-		select {
-		case <-entered:
-		case <-time.After(waitFor):
-			t.Fatalf("round %d: the store was not reached; errors: %v", round, h.errors())
-		}
-		h.clk.waitPending(t, 1)
-		select {
-		case <-h.r.alarm: // rung by the last tick, which the loop served without waiting
-		default:
-		}
-		h.clk.Advance(tick)
-		require.Eventually(t, func() bool { return len(h.r.alarm) == 1 }, waitFor, time.Millisecond, "the tick rang")
-		release <- struct{}{}
-	}
-	h.waitRV(strconv.Itoa(10 + total))
-	h.lw.none(t)
-	assert.Empty(t, h.errors())
 }
 
 // With the watchdog off, a running watch arms no timer. The state alone

@@ -295,10 +295,11 @@ func serverError(t *testing.T, kind string, retryAfter int) error {
 // events reads one event a line: TYPE OBJECT, where a BOOKMARK's object is
 // @RV (with initial-events-end for WatchList's last), an ERROR's is an
 // error kind as in serverError (a Status), decode (what apimachinery's
-// stream watcher sends for a frame it cannot decode) or nil.
+// stream watcher sends for a frame it cannot decode) or nil. A line
+// "TYPE NAME@RV xN" stands for N events, of NAME1@RV, NAME2@RV+1, ...
 func events(t *testing.T, input string) []watch.Event {
 	var evs []watch.Event
-	for _, line := range lines(input) {
+	for _, line := range repeated(t, lines(input)) {
 		f := strings.Fields(line)
 		if len(f) < 2 {
 			t.Fatalf("event %q: want TYPE OBJECT", line)
@@ -319,6 +320,24 @@ func events(t *testing.T, input string) []watch.Event {
 		evs = append(evs, ev)
 	}
 	return evs
+}
+
+// repeated expands the lines ending in xN.
+func repeated(t *testing.T, in []string) []string {
+	var out []string
+	for _, line := range in {
+		f := strings.Fields(line)
+		if len(f) != 3 || !strings.HasPrefix(f[2], "x") {
+			out = append(out, line)
+			continue
+		}
+		name, rv, _ := strings.Cut(f[1], "@")
+		first, n := number(t, rv), number(t, f[2][1:])
+		for i := range n {
+			out = append(out, fmt.Sprintf("%s %s%d@%d", f[0], name, i+1, first+i))
+		}
+	}
+	return out
 }
 
 // statusObject is an ERROR event's object.
@@ -377,27 +396,62 @@ func lines(input string) []string {
 }
 
 // recordingStore logs every call the reflector makes on its store. The
-// script can make the next call of a method fail (store-fails: it returns
-// an error) or cancel Run's context from inside it (store-cancels), to
-// catch the reflector between two steps.
+// script can make a coming call of a method fail (store-fails: it returns
+// an error), cancel Run's context from inside it (store-cancels), or block
+// until the script releases it (store-holds), to catch the reflector
+// between two steps or let time pass in the middle of one.
 type recordingStore struct {
 	s *script
 
-	mu   sync.Mutex        // guards next
-	next map[string]string // method -> "fails" or "cancels", once
+	mu   sync.Mutex         // guards next and held
+	next map[string]*action // method -> what its coming call does
+	held chan struct{}      // closed by release; nil when nothing is held
 }
 
-func (st *recordingStore) failNext(method, how string) {
+// action is what a coming call of a method does, once skip more calls
+// have gone by.
+type action struct {
+	how  string // "fails", "cancels" or "holds"
+	skip int
+}
+
+func (st *recordingStore) plan(method, how string, skip int) {
 	st.mu.Lock()
-	st.next[method] = how
+	st.next[method] = &action{how: how, skip: skip}
 	st.mu.Unlock()
+}
+
+// due returns what this call of method does: "" for nothing special.
+func (st *recordingStore) due(method string) (how string, held chan struct{}) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	a := st.next[method]
+	if a == nil {
+		return "", nil
+	}
+	if a.skip > 0 {
+		a.skip--
+		return "", nil
+	}
+	delete(st.next, method)
+	if a.how == "holds" {
+		st.held = make(chan struct{})
+	}
+	return a.how, st.held
+}
+
+// release lets a held call return.
+func (st *recordingStore) release() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.held != nil {
+		close(st.held)
+		st.held = nil
+	}
 }
 
 func (st *recordingStore) call(method, line string) error {
-	st.mu.Lock()
-	how := st.next[method]
-	delete(st.next, method)
-	st.mu.Unlock()
+	how, held := st.due(method)
 	switch how {
 	case "fails":
 		st.s.logf("store %s (fails)", line)
@@ -405,6 +459,10 @@ func (st *recordingStore) call(method, line string) error {
 	case "cancels":
 		st.s.logf("store %s (and Run's context is cancelled)", line)
 		st.s.cancelRuns()
+		return nil
+	case "holds":
+		st.s.logf("store %s (held)", line)
+		<-held
 		return nil
 	}
 	st.s.logf("store %s", line)

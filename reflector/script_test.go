@@ -102,10 +102,12 @@ func (s *script) command(t *testing.T, d *datadriven.TestData) string {
 		s.server.newest(t).end(closeError(t, d))
 	case "advance":
 		s.advance(duration(t, firstArg(t, d)))
-	case "store-fails":
-		s.store.failNext(firstArg(t, d), "fails")
-	case "store-cancels":
-		s.store.failNext(firstArg(t, d), "cancels")
+	case "store-fails", "store-cancels", "store-holds":
+		skip := 0
+		d.MaybeScanArgs(t, "after", &skip)
+		s.store.plan(firstArg(t, d), strings.TrimPrefix(d.Cmd, "store-"), skip)
+	case "release":
+		s.store.release()
 	case "should-resync":
 		s.resync.Store(firstArg(t, d) == "true")
 	case "stats":
@@ -122,7 +124,7 @@ func (s *script) command(t *testing.T, d *datadriven.TestData) string {
 // are; the random draws that remain (watch timeouts) come from a fixed seed.
 func (s *script) newReflector(t *testing.T, d *datadriven.TestData) {
 	s.server = &server{s: s, lists: make(chan listReply, 64), watches: make(chan watchReply, 64)}
-	s.store = &recordingStore{s: s, next: map[string]string{}}
+	s.store = &recordingStore{s: s, next: map[string]*action{}}
 	opts := reflector.Options{
 		ExpectedType: &corev1.Pod{},
 		Backoff:      reflector.Backoff{Jitter: -1},
@@ -183,9 +185,13 @@ func (s *script) run() {
 	})
 }
 
-// cancelAll cancels every Run and waits for them to return.
+// cancelAll cancels every Run and waits for them to return (releasing a
+// store call the script held, which knows nothing of contexts).
 func (s *script) cancelAll() {
 	s.cancelRuns()
+	if s.store != nil {
+		s.store.release()
+	}
 	s.runsAlive.Wait()
 }
 
@@ -263,10 +269,35 @@ func (s *script) logf(format string, args ...any) {
 func (s *script) flush() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := strings.Join(s.log, "\n")
+	out := strings.Join(compress(s.log), "\n")
 	s.log = s.log[:0]
 	if out == "" {
 		return "(nothing)"
+	}
+	return out
+}
+
+// compress writes a run of minRun or more store adds at one instant as one
+// line, "store add FIRST .. LAST (N calls)", so that a script can send a
+// burst of events and still be read.
+func compress(log []string) []string {
+	const minRun = 8
+	var out []string
+	for i := 0; i < len(log); {
+		prefix, _, _ := strings.Cut(log[i], " store add ")
+		prefix += " store add "
+		j := i
+		for j < len(log) && strings.HasPrefix(log[j], prefix) && !strings.HasSuffix(log[j], ")") {
+			j++
+		}
+		if j-i < minRun {
+			out = append(out, log[i])
+			i++
+			continue
+		}
+		first, last := strings.TrimPrefix(log[i], prefix), strings.TrimPrefix(log[j-1], prefix)
+		out = append(out, fmt.Sprintf("%s%s .. %s (%d calls)", prefix, first, last, j-i))
+		i = j
 	}
 	return out
 }
