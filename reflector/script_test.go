@@ -1,10 +1,12 @@
 package reflector_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -45,12 +47,23 @@ func TestScripts(t *testing.T) {
 	}
 	for _, path := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".txt"), func(t *testing.T) {
+			opensWithWhy(t, path)
 			synctest.Test(t, func(t *testing.T) {
 				s := &script{start: time.Now(), poke: make(chan struct{}, 1)}
 				t.Cleanup(s.cancelAll)
 				datadriven.RunTest(t, path, s.command)
 			})
 		})
+	}
+}
+
+// opensWithWhy checks that a script starts by saying why its behaviour
+// matters: a script without a reason is a test nobody can judge.
+func opensWithWhy(t *testing.T, path string) {
+	text, err := os.ReadFile(path)
+	check(t, err)
+	if !bytes.HasPrefix(text, []byte("# ")) {
+		t.Fatalf("%s must open with a comment saying why the behaviour matters", path)
 	}
 }
 
