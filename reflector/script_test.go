@@ -38,7 +38,8 @@ import (
 // stands still while the reflector works and moves only when a script says
 // "advance". The runner drives the reflector through its public API alone
 // (New, Options, Run, Stats, State, OnError), so the scripts hold whatever
-// its internals become.
+// its internals become. (datadriven's "still running after 10s" notes,
+// shown with -v or on a failure, count the bubble's time, not the wall's.)
 
 func TestScripts(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.txt")
@@ -151,8 +152,12 @@ func (s *script) newReflector(t *testing.T, d *datadriven.TestData) {
 		}
 		switch a.Key {
 		case "watchlist":
-			opts.WatchList = map[string]reflector.WatchListMode{
+			mode, ok := map[string]reflector.WatchListMode{
 				"auto": reflector.WatchListAuto, "on": reflector.WatchListOn, "off": reflector.WatchListOff}[v]
+			if !ok {
+				t.Fatalf("%s: watchlist=%q: want auto, on or off", d.Pos, v)
+			}
+			opts.WatchList = mode
 		case "server-watchlist":
 			s.server.watchList = v
 		case "page-size":
