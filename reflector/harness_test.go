@@ -43,9 +43,7 @@ type reply struct {
 // scriptLW hands each call to the test (through calls) and returns what the
 // test answers. Safe for concurrent use.
 type scriptLW struct {
-	calls       chan *call
-	noWatchList bool
-	bytes       int64
+	calls chan *call
 }
 
 func newScriptLW() *scriptLW { return &scriptLW{calls: make(chan *call)} }
@@ -74,9 +72,6 @@ func (l *scriptLW) Watch(ctx context.Context, opts metav1.ListOptions) (watch.In
 	rp := l.do(ctx, "watch", opts)
 	return rp.w, rp.err
 }
-
-func (l *scriptLW) SupportsWatchList() bool { return !l.noWatchList }
-func (l *scriptLW) BytesDecoded() int64     { return l.bytes }
 
 // next waits for the reflector's next call and checks its verb.
 func (l *scriptLW) next(t *testing.T, verb string) *call {

@@ -1,7 +1,6 @@
 package reflector
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -128,19 +127,4 @@ func TestWatchdogDisabled(t *testing.T) {
 			assert.Len(t, h.clk.pending(), tc.timers)
 		})
 	}
-}
-
-func TestBytesDecoded(t *testing.T) {
-	lw := newScriptLW()
-	lw.bytes = 4096
-	r := New(lw, newRecStore(), Options{})
-	assert.Equal(t, int64(4096), r.Stats().BytesDecoded)
-	assert.Equal(t, StateIdle, r.State())
-}
-
-func TestRunTwiceAndMisconfigured(t *testing.T) {
-	assert.ErrorIs(t, New(nil, newRecStore(), Options{}).Run(context.Background()), ErrNotConfigured)
-	h := start(t, newScriptLW(), listOnly())
-	h.lw.next(t, "list") // Run is in its first step, waiting for the answer
-	assert.ErrorIs(t, h.r.Run(context.Background()), ErrAlreadyRunning)
 }

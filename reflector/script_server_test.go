@@ -40,6 +40,7 @@ type server struct {
 	// watchList is what SupportsWatchList answers: "" does not implement
 	// the question at all (see capabilities.go), "yes" or "no" do.
 	watchList string
+	bytes     int64 // what BytesDecoded answers
 
 	mu      sync.Mutex // guards streams
 	streams []*stream  // every stream the script made, newest last
@@ -77,6 +78,9 @@ func (sv *server) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Int
 		return nil, ctx.Err()
 	}
 }
+
+// BytesDecoded is the BytesCounter capability.
+func (sv *server) BytesDecoded() int64 { return sv.bytes }
 
 // optsLine prints the options a request carried, the zero ones left out.
 func optsLine(o metav1.ListOptions) string {

@@ -145,6 +145,7 @@ func (s *script) newReflector(t *testing.T, d *datadriven.TestData) {
 		Rand:         rand.New(rand.NewPCG(1, 2)),
 		OnError:      func(err error) { s.logf("%s", errorLine(err)) },
 	}
+	noServer := false
 	for _, a := range d.CmdArgs {
 		v := ""
 		if len(a.Vals) > 0 {
@@ -183,11 +184,19 @@ func (s *script) newReflector(t *testing.T, d *datadriven.TestData) {
 			opts.Backoff.Jitter = 0 // the default: full jitter
 		case "any-type":
 			opts.ExpectedType = nil
+		case "server-bytes":
+			s.server.bytes = int64(number(t, v))
+		case "no-server":
+			noServer = true
 		default:
 			t.Fatalf("%s: unknown option %q", d.Pos, a.Key)
 		}
 	}
-	s.r = reflector.New(s.server.lw(), s.store, opts)
+	lw := s.server.lw()
+	if noServer {
+		lw = nil
+	}
+	s.r = reflector.New(lw, s.store, opts)
 	s.state, s.backoffs = s.r.State(), 0
 }
 
@@ -395,6 +404,9 @@ func statsLines(st reflector.Stats) string {
 	}
 	if st.LastBackoff != 0 {
 		fmt.Fprintf(&b, " last-backoff=%v", st.LastBackoff)
+	}
+	if st.BytesDecoded != 0 {
+		fmt.Fprintf(&b, " bytes-decoded=%d", st.BytesDecoded)
 	}
 	b.WriteString("\nevents:")
 	for _, typ := range []watch.EventType{watch.Added, watch.Modified, watch.Deleted, watch.Bookmark, watch.Error} {
