@@ -184,6 +184,8 @@ func (s *script) newReflector(t *testing.T, d *datadriven.TestData) {
 			opts.Backoff.Jitter = 0 // the default: full jitter
 		case "any-type":
 			opts.ExpectedType = nil
+		case "unstructured":
+			opts.ExpectedType = unstructuredPod()
 		case "server-bytes":
 			s.server.bytes = int64(number(t, v))
 		case "no-server":
