@@ -355,7 +355,8 @@ var sentinels = []struct {
 
 // errorLine is the one place that reads the reflector's error taxonomy:
 // what it was doing, the Kind, the sentinels the error wraps, and the HTTP
-// code of the server's answer behind it, if any.
+// code and reason of the server's answer behind it, if any (so a script
+// shows the server's error reaching OnError intact).
 func errorLine(err error) string {
 	var e *reflector.Error
 	if !errors.As(err, &e) {
@@ -369,7 +370,7 @@ func errorLine(err error) string {
 	}
 	var status apierrors.APIStatus
 	if errors.As(err, &status) && status.Status().Code != 0 {
-		line += fmt.Sprintf(" code=%d", status.Status().Code)
+		line += fmt.Sprintf(" code=%d reason=%s", status.Status().Code, status.Status().Reason)
 	}
 	return line
 }
