@@ -86,17 +86,6 @@ func (l *scriptLW) next(t *testing.T, verb string) *call {
 	}
 }
 
-// none checks that the reflector makes no call (used after the clock has
-// been left still, where any call would have been made at once).
-func (l *scriptLW) none(t *testing.T) {
-	t.Helper()
-	select {
-	case c := <-l.calls:
-		t.Fatalf("unexpected %s call: %+v", c.verb, c.opts)
-	default:
-	}
-}
-
 func (c *call) list(obj runtime.Object, err error) { c.reply <- reply{obj: obj, err: err} }
 func (c *call) watch(w watch.Interface, err error) { c.reply <- reply{w: w, err: err} }
 
@@ -167,12 +156,6 @@ func (s *recStore) Resync() error { return s.record("resync", "resync", func() {
 
 func (s *recStore) Bookmark(rv string) error { return s.record("bookmark", "bookmark@"+rv, func() {}) }
 
-func (s *recStore) snapshot() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.ops...)
-}
-
 // waitOps waits until the store has recorded n operations and returns them.
 func (s *recStore) waitOps(t *testing.T, n int) []string {
 	t.Helper()
@@ -200,9 +183,6 @@ type harness struct {
 	store *recStore
 	clk   *fakeClock
 	r     *Reflector
-
-	mu   sync.Mutex // guards errs
-	errs []*Error
 }
 
 // start runs a reflector with opts (Clock, Rand and OnError are set here)
@@ -218,11 +198,7 @@ func start(t *testing.T, lw *scriptLW, opts Options) *harness {
 		var e *Error
 		if !errors.As(err, &e) {
 			t.Errorf("OnError got %T, want *Error", err)
-			return
 		}
-		h.mu.Lock()
-		h.errs = append(h.errs, e)
-		h.mu.Unlock()
 	}
 	h.r = New(lw, h.store, opts)
 	stop := runInBackground(t, h.r)
@@ -234,42 +210,12 @@ func start(t *testing.T, lw *scriptLW, opts Options) *harness {
 	return h
 }
 
-// errors returns the errors reported so far.
-func (h *harness) errors() []*Error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]*Error(nil), h.errs...)
-}
-
-// waitState waits until the reflector is in state s.
-func (h *harness) waitState(s State) {
-	h.t.Helper()
-	require.Eventually(h.t, func() bool { return h.r.State() == s }, waitFor, time.Millisecond,
-		"state stayed %v, want %v", h.r.State(), s)
-}
-
 // waitRV waits until the reflector has published rv as its progress (the
 // store sees an event just before the reflector records its RV).
 func (h *harness) waitRV(rv string) {
 	h.t.Helper()
 	require.Eventually(h.t, func() bool { return h.r.LastSyncResourceVersion() == rv }, waitFor, time.Millisecond,
 		"last RV stayed %q, want %q", h.r.LastSyncResourceVersion(), rv)
-}
-
-// waitErr waits until an error of kind k has been reported and returns it.
-func (h *harness) waitErr(k Kind) *Error {
-	h.t.Helper()
-	var found *Error
-	require.Eventually(h.t, func() bool {
-		for _, e := range h.errors() {
-			if e.Kind == k {
-				found = e
-				return true
-			}
-		}
-		return false
-	}, waitFor, time.Millisecond, "no %v error; got %v", k, h.errors())
-	return found
 }
 
 // sync answers the first list with pods at rv and returns the watch call
@@ -293,35 +239,6 @@ func podList(rv, cont string, pods ...*corev1.Pod) *corev1.PodList {
 	}
 	return l
 }
-
-// bookmark is a BOOKMARK event's object; initialEnd marks the end of a
-// WatchList's initial events.
-func bookmark(rv string, initialEnd bool) *corev1.Pod {
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: rv}}
-	if initialEnd {
-		p.Annotations = map[string]string{metav1.InitialEventsAnnotationKey: "true"}
-	}
-	return p
-}
-
-// fakeWatch returns a watcher preloaded with events; close ends the stream
-// after them.
-func fakeWatch(close bool, events ...watch.Event) *watch.RaceFreeFakeWatcher {
-	w := watch.NewRaceFreeFake()
-	for _, ev := range events {
-		w.Action(ev.Type, ev.Object)
-	}
-	if close {
-		w.Stop()
-	}
-	return w
-}
-
-func added(o runtime.Object) watch.Event  { return watch.Event{Type: watch.Added, Object: o} }
-func failed(o runtime.Object) watch.Event { return watch.Event{Type: watch.Error, Object: o} }
-
-// listOnly are Options for tests not about WatchList.
-func listOnly() Options { return Options{WatchList: WatchListOff} }
 
 // runInBackground runs r on a goroutine of its own and returns a function
 // that cancels it and waits for Run to return.

@@ -6,10 +6,8 @@ import (
 	"os"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -39,22 +37,6 @@ func connRefused() error {
 	return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 }
 
-func TestErrorEventIsTypedAPIError(t *testing.T) {
-	h := start(t, newScriptLW(), listOnly())
-	status := &metav1.Status{Status: metav1.StatusFailure, Code: 500, Reason: metav1.StatusReasonInternalError, Message: "etcd hiccup"}
-	h.sync("10").watch(fakeWatch(false, failed(status)), nil)
-
-	e := h.waitErr(KindServerError)
-	assert.Equal(t, opWatch, e.Op)
-	assert.True(t, apierrors.IsInternalError(e))
-	var se *apierrors.StatusError
-	require.ErrorAs(t, e, &se)
-	assert.Equal(t, "etcd hiccup", se.ErrStatus.Message)
-	h.waitState(StateBackingOff)
-	h.clk.fireNext(t)
-	assert.Equal(t, "10", h.lw.next(t, "watch").opts.ResourceVersion, "a 5xx re-watches")
-}
-
 func TestUnstructuredExpectedGVK(t *testing.T) {
 	obj := func(kind string) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
@@ -70,44 +52,6 @@ func TestUnstructuredExpectedGVK(t *testing.T) {
 	assert.ErrorIs(t, err, ErrWrongType)
 	assert.Equal(t, schema.GroupVersionKind{Version: "v1", Kind: "Pod"}.String(), typeName(obj("Pod")))
 	assert.Equal(t, "*v1.Pod", typeName(&corev1.Pod{}))
-}
-
-// tickQuiet advances the clock by one watchdog tick and waits until the
-// reflector has counted it and started the next one.
-func (h *harness) tickQuiet(t *testing.T, tick time.Duration) {
-	t.Helper()
-	h.clk.Advance(tick)
-	h.clk.waitPending(t, 1)
-}
-
-func TestWatchdogRestartsSilentWatch(t *testing.T) {
-	h := start(t, newScriptLW(), Options{WatchList: WatchListOff, BookmarkInterval: time.Minute, StuckWatchFactor: 3})
-	fw := watch.NewRaceFreeFake()
-	h.sync("10").watch(fw, nil)
-	h.waitState(StateWatching)
-
-	// The limit is 3m; the watchdog keeps time in ticks of a quarter of it.
-	const tick = 45 * time.Second
-	assert.Equal(t, []time.Duration{tick}, h.clk.waitPending(t, 1))
-	h.tickQuiet(t, tick)
-	h.tickQuiet(t, tick) // 1m30s of silence counted
-	fw.Action(watch.Bookmark, bookmark("20", false))
-	h.store.waitOps(t, 2)
-	h.tickQuiet(t, tick) // this tick heard the bookmark: the count starts over
-	h.tickQuiet(t, tick)
-	h.tickQuiet(t, tick)
-	h.tickQuiet(t, tick) // 2m15s counted: not yet
-	h.lw.none(t)
-	assert.Empty(t, h.errors())
-	h.clk.Advance(tick) // 3m counted (3m45s after the bookmark, within a tick of the limit)
-
-	e := h.waitErr(KindStuckWatch)
-	assert.ErrorIs(t, e, ErrStuckWatch)
-	assert.ErrorContains(t, e, "nothing for 3m0s")
-	w := h.lw.next(t, "watch")
-	assert.Equal(t, "20", w.opts.ResourceVersion, "restarted from the last RV, no backoff")
-	assert.True(t, fw.IsStopped())
-	assert.Equal(t, int64(0), h.r.Stats().Backoffs)
 }
 
 // With the watchdog off, a running watch arms no timer. The state alone

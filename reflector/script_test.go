@@ -75,10 +75,11 @@ type script struct {
 	start time.Time     // when the reflector was made: log stamps count from here
 	poke  chan struct{} // capacity 1: a hook ran (see advance)
 
-	r      *reflector.Reflector
-	server *server
-	store  *recordingStore
-	resync atomic.Bool // what ShouldResync answers
+	r        *reflector.Reflector
+	server   *server
+	store    *recordingStore
+	resync   atomic.Bool // what ShouldResync answers
+	messages bool        // error lines end with the cause's message
 
 	mu        sync.Mutex // guards log, state, backoffs and cancels
 	log       []string
@@ -143,9 +144,10 @@ func (s *script) newReflector(t *testing.T, d *datadriven.TestData) {
 		ExpectedType: &corev1.Pod{},
 		Backoff:      reflector.Backoff{Jitter: -1},
 		Rand:         rand.New(rand.NewPCG(1, 2)),
-		OnError:      func(err error) { s.logf("%s", errorLine(err)) },
+		OnError:      func(err error) { s.logf("%s", errorLine(err, s.messages)) },
 	}
 	noServer := false
+	s.messages = false
 	for _, a := range d.CmdArgs {
 		v := ""
 		if len(a.Vals) > 0 {
@@ -190,6 +192,8 @@ func (s *script) newReflector(t *testing.T, d *datadriven.TestData) {
 			s.server.bytes = int64(number(t, v))
 		case "no-server":
 			noServer = true
+		case "messages":
+			s.messages = true
 		default:
 			t.Fatalf("%s: unknown option %q", d.Pos, a.Key)
 		}
@@ -356,8 +360,9 @@ var sentinels = []struct {
 // errorLine is the one place that reads the reflector's error taxonomy:
 // what it was doing, the Kind, the sentinels the error wraps, and the HTTP
 // code and reason of the server's answer behind it, if any (so a script
-// shows the server's error reaching OnError intact).
-func errorLine(err error) string {
+// shows the server's error reaching OnError intact), and with messages
+// the cause's own words.
+func errorLine(err error, messages bool) string {
 	var e *reflector.Error
 	if !errors.As(err, &e) {
 		return fmt.Sprintf("error, not a *reflector.Error: %v", err)
@@ -371,6 +376,9 @@ func errorLine(err error) string {
 	var status apierrors.APIStatus
 	if errors.As(err, &status) && status.Status().Code != 0 {
 		line += fmt.Sprintf(" code=%d reason=%s", status.Status().Code, status.Status().Reason)
+	}
+	if messages {
+		line += fmt.Sprintf(": %v", e.Err)
 	}
 	return line
 }
