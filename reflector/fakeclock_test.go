@@ -134,12 +134,3 @@ func (c *fakeClock) waitPending(t *testing.T, n int) []time.Duration {
 		}
 	}
 }
-
-// fireNext waits for a timer, advances time to the earliest one and returns
-// the time advanced.
-func (c *fakeClock) fireNext(t *testing.T) time.Duration {
-	t.Helper()
-	d := c.waitPending(t, 1)[0]
-	c.Advance(d)
-	return d
-}

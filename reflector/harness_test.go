@@ -43,9 +43,7 @@ type reply struct {
 // scriptLW hands each call to the test (through calls) and returns what the
 // test answers. Safe for concurrent use.
 type scriptLW struct {
-	calls       chan *call
-	noWatchList bool
-	bytes       int64
+	calls chan *call
 }
 
 func newScriptLW() *scriptLW { return &scriptLW{calls: make(chan *call)} }
@@ -75,9 +73,6 @@ func (l *scriptLW) Watch(ctx context.Context, opts metav1.ListOptions) (watch.In
 	return rp.w, rp.err
 }
 
-func (l *scriptLW) SupportsWatchList() bool { return !l.noWatchList }
-func (l *scriptLW) BytesDecoded() int64     { return l.bytes }
-
 // next waits for the reflector's next call and checks its verb.
 func (l *scriptLW) next(t *testing.T, verb string) *call {
 	t.Helper()
@@ -88,17 +83,6 @@ func (l *scriptLW) next(t *testing.T, verb string) *call {
 	case <-time.After(waitFor):
 		t.Fatalf("no %s call within %v", verb, waitFor)
 		return nil
-	}
-}
-
-// none checks that the reflector makes no call (used after the clock has
-// been left still, where any call would have been made at once).
-func (l *scriptLW) none(t *testing.T) {
-	t.Helper()
-	select {
-	case c := <-l.calls:
-		t.Fatalf("unexpected %s call: %+v", c.verb, c.opts)
-	default:
 	}
 }
 
@@ -114,14 +98,10 @@ type recStore struct {
 	ops     []string
 	objs    map[string]runtime.Object
 	changed chan struct{}
-	fail    map[string]error // method -> error to return once
-
-	onReplace func() // called by Replace after recording (set before Run)
-	onAdd     func() // called by Add after recording (set before Run)
 }
 
 func newRecStore() *recStore {
-	return &recStore{objs: map[string]runtime.Object{}, changed: make(chan struct{}), fail: map[string]error{}}
+	return &recStore{objs: map[string]runtime.Object{}, changed: make(chan struct{})}
 }
 
 func key(obj runtime.Object) string {
@@ -140,11 +120,6 @@ func rvOf(obj runtime.Object) string {
 func (s *recStore) record(method, line string, apply func()) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.fail[method]; err != nil {
-		delete(s.fail, method)
-		s.ops = append(s.ops, line+" FAILED")
-		return err
-	}
 	apply()
 	s.ops = append(s.ops, line)
 	close(s.changed)
@@ -153,11 +128,7 @@ func (s *recStore) record(method, line string, apply func()) error {
 }
 
 func (s *recStore) Add(obj runtime.Object) error {
-	err := s.record("add", "add "+key(obj)+"@"+rvOf(obj), func() { s.objs[key(obj)] = obj })
-	if s.onAdd != nil {
-		s.onAdd()
-	}
-	return err
+	return s.record("add", "add "+key(obj)+"@"+rvOf(obj), func() { s.objs[key(obj)] = obj })
 }
 
 func (s *recStore) Update(obj runtime.Object) error {
@@ -173,33 +144,17 @@ func (s *recStore) Replace(list []runtime.Object, rv string) error {
 	for i, o := range list {
 		keys[i] = key(o)
 	}
-	err := s.record("replace", fmt.Sprintf("replace [%s]@%s", strings.Join(keys, " "), rv), func() {
+	return s.record("replace", fmt.Sprintf("replace [%s]@%s", strings.Join(keys, " "), rv), func() {
 		s.objs = map[string]runtime.Object{}
 		for _, o := range list {
 			s.objs[key(o)] = o
 		}
 	})
-	if s.onReplace != nil {
-		s.onReplace()
-	}
-	return err
 }
 
 func (s *recStore) Resync() error { return s.record("resync", "resync", func() {}) }
 
 func (s *recStore) Bookmark(rv string) error { return s.record("bookmark", "bookmark@"+rv, func() {}) }
-
-func (s *recStore) failNext(method string, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.fail[method] = err
-}
-
-func (s *recStore) snapshot() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.ops...)
-}
 
 // waitOps waits until the store has recorded n operations and returns them.
 func (s *recStore) waitOps(t *testing.T, n int) []string {
@@ -228,9 +183,6 @@ type harness struct {
 	store *recStore
 	clk   *fakeClock
 	r     *Reflector
-
-	mu   sync.Mutex // guards errs
-	errs []*Error
 }
 
 // start runs a reflector with opts (Clock, Rand and OnError are set here)
@@ -246,11 +198,7 @@ func start(t *testing.T, lw *scriptLW, opts Options) *harness {
 		var e *Error
 		if !errors.As(err, &e) {
 			t.Errorf("OnError got %T, want *Error", err)
-			return
 		}
-		h.mu.Lock()
-		h.errs = append(h.errs, e)
-		h.mu.Unlock()
 	}
 	h.r = New(lw, h.store, opts)
 	stop := runInBackground(t, h.r)
@@ -262,42 +210,12 @@ func start(t *testing.T, lw *scriptLW, opts Options) *harness {
 	return h
 }
 
-// errors returns the errors reported so far.
-func (h *harness) errors() []*Error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]*Error(nil), h.errs...)
-}
-
-// waitState waits until the reflector is in state s.
-func (h *harness) waitState(s State) {
-	h.t.Helper()
-	require.Eventually(h.t, func() bool { return h.r.State() == s }, waitFor, time.Millisecond,
-		"state stayed %v, want %v", h.r.State(), s)
-}
-
 // waitRV waits until the reflector has published rv as its progress (the
 // store sees an event just before the reflector records its RV).
 func (h *harness) waitRV(rv string) {
 	h.t.Helper()
 	require.Eventually(h.t, func() bool { return h.r.LastSyncResourceVersion() == rv }, waitFor, time.Millisecond,
 		"last RV stayed %q, want %q", h.r.LastSyncResourceVersion(), rv)
-}
-
-// waitErr waits until an error of kind k has been reported and returns it.
-func (h *harness) waitErr(k Kind) *Error {
-	h.t.Helper()
-	var found *Error
-	require.Eventually(h.t, func() bool {
-		for _, e := range h.errors() {
-			if e.Kind == k {
-				found = e
-				return true
-			}
-		}
-		return false
-	}, waitFor, time.Millisecond, "no %v error; got %v", k, h.errors())
-	return found
 }
 
 // sync answers the first list with pods at rv and returns the watch call
@@ -321,38 +239,6 @@ func podList(rv, cont string, pods ...*corev1.Pod) *corev1.PodList {
 	}
 	return l
 }
-
-// bookmark is a BOOKMARK event's object; initialEnd marks the end of a
-// WatchList's initial events.
-func bookmark(rv string, initialEnd bool) *corev1.Pod {
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: rv}}
-	if initialEnd {
-		p.Annotations = map[string]string{metav1.InitialEventsAnnotationKey: "true"}
-	}
-	return p
-}
-
-// fakeWatch returns a watcher preloaded with events; close ends the stream
-// after them.
-func fakeWatch(close bool, events ...watch.Event) *watch.RaceFreeFakeWatcher {
-	w := watch.NewRaceFreeFake()
-	for _, ev := range events {
-		w.Action(ev.Type, ev.Object)
-	}
-	if close {
-		w.Stop()
-	}
-	return w
-}
-
-func added(o runtime.Object) watch.Event    { return watch.Event{Type: watch.Added, Object: o} }
-func modified(o runtime.Object) watch.Event { return watch.Event{Type: watch.Modified, Object: o} }
-func deleted(o runtime.Object) watch.Event  { return watch.Event{Type: watch.Deleted, Object: o} }
-func marked(o runtime.Object) watch.Event   { return watch.Event{Type: watch.Bookmark, Object: o} }
-func failed(o runtime.Object) watch.Event   { return watch.Event{Type: watch.Error, Object: o} }
-
-// listOnly are Options for tests not about WatchList.
-func listOnly() Options { return Options{WatchList: WatchListOff} }
 
 // runInBackground runs r on a goroutine of its own and returns a function
 // that cancels it and waits for Run to return.

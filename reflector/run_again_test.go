@@ -5,50 +5,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
 // Tests of a Reflector whose Run returns and is called again.
-
-// A resourceVersion of "" or "0" is no position to resume from (see
-// resumable): a watch from there replays the current state and never
-// reports what was deleted meanwhile. A Run that starts after a snapshot
-// at such a resourceVersion must relist, as a watch ending there does.
-func TestRunAgainAfterSnapshotWithoutRVRelists(t *testing.T) {
-	lw, store := newScriptLW(), newRecStore()
-	r := New(lw, store, Options{WatchList: WatchListOff, Clock: newFakeClock()})
-	stop := runInBackground(t, r)
-	lw.next(t, "list").list(podList("", "", pod("a", "5")), nil)
-	lw.next(t, "watch").watch(watch.NewRaceFreeFake(), nil)
-	store.waitOps(t, 1)
-	stop()
-
-	runAgainExpectingList(t, r, lw)
-}
-
-// runAgainExpectingList runs r again and checks that its first call is a
-// list, which it answers.
-func runAgainExpectingList(t *testing.T, r *Reflector, lw *scriptLW) {
-	t.Helper()
-	stop := runInBackground(t, r)
-	defer stop()
-	c := anyCall(t, lw)
-	assert.Equal(t, "list", c.verb, "resumed with a %s from %q", c.verb, c.opts.ResourceVersion)
-	c.list(podList("20", ""), nil)
-}
-
-// anyCall waits for the reflector's next call, of either verb.
-func anyCall(t *testing.T, lw *scriptLW) *call {
-	t.Helper()
-	select {
-	case c := <-lw.calls:
-		return c
-	case <-time.After(waitFor):
-		t.Fatalf("no call within %v", waitFor)
-		return nil
-	}
-}
 
 // heldClock is a fakeClock whose AfterFunc functions, once due, wait until
 // the test runs them: a time.AfterFunc whose goroutine the scheduler has not
@@ -92,21 +52,4 @@ func TestLateResyncTickDoesNotDoubleTheResyncTimer(t *testing.T) {
 	assert.Equal(t, "resync", store.waitOps(t, 2)[1])
 	stop()
 	assert.Empty(t, clk.pending(), "a timer outlived Run")
-}
-
-// A Run stopped while it was on its way to a relist (here: backing off
-// after the server said the watch's resourceVersion had expired) leaves the
-// relist to the next Run. Resuming the watch instead would ask for the
-// expired version again or, after a failed Replace, never repair the store.
-func TestRunAgainKeepsAPlannedRelist(t *testing.T) {
-	lw, store := newScriptLW(), newRecStore()
-	clk := newFakeClock()
-	r := New(lw, store, Options{WatchList: WatchListOff, Clock: clk, StuckWatchFactor: -1})
-	stop := runInBackground(t, r)
-	lw.next(t, "list").list(podList("5", "", pod("a", "5")), nil)
-	lw.next(t, "watch").watch(nil, apierrors.NewResourceExpired("too old resource version: 5 (9)"))
-	clk.waitPending(t, 1) // the backoff before the relist
-	stop()
-
-	runAgainExpectingList(t, r, lw)
 }
