@@ -48,13 +48,21 @@ type Options[T comparable] struct {
 type Queue[T comparable] struct {
 	opts Options[T]
 
-	// once sets up the zero value: cond, seed, epoch and limiter are
+	// once sets up the zero value: cond.L, seed, epoch and limiter are
 	// written by it and only read afterwards. It is not under mu because
 	// the seed is needed before mu is taken: Add and Done hash their item
 	// first, so as to hold mu for less (see states).
-	once sync.Once
-	cond sync.Cond // signalled when an item becomes ready or processing ends; L is &mu
-	seed maphash.Seed
+	once    sync.Once
+	cond    sync.Cond // signalled when an item becomes ready or processing ends; L is &mu
+	seed    maphash.Seed
+	epoch   time.Time // the zero of the queue's clock: monotonic, unlike wall time
+	limiter RateLimiter[T]
+
+	// The fields above are read by every Add, Get and Done, those below
+	// written. Were they on one cache line, each write by one CPU would
+	// cost every other CPU a miss on its next read of the seed, outside
+	// the lock. 128 bytes are two lines, as x86 CPUs fetch lines in pairs.
+	_ [128]byte
 
 	mu sync.Mutex // guards every field below
 
@@ -85,12 +93,10 @@ type Queue[T comparable] struct {
 	// waiting holds the delayed items; see delay.go.
 	waiting delays[T]
 
-	epoch        time.Time // the zero of the queue's clock: monotonic, unlike wall time
 	shuttingDown bool
 	drain        bool // ShutDownWithDrain waits for processing to empty
 	adds         uint64
 	retries      uint64
-	limiter      RateLimiter[T]
 }
 
 // New returns a Queue configured by opts.
