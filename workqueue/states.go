@@ -63,7 +63,11 @@ func (t *states[T]) insert(i int, item T, h uint64, e entry) {
 		t.resize(max(16, 2*len(t.slots)))
 		i, _ = t.find(item, h)
 	}
-	t.slots[i] = state[T]{item: item, hash: h, entry: e}
+	// Field by field: a composite literal is built on the stack and then
+	// copied out with loads wider than the stores that built it, which
+	// stalls the CPU on every add.
+	s := &t.slots[i]
+	s.item, s.hash, s.entry = item, h, e
 	t.live++
 }
 
