@@ -2,6 +2,7 @@ package workqueue
 
 import (
 	"hash/maphash"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -123,9 +124,24 @@ func (q *Queue[T]) hash(item T) uint64 {
 	return maphash.Comparable(q.seed, item)
 }
 
+// lock takes mu. When another worker holds it, lock first yields its CPU
+// once and tries again, and only then waits in mu.Lock. The queue holds mu
+// for a few probes, tens of nanoseconds; sync.Mutex.Lock, finding it held,
+// spins for rounds of busy-wait instructions each far longer than that, or
+// parks and must be woken. A trip through the scheduler costs less, and
+// lets this CPU run another goroutine meanwhile. The one yield bounds what
+// it costs when the holder is itself stopped: then Lock waits as usual,
+// and sync.Mutex's own fairness (TryLock fails while a long waiter is
+// being handed the lock) is kept.
 func (q *Queue[T]) lock() {
 	q.once.Do(q.setUp)
-	q.mu.Lock()
+	if q.mu.TryLock() {
+		return
+	}
+	runtime.Gosched()
+	if !q.mu.TryLock() {
+		q.mu.Lock()
+	}
 }
 
 // unlock releases mu, then wakes a waiting Get for each item made ready
