@@ -59,10 +59,11 @@ type Queue[T comparable] struct {
 	epoch   time.Time // the zero of the queue's clock: monotonic, unlike wall time
 	limiter RateLimiter[T]
 
-	// The fields above are read by every Add, Get and Done, those below
-	// written. Were they on one cache line, each write by one CPU would
-	// cost every other CPU a miss on its next read of the seed, outside
-	// the lock. 128 bytes are two lines, as x86 CPUs fetch lines in pairs.
+	// The fields above are only read once set up (once and seed by every
+	// Add, Get and Done), those below written by every op. Were they on
+	// one cache line, each write by one CPU would cost every other CPU a
+	// miss on its next read of the seed, outside the lock. 128 bytes are
+	// two lines, as x86 CPUs fetch lines in pairs.
 	_ [128]byte
 
 	mu sync.Mutex // guards every field below
