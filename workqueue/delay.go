@@ -38,7 +38,7 @@ func (q *Queue[T]) addAfterLocked(item T, d time.Duration) {
 		return
 	}
 	if d <= 0 {
-		q.addLocked(item, PriorityNormal)
+		q.addLocked(item, q.hash(item), PriorityNormal)
 		return
 	}
 	due := q.nowLocked() + int64(d)
@@ -107,7 +107,8 @@ func (q *Queue[T]) fire() {
 	}
 	now := q.nowLocked()
 	for len(q.waiting.heap) > 0 && q.waiting.heap[0].due <= now {
-		q.addLocked(q.waiting.popMin(), PriorityNormal)
+		item := q.waiting.popMin()
+		q.addLocked(item, q.hash(item), PriorityNormal)
 	}
 	q.armLocked()
 }

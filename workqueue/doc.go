@@ -29,8 +29,10 @@
 // and no other worker gets it until Done. An item added meanwhile is dirty
 // again but waits: Done puts it back, so the change that arrived during
 // processing is handled by a second pass, never lost and never concurrent.
-// In the code the two sets are one map from item to its state (dirty,
-// processing, or both), so that each Add, Get and Done finds an item once.
+// In the code the two sets are one hash table from item to its state
+// (dirty, processing, or both), so that each Add, Get and Done finds an item
+// once; the item is hashed before the queue's lock is taken, so that workers
+// contending for the lock wait for a probe, not for a hash (states.go).
 //
 // # Why rate-limit requeues
 //

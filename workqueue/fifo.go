@@ -1,10 +1,10 @@
 package workqueue
 
-// fifo is a first-in, first-out ring of items. It grows by doubling and
+// fifo is a first-in, first-out ring. It grows by doubling and
 // never shrinks below what it once needed, so a queue that is filled and
 // drained again and again allocates nothing after the first rounds.
 // It is not safe for concurrent use; the Queue's mutex guards it.
-type fifo[T comparable] struct {
+type fifo[T any] struct {
 	buf  []T // len(buf) is zero or a power of two
 	head int // index of the oldest item
 	n    int // number of items
@@ -42,7 +42,15 @@ func (f *fifo[T]) grow() {
 // level is the fifo of one priority.
 type level[T comparable] struct {
 	priority Priority
-	items    fifo[T]
+	items    fifo[queued[T]]
+}
+
+// queued is an entry of a level: an item and its hash, which Get needs to
+// find the item's state and must not compute while it holds the lock (see
+// states).
+type queued[T comparable] struct {
+	item T
+	hash uint64
 }
 
 // levels holds one fifo per priority in use, highest priority first. A
@@ -53,7 +61,7 @@ type levels[T comparable] struct {
 	byPriority []*level[T] // sorted by priority, highest first
 }
 
-func (ls *levels[T]) push(item T, p Priority) {
+func (ls *levels[T]) push(item T, h uint64, p Priority) {
 	i := 0
 	for ; i < len(ls.byPriority); i++ {
 		if ls.byPriority[i].priority <= p {
@@ -65,16 +73,16 @@ func (ls *levels[T]) push(item T, p Priority) {
 		copy(ls.byPriority[i+1:], ls.byPriority[i:])
 		ls.byPriority[i] = &level[T]{priority: p}
 	}
-	ls.byPriority[i].items.push(item)
+	ls.byPriority[i].items.push(queued[T]{item: item, hash: h})
 }
 
-// pop returns the oldest item of the highest priority that has one, and
-// the priority it was queued at.
-func (ls *levels[T]) pop() (item T, p Priority, ok bool) {
+// pop returns the oldest item of the highest priority that has one, its
+// hash, and the priority it was queued at.
+func (ls *levels[T]) pop() (r queued[T], p Priority, ok bool) {
 	for _, l := range ls.byPriority {
-		if item, ok := l.items.pop(); ok {
-			return item, l.priority, true
+		if r, ok := l.items.pop(); ok {
+			return r, l.priority, true
 		}
 	}
-	return item, 0, false
+	return r, 0, false
 }

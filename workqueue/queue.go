@@ -1,6 +1,8 @@
 package workqueue
 
 import (
+	"hash/maphash"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -47,9 +49,24 @@ type Options[T comparable] struct {
 type Queue[T comparable] struct {
 	opts Options[T]
 
-	mu   sync.Mutex // guards every field below
-	cond sync.Cond  // signalled when an item becomes ready or processing ends; L is &mu
-	init bool       // cond, maps and limiter are set up (the zero value starts false)
+	// once sets up the zero value: cond.L, seed, epoch and limiter are
+	// written by it and only read afterwards. It is not under mu because
+	// the seed is needed before mu is taken: Add and Done hash their item
+	// first, so as to hold mu for less (see states).
+	once    sync.Once
+	cond    sync.Cond // signalled when an item becomes ready or processing ends; L is &mu
+	seed    maphash.Seed
+	epoch   time.Time // the zero of the queue's clock: monotonic, unlike wall time
+	limiter RateLimiter[T]
+
+	// The fields above are only read once set up (once and seed by every
+	// Add, Get and Done), those below written by every op. Were they on
+	// one cache line, each write by one CPU would cost every other CPU a
+	// miss on its next read of the seed, outside the lock. 128 bytes are
+	// two lines, as x86 CPUs fetch lines in pairs.
+	_ [128]byte
+
+	mu sync.Mutex // guards every field below
 
 	// ready holds the items a worker may take, by priority. An entry whose
 	// item is no longer dirty at that priority is stale and skipped: see
@@ -61,9 +78,9 @@ type Queue[T comparable] struct {
 	// is zero every entry is live and Get need not check.
 	stale int
 	// items holds every item that is dirty, processing or both, with its
-	// state: one map entry per item, so that Add, Get and Done each touch
-	// one map (Add and Done read the entry and write it back).
-	items map[T]entry
+	// state: one entry per item, so that Add, Get and Done each find an
+	// item once, by a hash computed before mu was taken.
+	items states[T]
 	// nbusy counts the items of items that are processing.
 	nbusy int
 	// timing is set by the first call to Stats: from then on Get notes
@@ -78,12 +95,10 @@ type Queue[T comparable] struct {
 	// waiting holds the delayed items; see delay.go.
 	waiting delays[T]
 
-	epoch        time.Time // the zero of the queue's clock: monotonic, unlike wall time
 	shuttingDown bool
 	drain        bool // ShutDownWithDrain waits for processing to empty
 	adds         uint64
 	retries      uint64
-	limiter      RateLimiter[T]
 }
 
 // New returns a Queue configured by opts.
@@ -91,15 +106,11 @@ func New[T comparable](opts Options[T]) *Queue[T] {
 	return &Queue[T]{opts: opts}
 }
 
-// setUpLocked makes the zero value usable. Every method calls it with mu
-// held.
-func (q *Queue[T]) setUpLocked() {
-	if q.init {
-		return
-	}
-	q.init = true
+// setUp makes the zero value usable; it runs once, before any method
+// touches anything else.
+func (q *Queue[T]) setUp() {
 	q.cond.L = &q.mu
-	q.items = map[T]entry{}
+	q.seed = maphash.MakeSeed()
 	q.epoch = time.Now()
 	q.limiter = q.opts.RateLimiter
 	if q.limiter == nil {
@@ -107,9 +118,31 @@ func (q *Queue[T]) setUpLocked() {
 	}
 }
 
+// hash sets the queue up if need be and hashes item, for states. Callers
+// hash before they lock: the lock is then held for less.
+func (q *Queue[T]) hash(item T) uint64 {
+	q.once.Do(q.setUp)
+	return maphash.Comparable(q.seed, item)
+}
+
+// lock takes mu. When another worker holds it, lock first yields its CPU
+// once and tries again, and only then waits in mu.Lock. The queue holds mu
+// for a few probes, tens of nanoseconds; sync.Mutex.Lock, finding it held,
+// spins for rounds of busy-wait instructions each far longer than that, or
+// parks and must be woken. A trip through the scheduler costs less, and
+// lets this CPU run another goroutine meanwhile. The one yield bounds what
+// it costs when the holder is itself stopped: then Lock waits as usual,
+// and sync.Mutex's own fairness (TryLock fails while a long waiter is
+// being handed the lock) is kept.
 func (q *Queue[T]) lock() {
-	q.mu.Lock()
-	q.setUpLocked()
+	q.once.Do(q.setUp)
+	if q.mu.TryLock() {
+		return
+	}
+	runtime.Gosched()
+	if !q.mu.TryLock() {
+		q.mu.Lock()
+	}
 }
 
 // unlock releases mu, then wakes a waiting Get for each item made ready
@@ -130,14 +163,16 @@ func (q *Queue[T]) Add(item T) { q.AddWithPriority(item, PriorityNormal) }
 // AddWithPriority is Add at priority p. An item already waiting at a lower
 // priority moves up to p; one waiting at a higher priority stays there.
 func (q *Queue[T]) AddWithPriority(item T, p Priority) {
+	h := q.hash(item)
 	q.lock()
 	defer q.unlock()
-	q.addLocked(item, p)
+	q.addLocked(item, h, p)
 }
 
 // entry is the state of one item of Queue.items. An item is dirty (it needs
 // processing), processing (a worker has it), or both (it was added while a
-// worker had it); an item that is neither has no entry.
+// worker had it); an item that is neither has no entry, which is how states
+// tells an empty slot.
 type entry struct {
 	started  int64    // when a worker took it, on the queue's clock; while busy and timing
 	priority Priority // the priority it waits at; while dirty
@@ -145,65 +180,73 @@ type entry struct {
 	busy     bool
 }
 
-func (q *Queue[T]) addLocked(item T, p Priority) {
+// staleAt reports whether an entry of ready at priority p is stale for the
+// item whose entry is e: the item is no longer dirty at p, or is in hand.
+func (e *entry) staleAt(p Priority) bool { return !e.dirty || e.priority != p || e.busy }
+
+// addLocked adds item, whose hash is h, at priority p.
+func (q *Queue[T]) addLocked(item T, h uint64, p Priority) {
 	if q.shuttingDown {
 		return
 	}
-	e := q.items[item]
+	i, ok := q.items.find(item, h)
+	if !ok {
+		q.adds++
+		q.items.insert(i, item, h, entry{dirty: true, priority: p})
+		q.pushReadyLocked(item, h, p)
+		return
+	}
+	e := q.items.at(i)
 	if e.dirty {
 		if p > e.priority {
-			q.raiseLocked(item, e, p)
+			q.raiseLocked(item, h, e, p)
 		}
 		return
 	}
+	// Busy and clean: it goes back into ready at Done.
 	q.adds++
 	e.dirty, e.priority = true, p
-	q.items[item] = e
-	if !e.busy { // a busy item goes back into ready at Done
-		q.pushReadyLocked(item, p)
-	}
 }
 
 // raiseLocked moves a dirty item up to priority p. Removing it from its old
 // fifo would cost a search; instead the item is pushed again at p and the old
 // entry becomes stale: popReadyLocked skips an entry whose priority is not
 // the item's current one. Each raise leaves at most one stale entry.
-func (q *Queue[T]) raiseLocked(item T, e entry, p Priority) {
+func (q *Queue[T]) raiseLocked(item T, h uint64, e *entry, p Priority) {
 	e.priority = p
-	q.items[item] = e
 	if e.busy {
 		return
 	}
-	q.ready.push(item, p)
+	q.ready.push(item, h, p)
 	q.stale++
 	q.wake++
 }
 
-func (q *Queue[T]) pushReadyLocked(item T, p Priority) {
-	q.ready.push(item, p)
+func (q *Queue[T]) pushReadyLocked(item T, h uint64, p Priority) {
+	q.ready.push(item, h, p)
 	q.nready++
 	q.wake++
 }
 
-// popReadyLocked takes the next live entry of ready.
-func (q *Queue[T]) popReadyLocked() (T, bool) {
+// popReadyLocked takes the next live entry of ready, and returns its item
+// and the item's entry. A live entry is dirty and not busy.
+func (q *Queue[T]) popReadyLocked() (T, *entry, bool) {
 	for {
-		item, p, ok := q.ready.pop()
+		r, p, ok := q.ready.pop()
 		if !ok {
-			return item, false
+			return r.item, nil, false
 		}
-		if q.stale == 0 {
-			q.nready--
-			return item, true
-		}
+		i, ok := q.items.find(r.item, r.hash)
 		// Stale: the item was raised, or handed out from its raised entry
-		// (and perhaps added again since, so it is busy).
-		if e := q.items[item]; !e.dirty || e.priority != p || e.busy {
+		// (and perhaps added again since, so it is busy, or Done since, so
+		// it has no state). While there is no stale entry, every entry has
+		// a state, dirty at p and not busy.
+		if q.stale > 0 && (!ok || q.items.at(i).staleAt(p)) {
 			q.stale--
 			continue
 		}
 		q.nready--
-		return item, true
+		return r.item, q.items.at(i), true
 	}
 }
 
@@ -217,17 +260,16 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 	for q.nready == 0 && !q.shuttingDown {
 		q.cond.Wait()
 	}
-	item, ok := q.popReadyLocked()
+	item, e, ok := q.popReadyLocked()
 	if !ok {
 		return item, true
 	}
 	// A live entry of ready is dirty and not busy: it becomes busy and
 	// clean, with nothing else to keep.
-	e := entry{busy: true}
+	*e = entry{busy: true}
 	if q.timing {
 		e.started = q.nowLocked()
 	}
-	q.items[item] = e
 	q.nbusy++
 	return item, false
 }
@@ -235,19 +277,20 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 // Done marks item as processed. If it was added again while being
 // processed, it is ready again now.
 func (q *Queue[T]) Done(item T) {
+	h := q.hash(item)
 	q.lock()
 	defer q.unlock()
-	e, ok := q.items[item]
-	if !ok || !e.busy {
+	i, ok := q.items.find(item, h)
+	if !ok || !q.items.at(i).busy {
 		return // not in hand: nothing to do
 	}
 	q.nbusy--
-	if e.dirty {
-		q.items[item] = entry{dirty: true, priority: e.priority}
-		q.pushReadyLocked(item, e.priority)
+	if e := q.items.at(i); e.dirty {
+		*e = entry{dirty: true, priority: e.priority}
+		q.pushReadyLocked(item, h, e.priority)
 		return
 	}
-	delete(q.items, item)
+	q.items.remove(i)
 	if q.nbusy == 0 && q.drain {
 		q.cond.Broadcast() // ShutDownWithDrain waits for this
 	}

@@ -46,7 +46,7 @@ func (q *Queue[T]) Stats() Stats {
 	if !q.timing {
 		q.startTimingLocked(now)
 	}
-	for _, e := range q.items {
+	for _, e := range q.items.all() {
 		if !e.busy {
 			continue
 		}
@@ -61,10 +61,9 @@ func (q *Queue[T]) Stats() Stats {
 // items already in hand from now.
 func (q *Queue[T]) startTimingLocked(now int64) {
 	q.timing = true
-	for item, e := range q.items {
+	for _, e := range q.items.all() {
 		if e.busy {
 			e.started = now
-			q.items[item] = e
 		}
 	}
 }
