@@ -75,105 +75,6 @@ func TestWatchTimeoutSeconds(t *testing.T) {
 	assert.Equal(t, int64(1), watchTimeoutSeconds(100*time.Millisecond, 0.5), "0 would mean no timeout")
 }
 
-func TestAfterListError(t *testing.T) {
-	tests := []struct {
-		name   string
-		kind   Kind
-		rv     string
-		synced bool
-		want   reaction
-	}{
-		{"410 on the first list: consistent read at once", KindExpired, "0", false, reaction{next: StateListing, consistent: true}},
-		{"410 on a relist at RV: consistent read at once", KindExpired, "42", true, reaction{next: StateRelisting, consistent: true}},
-		{"too large RV: consistent read at once", KindTooLargeRV, "42", true, reaction{next: StateRelisting, consistent: true}},
-		{"410 on a consistent read: back off", KindExpired, "", true, reaction{next: StateRelisting, backoff: true, consistent: true}},
-		{"429: back off, same RV", KindThrottled, "42", true, reaction{next: StateRelisting, backoff: true}},
-		{"network: back off", KindNetwork, "0", false, reaction{next: StateListing, backoff: true}},
-		{"5xx: back off", KindServerError, "42", true, reaction{next: StateRelisting, backoff: true}},
-		{"forbidden: back off", KindRejected, "0", false, reaction{next: StateListing, backoff: true}},
-		{"malformed: back off", KindDecode, "0", false, reaction{next: StateListing, backoff: true}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, afterListError(tt.kind, tt.rv, tt.synced))
-		})
-	}
-}
-
-func TestAfterWatchEnd(t *testing.T) {
-	rewatch := reaction{next: StateWatching}
-	backoffRewatch := reaction{next: StateWatching, backoff: true}
-	relist := reaction{next: StateRelisting, backoff: true}
-	tests := []struct {
-		name  string
-		kind  Kind
-		clean bool
-		want  reaction
-	}{
-		{"normal close (server timeout): re-watch at once", KindOther, true, rewatch},
-		{"watchdog: re-watch at once", KindStuckWatch, false, rewatch},
-		{"410: relist", KindExpired, false, relist},
-		{"too large RV: relist", KindTooLargeRV, false, relist},
-		{"429: back off, re-watch", KindThrottled, false, backoffRewatch},
-		{"connection refused: back off, re-watch", KindNetwork, false, backoffRewatch},
-		{"5xx: back off, re-watch", KindServerError, false, backoffRewatch},
-		{"403: back off, re-watch", KindRejected, false, backoffRewatch},
-		{"refused frame: relist, past it", KindDecode, false, relist},
-		{"short watch: back off, re-watch", KindShortWatch, false, backoffRewatch},
-		{"unknown: back off, re-watch", KindOther, false, backoffRewatch},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, afterWatchEnd(tt.kind, tt.clean))
-		})
-	}
-}
-
-func TestResumable(t *testing.T) {
-	tests := []struct {
-		name       string
-		planned    reaction
-		lastSyncRV string
-		want       reaction
-	}{
-		{"a real position: re-watch", reaction{next: StateWatching}, "42", reaction{next: StateWatching}},
-		{"a real position, after backoff", reaction{next: StateWatching, backoff: true}, "42", reaction{next: StateWatching, backoff: true}},
-		{"position 0 (empty server's bookmark): relist", reaction{next: StateWatching}, "0", reaction{next: StateRelisting}},
-		{"no position: relist, keeping the backoff", reaction{next: StateWatching, backoff: true}, "", reaction{next: StateRelisting, backoff: true}},
-		{"already a relist", reaction{next: StateRelisting, backoff: true}, "0", reaction{next: StateRelisting, backoff: true}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, resumable(tt.planned, tt.lastSyncRV))
-		})
-	}
-}
-
-func TestAfterWatchListError(t *testing.T) {
-	tests := []struct {
-		kind         Kind
-		synced       bool
-		want         reaction
-		wantFallback bool
-	}{
-		{KindWatchListTimeout, false, reaction{next: StateListing}, true},
-		{KindRejected, false, reaction{next: StateListing}, true},
-		{KindDecode, true, reaction{next: StateRelisting}, true},
-		{KindExpired, true, reaction{next: StateRelisting, consistent: true}, true},
-		{KindTooLargeRV, true, reaction{next: StateRelisting, consistent: true}, true},
-		{KindThrottled, false, reaction{next: StateListing, backoff: true}, false},
-		{KindNetwork, true, reaction{next: StateRelisting, backoff: true}, false},
-		{KindServerError, false, reaction{next: StateListing, backoff: true}, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.kind.String(), func(t *testing.T) {
-			rc, fallback := afterWatchListError(tt.kind, tt.synced)
-			assert.Equal(t, tt.want, rc)
-			assert.Equal(t, tt.wantFallback, fallback)
-		})
-	}
-}
-
 func TestRefusesWatchList(t *testing.T) {
 	gk := schema.GroupKind{Kind: "Pod"}
 	assert.True(t, refusesWatchList(fmt.Errorf("x: %w", ErrWatchListTimeout)))
@@ -206,10 +107,10 @@ func TestUseWatchList(t *testing.T) {
 	}
 }
 
-func TestHoldsResourceVersion(t *testing.T) {
-	assert.True(t, holdsResourceVersion(""))
-	assert.True(t, holdsResourceVersion("0"))
-	assert.False(t, holdsResourceVersion("42"))
+func TestReplaysState(t *testing.T) {
+	assert.True(t, replaysState(""))
+	assert.True(t, replaysState("0"))
+	assert.False(t, replaysState("42"))
 }
 
 func TestClassify(t *testing.T) {
@@ -272,7 +173,7 @@ func TestErrorWrapsCause(t *testing.T) {
 	assert.ErrorIs(t, e, cause)
 	assert.Equal(t, "Kind(99)", Kind(99).String())
 	assert.Equal(t, "State(-1)", State(-1).String())
-	assert.Equal(t, "backoff then Relisting (consistent)", reaction{next: StateRelisting, backoff: true, consistent: true}.String())
+	assert.Equal(t, "backoff then Relisting (consistent)", describe(backingOff{then: listing{relist: true, consistent: true}}))
 	assert.False(t, errors.Is(context.Canceled, ErrStuckWatch))
 	_ = metav1.StatusFailure
 }

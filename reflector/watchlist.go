@@ -14,15 +14,14 @@ import (
 // watch with sendInitialEvents=true streams the current state as ADDED
 // events, then a BOOKMARK annotated k8s.io/initial-events-end: "true" whose
 // resourceVersion is the snapshot's. The collected objects replace the
-// store's content and the same watch, still open, is handed to Watching.
-//
-// fallback asks stepList to list at once instead.
-func (r *Reflector) streamSnapshot(ctx context.Context) (rc reaction, cause error, fallback bool) {
+// store's content and the same watch, still open, goes with the stored
+// input to Watching.
+func (r *Reflector) streamSnapshot(ctx context.Context, s listing) input {
 	min := r.opts.MinWatchTimeout
 	timeout := watchTimeoutSeconds(min, r.opts.Rand.Float64())
 	sendInitial := true
 	opts := metav1.ListOptions{
-		ResourceVersion:      streamResourceVersion(r.m.lastSyncRV, r.m.rvUnusable),
+		ResourceVersion:      streamResourceVersion(s.rv, s.consistent),
 		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
 		SendInitialEvents:    &sendInitial,
 		AllowWatchBookmarks:  true,
@@ -37,26 +36,21 @@ func (r *Reflector) streamSnapshot(ctx context.Context) (rc reaction, cause erro
 		w.Stop()
 		return r.watchListFailed(ctx, err)
 	}
-	rc, cause = r.replace(items, rv, true)
-	if rc.next != StateWatching {
+	in := r.replace(items, rv, true)
+	if in.what != snapshotStored {
 		w.Stop()
-		return rc, cause, false
+		return in
 	}
-	r.m.watch = w
-	return rc, nil, false
+	in.stream = w
+	return in
 }
 
-// watchListFailed reports a WatchList failure and decides what follows.
-func (r *Reflector) watchListFailed(ctx context.Context, err error) (reaction, error, bool) {
+// watchListFailed reports a WatchList failure.
+func (r *Reflector) watchListFailed(ctx context.Context, err error) input {
 	if ctx.Err() != nil {
-		return stop, nil, false
+		return input{what: ctxDone}
 	}
-	e := r.report(opWatchList, classifyKind, err)
-	if r.opts.WatchList == WatchListAuto && refusesWatchList(err) {
-		r.m.watchListRefused = true
-	}
-	rc, fallback := afterWatchListError(e.Kind, r.m.synced)
-	return rc, e, fallback
+	return r.fail(opWatchList, classifyKind, err)
 }
 
 // collectInitial consumes the initial events until the initial-events-end
