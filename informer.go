@@ -144,7 +144,7 @@ func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInfo
 		Inline:   s.apply,
 		InlineOK: func() bool { return s.proc.Len() <= inlineHandlerLimit },
 	})
-	s.proc = processor.New(processor.Options{OnError: s.report, Now: nowOf(opts.Reflector.Clock)})
+	s.proc = processor.New(processor.Options{OnError: s.report})
 
 	ro := opts.Reflector
 	if ro.Name == "" {
@@ -153,12 +153,8 @@ func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInfo
 	if proto, err := newObject[T](); err == nil {
 		ro.ExpectedType = proto
 	}
-	if ro.Clock == nil {
-		ro.Clock = reflector.RealClock{}
-	}
-	clock := ro.Clock
 	ro.ResyncPeriod = resyncTick
-	ro.ShouldResync = func() bool { return s.shouldResync(clock.Now()) }
+	ro.ShouldResync = func() bool { return s.shouldResync(time.Now()) }
 	ro.OnError = s.report
 	s.refl = reflector.New(lw, syncWatchingStore{Queue: s.queue, informer: s.markSyncedIfReady}, ro)
 	return s
@@ -362,18 +358,6 @@ func (w syncWatchingStore) Delete(obj runtime.Object) error {
 	err := w.Queue.Delete(obj)
 	w.informer()
 	return err
-}
-
-// nowOf lets the processor's statistics and resync schedule follow the same
-// clock as the reflector, so one fake clock drives a whole informer in tests.
-// Without one it returns nil, which lets the processor use its own default:
-// the monotonic clock alone, several times cheaper per handler call than
-// time.Now's wall-and-monotonic reading.
-func nowOf(c reflector.Clock) func() time.Time {
-	if c == nil {
-		return nil
-	}
-	return c.Now
 }
 
 // key is the queue's KeyFunc: deltafifo.MetaNamespaceKey, except that a key

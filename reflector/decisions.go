@@ -92,7 +92,7 @@ func watchTimeoutSeconds(min time.Duration, u float64) int64 {
 // (a server repeating its objects without end). In WatchListAuto mode the
 // reflector then stops trying WatchList.
 func refusesWatchList(err error) bool {
-	return errors.Is(err, ErrWatchListTimeout) || errors.Is(err, ErrWatchListClosed) ||
+	return errors.Is(err, errWatchListTimeout) || errors.Is(err, errWatchListClosed) ||
 		errors.Is(err, ErrListTooLarge) || apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) ||
 		apierrors.IsMethodNotSupported(err)
 }
@@ -133,11 +133,11 @@ const minWatchLife = time.Second
 // minutes): it is a server or proxy that cuts every watch short. Counting
 // the events would not help: one that ends each watch after one event
 // would get a new watch, at once, forever (thousands of requests a
-// second). So whatever it carried, such a watch ends in ErrShortWatch, and
+// second). So whatever it carried, such a watch ends in errShortWatch, and
 // the transition table backs off.
 func watchEndCause(err error, lasted time.Duration) error {
 	if err == nil && lasted < minWatchLife {
-		return fmt.Errorf("%w: after %v", ErrShortWatch, lasted)
+		return fmt.Errorf("%w: after %v", errShortWatch, lasted)
 	}
 	return err
 }

@@ -77,8 +77,8 @@ func TestWatchTimeoutSeconds(t *testing.T) {
 
 func TestRefusesWatchList(t *testing.T) {
 	gk := schema.GroupKind{Kind: "Pod"}
-	assert.True(t, refusesWatchList(fmt.Errorf("x: %w", ErrWatchListTimeout)))
-	assert.True(t, refusesWatchList(ErrWatchListClosed))
+	assert.True(t, refusesWatchList(fmt.Errorf("x: %w", errWatchListTimeout)))
+	assert.True(t, refusesWatchList(errWatchListClosed))
 	assert.True(t, refusesWatchList(apierrors.NewBadRequest("unknown parameter sendInitialEvents")))
 	assert.True(t, refusesWatchList(apierrors.NewInvalid(gk, "", nil)))
 	assert.True(t, refusesWatchList(apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "pods"}, "watch")))
@@ -137,16 +137,16 @@ func TestClassify(t *testing.T) {
 		{"stream decoding status", apierrors.FromObject(decodeStatus), KindDecode},
 		{"ErrDecode from the wire", fmt.Errorf("frame 3: %w", ErrDecode), KindDecode},
 		{"json syntax", &json.SyntaxError{}, KindDecode},
-		{"not a list", ErrNotList, KindDecode},
+		{"not a list", errNotList, KindDecode},
 		{"connection refused", connRefused(), KindNetwork},
 		{"connection reset", &net.OpError{Op: "read", Err: os.NewSyscallError("read", syscall.ECONNRESET)}, KindNetwork},
 		{"EOF", io.EOF, KindNetwork},
 		{"unexpected EOF", fmt.Errorf("frame: %w", io.ErrUnexpectedEOF), KindNetwork},
 		{"wrong type", fmt.Errorf("%w: x", ErrWrongType), KindWrongType},
-		{"no metadata", ErrNoMetadata, KindWrongType},
-		{"watchlist timeout", ErrWatchListTimeout, KindWatchListTimeout},
-		{"stuck", ErrStuckWatch, KindStuckWatch},
-		{"short", ErrShortWatch, KindShortWatch},
+		{"no metadata", errNoMetadata, KindWrongType},
+		{"watchlist timeout", errWatchListTimeout, KindWatchListTimeout},
+		{"stuck", errStuckWatch, KindStuckWatch},
+		{"short", errShortWatch, KindShortWatch},
 		{"something else", errors.New("?"), KindOther},
 		{"an *Error keeps its kind", &Error{Kind: KindStore, Err: io.EOF}, KindStore},
 	}
@@ -174,6 +174,6 @@ func TestErrorWrapsCause(t *testing.T) {
 	assert.Equal(t, "Kind(99)", Kind(99).String())
 	assert.Equal(t, "State(-1)", State(-1).String())
 	assert.Equal(t, "backoff then Relisting (consistent)", describe(backingOff{then: listing{relist: true, consistent: true}}))
-	assert.False(t, errors.Is(context.Canceled, ErrStuckWatch))
+	assert.False(t, errors.Is(context.Canceled, errStuckWatch))
 	_ = metav1.StatusFailure
 }

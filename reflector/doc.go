@@ -80,7 +80,7 @@
 // no position at all, "Watching" means Relisting instead (resumable). A
 // retried Listing keeps its consistent read, and tries WatchList again.
 //
-// Time is an input: all waiting goes through a Clock (clock.go), so tests
+// Time is an input: all waiting goes through a clock (clock.go), so tests
 // drive backoffs, resyncs and the watchdog with a fake clock. Randomness is
 // an input too (Options.Rand). Run starts no goroutine: the machine runs on
 // the caller's, and nothing outlives Run. (The resync and watchdog timers
@@ -130,7 +130,9 @@
 // # Errors
 //
 // Every failure is reported as an *Error with a Kind (errors.go) to
-// Options.OnError and counted in Stats; none stops the reflector. Objects of
-// the wrong type, or without metadata, are reported and skipped, never
-// stored.
+// Options.OnError and counted in Stats; none stops the reflector. The Kind
+// is the one taxonomy: the transition table reads it, and the few sentinel
+// errors callers test (ErrWrongType, ErrNoName, ErrDecode, ErrContinueLoop,
+// ErrListTooLarge) are finer names for one Kind each. Objects of the wrong
+// type, or without metadata, are reported and skipped, never stored.
 package reflector

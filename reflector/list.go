@@ -23,7 +23,7 @@ func (r *Reflector) list(ctx context.Context, s listing) input {
 // wantWatchList decides whether this snapshot is streamed.
 func (r *Reflector) wantWatchList() bool {
 	lwSupports := true
-	if s, ok := r.lw.(WatchListSupport); ok {
+	if s, ok := r.lw.(watchListSupport); ok {
 		lwSupports = s.SupportsWatchList()
 	}
 	return useWatchList(r.opts.WatchList, lwSupports, r.m.watchListRefused)
@@ -149,7 +149,7 @@ func (r *Reflector) listPage(ctx context.Context, opts metav1.ListOptions) (runt
 	r.pub.update(func(p *published) { p.listRequests++ })
 	page, err := r.lw.List(ctx, opts)
 	if err == nil && (page == nil || isNilPointer(page)) {
-		err = fmt.Errorf("%w: ListerWatcher returned a nil list", ErrNotList)
+		err = fmt.Errorf("%w: ListerWatcher returned a nil list", errNotList)
 	}
 	return page, err
 }
@@ -166,7 +166,7 @@ func (r *Reflector) listPage(ctx context.Context, opts metav1.ListOptions) (runt
 func (r *Reflector) absorbPage(page runtime.Object, items []runtime.Object) ([]runtime.Object, string, string, error) {
 	lm, err := meta.ListAccessor(page)
 	if err != nil {
-		return nil, "", "", fmt.Errorf("%w: %T: %v", ErrNotList, page, err)
+		return nil, "", "", fmt.Errorf("%w: %T: %v", errNotList, page, err)
 	}
 	if items == nil {
 		items = make([]runtime.Object, 0, meta.LenList(page))
@@ -187,7 +187,7 @@ func (r *Reflector) absorbPage(page runtime.Object, items []runtime.Object) ([]r
 		return nil, "", "", err
 	}
 	if err != nil {
-		return nil, "", "", fmt.Errorf("%w: %v", ErrNotList, err)
+		return nil, "", "", fmt.Errorf("%w: %v", errNotList, err)
 	}
 	return items, lm.GetResourceVersion(), lm.GetContinue(), nil
 }

@@ -44,7 +44,7 @@ func TestTypedNilObjectsSkipped(t *testing.T) {
 			require.Len(t, errs, 2)
 			for _, e := range errs {
 				assert.Equal(t, KindWrongType, e.Kind)
-				assert.ErrorIs(t, e, ErrNoMetadata)
+				assert.ErrorIs(t, e, errNoMetadata)
 			}
 		})
 	}
@@ -55,7 +55,7 @@ func TestTypedNilObjectSkippedInWatchList(t *testing.T) {
 	h.lw.next(t, "watch").watch(fakeWatch(false,
 		added((*corev1.Pod)(nil)), added(pod("a", "5")), marked(bookmark("6", true))), nil)
 	assert.Equal(t, []string{"replace [ns/a]@6"}, h.store.waitOps(t, 1))
-	assert.ErrorIs(t, h.waitErr(KindWrongType), ErrNoMetadata)
+	assert.ErrorIs(t, h.waitErr(KindWrongType), errNoMetadata)
 }
 
 // An ERROR event must carry a Status; a nil one is a response the
@@ -105,7 +105,7 @@ func TestNilListPageReported(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := start(t, newScriptLW(), listOnly())
 			h.lw.next(t, "list").list(tc.page, nil)
-			assert.ErrorIs(t, h.waitErr(KindDecode), ErrNotList)
+			assert.ErrorIs(t, h.waitErr(KindDecode), errNotList)
 			h.waitState(StateBackingOff)
 			h.clk.fireNext(t)
 			h.lw.next(t, "list") // listed again

@@ -27,7 +27,7 @@ type Reflector struct {
 	// (nil when resync is off or Run is not executing). Only the goroutine
 	// executing Run touches them: no lock, and no reader elsewhere.
 	m      machine
-	resync Timer
+	resync timer
 
 	// pub is the window other goroutines read through (it has its own lock).
 	pub published
@@ -133,12 +133,12 @@ func (r *Reflector) enter(s state) {
 	if b, ok := s.(backingOff); ok {
 		r.pub.update(func(p *published) { p.backoffs++; p.lastBackoff = b.delay })
 	}
-	r.pub.enter(s.public(), r.opts.Clock.Now())
+	r.pub.enter(s.public(), r.opts.clock.Now())
 }
 
 // wait is the I/O of a backoff: wait the delay, still serving resyncs.
 func (r *Reflector) wait(ctx context.Context, b backingOff) input {
-	t := r.opts.Clock.NewTimer(b.delay)
+	t := r.opts.clock.NewTimer(b.delay)
 	defer t.Stop()
 	for {
 		select {
@@ -155,7 +155,7 @@ func (r *Reflector) wait(ctx context.Context, b backingOff) input {
 // fail reports a failure of op and returns it as the machine's input.
 func (r *Reflector) fail(op string, kind Kind, err error) input {
 	e := r.report(op, kind, err)
-	return input{what: ioFailed, op: op, kind: e.Kind, err: e, now: r.opts.Clock.Now()}
+	return input{what: ioFailed, op: op, kind: e.Kind, err: e, now: r.opts.clock.Now()}
 }
 
 // report wraps err in an *Error of the given kind (classifying it when kind
@@ -206,7 +206,7 @@ func (r *Reflector) armResync() {
 	if r.resync != nil {
 		r.resync.Stop()
 	}
-	r.resync = r.opts.Clock.AfterFunc(r.opts.ResyncPeriod, func() {
+	r.resync = r.opts.clock.AfterFunc(r.opts.ResyncPeriod, func() {
 		r.resyncDue.Store(true)
 		r.ring()
 	})
@@ -272,8 +272,8 @@ func (r *Reflector) State() State {
 
 // Stats returns a snapshot of the reflector's counters.
 func (r *Reflector) Stats() Stats {
-	s := r.pub.snapshot(r.opts.Clock.Now())
-	if bc, ok := r.lw.(BytesCounter); ok {
+	s := r.pub.snapshot(r.opts.clock.Now())
+	if bc, ok := r.lw.(bytesCounter); ok {
 		s.BytesDecoded = bc.BytesDecoded()
 	}
 	return s

@@ -98,7 +98,7 @@ func TestShortWatchWithEventsBacksOff(t *testing.T) {
 	h.sync("10").watch(fakeWatch(true, added(pod("a", "11"))), nil)
 
 	e := h.waitErr(KindShortWatch)
-	assert.ErrorIs(t, e, ErrShortWatch)
+	assert.ErrorIs(t, e, errShortWatch)
 	h.waitState(StateBackingOff)
 	h.lw.none(t)
 	h.clk.fireNext(t)
@@ -111,7 +111,7 @@ func TestShortWatchBacksOff(t *testing.T) {
 	h.sync("10").watch(fakeWatch(true), nil) // closed at once, no events
 
 	e := h.waitErr(KindShortWatch)
-	assert.ErrorIs(t, e, ErrShortWatch)
+	assert.ErrorIs(t, e, errShortWatch)
 	h.waitState(StateBackingOff)
 	h.clk.fireNext(t)
 	assert.Equal(t, "10", h.lw.next(t, "watch").opts.ResourceVersion)
@@ -263,8 +263,8 @@ func TestConnectionRefusedBackoffSequenceAndReset(t *testing.T) {
 	assert.Equal(t, int64(1), h.r.Stats().ListRequests, "never a relist")
 }
 
-// brokenWatch is a watch whose stream broke: it reports why through
-// StreamError.
+// brokenWatch is a watch whose stream broke: it reports why through its
+// Err method (streamError).
 type brokenWatch struct {
 	*watch.RaceFreeFakeWatcher
 	err error
@@ -353,7 +353,7 @@ func TestNoMetadataSkippedWithoutExpectedType(t *testing.T) {
 	h.sync("10").watch(fakeWatch(false, added(&metav1.Status{}), added(pod("b", "11"))), nil)
 	h.store.waitOps(t, 2)
 	e := h.waitErr(KindWrongType)
-	assert.ErrorIs(t, e, ErrNoMetadata)
+	assert.ErrorIs(t, e, errNoMetadata)
 }
 
 func TestUnstructuredExpectedGVK(t *testing.T) {
@@ -465,7 +465,7 @@ func TestWatchdogRestartsSilentWatch(t *testing.T) {
 	h.clk.Advance(tick) // 3m counted (3m45s after the bookmark, within a tick of the limit)
 
 	e := h.waitErr(KindStuckWatch)
-	assert.ErrorIs(t, e, ErrStuckWatch)
+	assert.ErrorIs(t, e, errStuckWatch)
 	assert.ErrorContains(t, e, "nothing for 3m0s")
 	w := h.lw.next(t, "watch")
 	assert.Equal(t, "20", w.opts.ResourceVersion, "restarted from the last RV, no backoff")
@@ -585,7 +585,7 @@ func TestRunTwiceAndMisconfigured(t *testing.T) {
 
 func TestRunAgainResumesWithWatch(t *testing.T) {
 	lw, store, clk := newScriptLW(), newRecStore(), newFakeClock()
-	r := New(lw, store, Options{WatchList: WatchListOff, Clock: clk})
+	r := New(lw, store, Options{WatchList: WatchListOff, clock: clk})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
@@ -631,6 +631,6 @@ func TestUnknownEventTypeSkipped(t *testing.T) {
 	h.sync("10").watch(fakeWatch(false, watch.Event{Type: "WEIRD", Object: pod("x", "11")}, added(pod("a", "12"))), nil)
 	assert.Equal(t, []string{"replace []@10", "add ns/a@12"}, h.store.waitOps(t, 2))
 	e := h.waitErr(KindDecode)
-	assert.ErrorIs(t, e, ErrUnknownEvent)
+	assert.ErrorIs(t, e, errUnknownEvent)
 	h.waitRV("12")
 }

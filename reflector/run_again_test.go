@@ -17,7 +17,7 @@ import (
 // at such a resourceVersion must relist, as a watch ending there does.
 func TestRunAgainAfterSnapshotWithoutRVRelists(t *testing.T) {
 	lw, store := newScriptLW(), newRecStore()
-	r := New(lw, store, Options{WatchList: WatchListOff, Clock: newFakeClock()})
+	r := New(lw, store, Options{WatchList: WatchListOff, clock: newFakeClock()})
 	stop := runInBackground(t, r)
 	lw.next(t, "list").list(podList("", "", pod("a", "5")), nil)
 	lw.next(t, "watch").watch(watch.NewRaceFreeFake(), nil)
@@ -59,7 +59,7 @@ type heldClock struct {
 	held chan func()
 }
 
-func (c *heldClock) AfterFunc(d time.Duration, f func()) Timer {
+func (c *heldClock) AfterFunc(d time.Duration, f func()) timer {
 	return c.fakeClock.AfterFunc(d, func() { c.held <- f })
 }
 
@@ -69,7 +69,7 @@ func (c *heldClock) AfterFunc(d time.Duration, f func()) Timer {
 func TestLateResyncTickDoesNotDoubleTheResyncTimer(t *testing.T) {
 	lw, store := newScriptLW(), newRecStore()
 	clk := &heldClock{fakeClock: newFakeClock(), held: make(chan func(), 4)}
-	r := New(lw, store, Options{WatchList: WatchListOff, Clock: clk, ResyncPeriod: 30 * time.Second, StuckWatchFactor: -1})
+	r := New(lw, store, Options{WatchList: WatchListOff, clock: clk, ResyncPeriod: 30 * time.Second, StuckWatchFactor: -1})
 	stop := runInBackground(t, r)
 	lw.next(t, "list").list(podList("10", ""), nil)
 	lw.next(t, "watch").watch(watch.NewRaceFreeFake(), nil)
@@ -101,7 +101,7 @@ func TestLateResyncTickDoesNotDoubleTheResyncTimer(t *testing.T) {
 func TestRunAgainKeepsAPlannedRelist(t *testing.T) {
 	lw, store := newScriptLW(), newRecStore()
 	clk := newFakeClock()
-	r := New(lw, store, Options{WatchList: WatchListOff, Clock: clk, StuckWatchFactor: -1})
+	r := New(lw, store, Options{WatchList: WatchListOff, clock: clk, StuckWatchFactor: -1})
 	stop := runInBackground(t, r)
 	lw.next(t, "list").list(podList("5", "", pod("a", "5")), nil)
 	lw.next(t, "watch").watch(nil, apierrors.NewResourceExpired("too old resource version: 5 (9)"))

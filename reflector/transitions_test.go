@@ -177,7 +177,7 @@ func TestWatchListFailures(t *testing.T) {
 func TestWatchListRefusalIsRemembered(t *testing.T) {
 	m := testMachine(false)
 	in := failure(opWatchList, KindWatchListTimeout, "")
-	in.err = ErrWatchListTimeout
+	in.err = errWatchListTimeout
 	m.step(listing{}, in)
 	assert.True(t, m.watchListRefused)
 
@@ -188,7 +188,7 @@ func TestWatchListRefusalIsRemembered(t *testing.T) {
 
 	m = testMachine(false)
 	m.autoWatchList = false
-	in.err = ErrWatchListTimeout
+	in.err = errWatchListTimeout
 	m.step(listing{}, in)
 	assert.False(t, m.watchListRefused, "WatchListOn keeps trying")
 }

@@ -33,9 +33,9 @@ func (r *Reflector) watch(ctx context.Context, s watching) (state, input) {
 	w := s.stream
 	s.stream = nil
 	defer w.Stop()
-	start := r.opts.Clock.Now()
+	start := r.opts.clock.Now()
 	err := r.consume(ctx, w, &s)
-	return s, r.watchEnded(ctx, watchEndCause(err, r.opts.Clock.Now().Sub(start)))
+	return s, r.watchEnded(ctx, watchEndCause(err, r.opts.clock.Now().Sub(start)))
 }
 
 // openWatch makes one Watch call.
@@ -57,7 +57,7 @@ func (r *Reflector) watchEnded(ctx context.Context, err error) input {
 		return input{what: ctxDone}
 	}
 	if err == nil {
-		return input{what: watchClosed, now: r.opts.Clock.Now()}
+		return input{what: watchClosed, now: r.opts.clock.Now()}
 	}
 	return r.fail(opWatch, classifyKind, err)
 }
@@ -71,7 +71,7 @@ func (r *Reflector) watchEnded(ctx context.Context, err error) input {
 // the events that are already waiting without the select (see
 // receive_fast.go).
 func (r *Reflector) consume(ctx context.Context, w watch.Interface, s *watching) error {
-	dog := newQuietAlarm(r.opts.Clock, r.opts.stuckWatchLimit(), r.ring)
+	dog := newQuietAlarm(r.opts.clock, r.opts.stuckWatchLimit(), r.ring)
 	defer dog.stop()
 	// A tick that came due before the store had a snapshot (the alarm
 	// then rang for nobody) is served now.
@@ -117,14 +117,14 @@ func (r *Reflector) serveDue(dog *quietTimer) error {
 	r.serveResync()
 	if dog.due() && dog.expired() {
 		return fmt.Errorf("%w: nothing for %v, bookmarks expected every %v",
-			ErrStuckWatch, dog.silence(), r.opts.BookmarkInterval)
+			errStuckWatch, dog.silence(), r.opts.BookmarkInterval)
 	}
 	return nil
 }
 
 // streamEnd asks a closed watch why it closed; nil means normally.
 func streamEnd(w watch.Interface) error {
-	if se, ok := w.(StreamError); ok {
+	if se, ok := w.(streamError); ok {
 		return se.Err()
 	}
 	return nil
@@ -161,7 +161,7 @@ func (r *Reflector) handleEvent(ev watch.Event, s *watching) error {
 		}
 	default:
 		r.pub.event(ev.Type, "")
-		r.report(opEvent, KindDecode, fmt.Errorf("%w: %q", ErrUnknownEvent, ev.Type))
+		r.report(opEvent, KindDecode, fmt.Errorf("%w: %q", errUnknownEvent, ev.Type))
 		return nil
 	}
 	if err != nil {

@@ -62,9 +62,9 @@ func (r *Reflector) watchListFailed(ctx context.Context, err error) input {
 // WatchListTimeout, and the whole wait may not exceed the watch's own
 // timeout, whether or not the server enforces it.
 func (r *Reflector) collectInitial(ctx context.Context, w watch.Interface, total time.Duration) ([]runtime.Object, string, error) {
-	idle := newQuietAlarm(r.opts.Clock, r.opts.WatchListTimeout, r.ring)
+	idle := newQuietAlarm(r.opts.clock, r.opts.WatchListTimeout, r.ring)
 	defer idle.stop()
-	deadline := r.opts.Clock.NewTimer(total)
+	deadline := r.opts.clock.NewTimer(total)
 	defer deadline.Stop()
 	var set initialSet
 	for {
@@ -75,10 +75,10 @@ func (r *Reflector) collectInitial(ctx context.Context, w watch.Interface, total
 			// A resync tick that rang stays due; the watch that follows
 			// serves it.
 			if idle.due() && idle.expired() {
-				return nil, "", fmt.Errorf("%w: stream silent for %v", ErrWatchListTimeout, idle.silence())
+				return nil, "", fmt.Errorf("%w: stream silent for %v", errWatchListTimeout, idle.silence())
 			}
 		case <-deadline.C():
-			return nil, "", fmt.Errorf("%w: none within the watch timeout %v", ErrWatchListTimeout, total)
+			return nil, "", fmt.Errorf("%w: none within the watch timeout %v", errWatchListTimeout, total)
 		case ev, ok := <-w.ResultChan():
 			if !ok {
 				return nil, "", closedBeforeBookmark(w)
@@ -94,12 +94,12 @@ func (r *Reflector) collectInitial(ctx context.Context, w watch.Interface, total
 
 // closedBeforeBookmark explains a stream that ended before its bookmark.
 func closedBeforeBookmark(w watch.Interface) error {
-	if se, ok := w.(StreamError); ok {
+	if se, ok := w.(streamError); ok {
 		if err := se.Err(); err != nil {
 			return err
 		}
 	}
-	return ErrWatchListClosed
+	return errWatchListClosed
 }
 
 // collectEvent folds one initial event into set. done reports the
@@ -136,7 +136,7 @@ func (r *Reflector) collectEvent(set *initialSet, ev watch.Event) (rv string, do
 			return m.GetResourceVersion(), true, nil
 		}
 	default:
-		r.report(opEvent, KindDecode, fmt.Errorf("%w: %q", ErrUnknownEvent, ev.Type))
+		r.report(opEvent, KindDecode, fmt.Errorf("%w: %q", errUnknownEvent, ev.Type))
 	}
 	return "", false, nil
 }

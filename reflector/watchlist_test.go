@@ -155,7 +155,7 @@ func TestWatchListStreamClosedBeforeBookmark(t *testing.T) {
 	h := start(t, newScriptLW(), Options{})
 	h.lw.next(t, "watch").watch(fakeWatch(true, added(pod("a", "5"))), nil)
 	e := h.waitErr(KindWatchListTimeout)
-	assert.ErrorIs(t, e, ErrWatchListClosed)
+	assert.ErrorIs(t, e, errWatchListClosed)
 	h.lw.next(t, "list")
 }
 
@@ -191,7 +191,7 @@ func TestWatchListSkipsWrongTypeAndUnknownEvents(t *testing.T) {
 		marked(bookmark("6", true))), nil)
 	assert.Equal(t, []string{"replace [ns/a]@6"}, h.store.waitOps(t, 1))
 	assert.ErrorIs(t, h.waitErr(KindWrongType), ErrWrongType)
-	assert.ErrorIs(t, h.waitErr(KindDecode), ErrUnknownEvent)
+	assert.ErrorIs(t, h.waitErr(KindDecode), errUnknownEvent)
 }
 
 func TestWatchListBrokenStreamBacksOff(t *testing.T) {
@@ -211,7 +211,7 @@ func TestCancelRightAfterWatchListSyncStopsTheWatch(t *testing.T) {
 	lw, store := newScriptLW(), newRecStore()
 	ctx, cancel := context.WithCancel(context.Background())
 	store.onReplace = cancel
-	r := New(lw, store, Options{Clock: newFakeClock()})
+	r := New(lw, store, Options{clock: newFakeClock()})
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
 	fw := fakeWatch(false, marked(bookmark("6", true)))
