@@ -174,8 +174,17 @@ func decide(s state, in input) transition {
 			return t
 		}
 	}
-	// Unreachable with the table above (TestEveryInputHasARow); stopping
-	// is the answer that cannot loop.
+	// Unreachable with the table above (TestEveryInputHasARow). Were an
+	// input ever to miss every row, carrying on after a backoff neither
+	// loops nor stops a reflector whose context is not done.
+	switch p {
+	case inListing:
+		return transition{then: toBackoffList}
+	case inWatching:
+		return transition{then: toBackoffWatch}
+	case inBackingOff:
+		return transition{then: toResume}
+	}
 	return transition{then: toStop}
 }
 

@@ -326,3 +326,12 @@ func docTable(t *testing.T) [][3]string {
 	require.True(t, in, "doc.go has no table")
 	return rows
 }
+
+// TestUnmatchedInputCarriesOn checks decide's answer to an input no row
+// matches (none does today): the reflector must neither loop nor stop.
+func TestUnmatchedInputCarriesOn(t *testing.T) {
+	odd := input{what: waitOver}
+	assert.Equal(t, toBackoffList, decide(listing{}, odd).then)
+	assert.Equal(t, toBackoffWatch, decide(watching{rv: "1"}, odd).then)
+	assert.Equal(t, toResume, decide(backingOff{then: listing{}}, input{what: watchClosed}).then)
+}
