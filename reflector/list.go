@@ -37,9 +37,7 @@ func (r *Reflector) listSnapshot(ctx context.Context, s listing) input {
 	var pages int
 	var err error
 	if s.via == viaUnpaged {
-		// The attempt this one repeats came in pages.
 		items, listRV, err = r.listUnpaged(ctx, rv)
-		pages = 2
 	} else {
 		items, listRV, pages, err = r.listAll(ctx, rv)
 	}
@@ -52,7 +50,8 @@ func (r *Reflector) listSnapshot(ctx context.Context, s listing) input {
 		return in
 	}
 	in := r.replace(items, listRV, false)
-	in.paged = rv == "0" && pages > 1
+	// The list an unpaged one repeats came in pages.
+	in.paged = rv == "0" && (pages > 1 || s.via == viaUnpaged)
 	return in
 }
 

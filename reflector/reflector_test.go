@@ -200,6 +200,25 @@ func TestPagedList(t *testing.T) {
 	assert.True(t, h.r.m.paginatedBefore) // read after the step: Run's goroutine is blocked in Watch
 }
 
+// The unpaged retry after an expired continue token is a list like any
+// other: refused with 410 at "0", it is followed at once by a consistent
+// read, not by another unpaged retry.
+func TestExpiredContinueThenExpiredRetryListsConsistent(t *testing.T) {
+	h := start(t, newScriptLW(), listOnly())
+	h.lw.next(t, "list").list(podList("10", "token-1", pod("a", "5")), nil)
+	h.lw.next(t, "list").list(nil, apierrors.NewResourceExpired("continue token expired"))
+	l := h.lw.next(t, "list")
+	assert.Equal(t, metav1.ListOptions{ResourceVersion: "0"}, l.opts, "the unpaged retry")
+	l.list(nil, apierrors.NewResourceExpired("too old"))
+
+	l = h.lw.next(t, "list")
+	assert.Equal(t, "", l.opts.ResourceVersion, "a consistent read")
+	assert.Equal(t, int64(500), l.opts.Limit)
+	l.list(podList("20", "", pod("a", "19")), nil)
+	assert.Equal(t, "20", h.lw.next(t, "watch").opts.ResourceVersion)
+	assert.Zero(t, h.r.Stats().Backoffs, "at once")
+}
+
 func TestExpiredContinueFallsBackToFullList(t *testing.T) {
 	h := start(t, newScriptLW(), listOnly())
 	h.lw.next(t, "list").list(podList("10", "token-1", pod("a", "5")), nil)
