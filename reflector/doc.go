@@ -45,7 +45,7 @@
 // holds the resourceVersion the store has reached and whether the next read
 // must be consistent; Watching holds that resourceVersion and, after a
 // WatchList, the stream still open; BackingOff holds the state it leads to
-// and the delay; Stopped, where a later Run resumes. Run is a thin loop
+// and the delay; Stopped holds where a later Run resumes. Run is a thin loop
 // around the step: it performs the I/O the current state asks for (list,
 // watch, wait), hands what came of it to the step, and enters the state the
 // step returns.
