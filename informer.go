@@ -121,19 +121,15 @@ func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInfo
 		KeepAllUpdates: opts.KeepAllUpdates,
 	})
 	s.applyIdleWritesInline() // inline.go
-	s.proc = processor.New(processor.Options{OnError: s.report, Now: nowOf(opts.Reflector.Clock)})
+	s.proc = processor.New(processor.Options{OnError: s.report})
 
 	ro := opts.Reflector.reflectorOptions()
 	ro.Name = opts.Name
 	if proto, err := newObject[T](); err == nil {
 		ro.ExpectedType = proto
 	}
-	if ro.Clock == nil {
-		ro.Clock = reflector.RealClock{}
-	}
-	clock := ro.Clock
 	ro.ResyncPeriod = resyncTick
-	ro.ShouldResync = func() bool { return s.proc.ShouldResync(clock.Now()) }
+	ro.ShouldResync = func() bool { return s.proc.ShouldResync(time.Now()) }
 	ro.OnError = s.report
 	s.refl = reflector.New(lw, syncWatchingStore{Queue: s.queue, informer: s.markSyncedIfReady}, ro)
 	return s
@@ -303,16 +299,4 @@ func (w syncWatchingStore) Replace(list []runtime.Object, resourceVersion string
 	err := w.Queue.Replace(list, resourceVersion)
 	w.informer()
 	return err
-}
-
-// nowOf lets the processor's statistics and resync schedule follow the same
-// clock as the reflector, so one fake clock drives a whole informer in tests.
-// Without one it returns nil, which lets the processor use its own default:
-// the monotonic clock alone, several times cheaper per handler call than
-// time.Now's wall-and-monotonic reading.
-func nowOf(c reflector.Clock) func() time.Time {
-	if c == nil {
-		return nil
-	}
-	return c.Now
 }

@@ -39,9 +39,6 @@ type ReflectorOptions struct {
 	// StuckWatchFactor sets the watchdog's limit on a silent watch
 	// (reflector.Options.StuckWatchFactor).
 	StuckWatchFactor float64
-	// Clock is the source of time, for the handlers' resyncs too
-	// (reflector.Options.Clock).
-	Clock reflector.Clock
 	// Rand draws the jitter and the watch timeouts (reflector.Options.Rand).
 	// Give each informer its own.
 	Rand *rand.Rand
@@ -60,7 +57,6 @@ func (o ReflectorOptions) reflectorOptions() reflector.Options {
 		WatchListTimeout: o.WatchListTimeout,
 		BookmarkInterval: o.BookmarkInterval,
 		StuckWatchFactor: o.StuckWatchFactor,
-		Clock:            o.Clock,
 		Rand:             o.Rand,
 	}
 }

@@ -217,7 +217,7 @@ func (lw *replayLW) Watch(ctx context.Context, opts metav1.ListOptions) (watch.I
 	return w, nil
 }
 
-// SupportsWatchList implements reflector.WatchListSupport: this server
+// SupportsWatchList is the reflector's optional method: this server
 // ignores sendInitialEvents, so our reflector must not wait for its bookmark.
 func (lw *replayLW) SupportsWatchList() bool { return false }
 

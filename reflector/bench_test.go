@@ -25,10 +25,10 @@ func (nopStore) Bookmark(string) error                  { return nil }
 func BenchmarkHandleEvent(b *testing.B) {
 	r := New(&ListWatch{}, nopStore{}, Options{ExpectedType: &corev1.Pod{}})
 	ev := watch.Event{Type: watch.Modified, Object: pod("a", "12")}
-	hold := false
+	s := watching{rv: "1"}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := r.handleEvent(ev, &hold); err != nil {
+		if err := r.handleEvent(ev, &s); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -50,7 +50,7 @@ func BenchmarkConsume(b *testing.B) {
 	w := watch.NewProxyWatcher(ch)
 	b.ReportAllocs()
 	b.ResetTimer()
-	err := r.consume(context.Background(), w, false)
+	err := r.consume(context.Background(), w, &watching{rv: "1"})
 	b.StopTimer()
 	w.Stop()
 	if n := r.Stats().Events[watch.Modified]; err != nil || n != int64(b.N) {

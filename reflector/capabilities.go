@@ -1,32 +1,34 @@
 package reflector
 
-// Optional interfaces. A ListerWatcher, or a watch.Interface it returns, may
-// implement these to tell the reflector more than the two required verbs
-// can. The reflector checks for them with a type assertion and works
-// without them; the HTTP implementation in reflector/wire implements them.
+// Optional methods. A ListerWatcher, or a watch.Interface it returns, may
+// have these methods to tell the reflector more than the two required verbs
+// can. The reflector looks for them with a type assertion and works
+// without them; the HTTP implementation in reflector/wire has them all.
+// The interfaces are unexported because nothing but the reflector needs to
+// name them: an implementation only needs the method.
 
-// WatchListSupport is implemented by a ListerWatcher that knows whether its
-// server supports WatchList (sendInitialEvents). In WatchListAuto mode the
-// reflector skips WatchList when SupportsWatchList returns false, instead of
-// finding out by waiting for a bookmark that never comes. In-memory fakes
-// that ignore sendInitialEvents should return false.
-type WatchListSupport interface {
+// watchListSupport is a ListerWatcher that knows whether its server
+// supports WatchList (sendInitialEvents). In WatchListAuto mode the
+// reflector skips WatchList when SupportsWatchList returns false, instead
+// of finding out by waiting for a bookmark that never comes. In-memory
+// fakes that ignore sendInitialEvents should return false.
+type watchListSupport interface {
 	SupportsWatchList() bool
 }
 
-// BytesCounter is implemented by a ListerWatcher that counts the bytes it
-// decoded, lists and watches together, since it was created. The reflector
-// reports the figure as Stats.BytesDecoded. BytesDecoded must be safe for
-// concurrent use.
-type BytesCounter interface {
+// bytesCounter is a ListerWatcher that counts the bytes it decoded, lists
+// and watches together, since it was created. The reflector reports the
+// figure as Stats.BytesDecoded. BytesDecoded must be safe for concurrent
+// use.
+type bytesCounter interface {
 	BytesDecoded() int64
 }
 
-// StreamError is implemented by a watch.Interface that can say why its
-// result channel closed. Err is called only after the channel is closed: nil
-// means a normal end (the server's timeout, or Stop); an error means the
-// stream broke (a cut connection, a malformed frame), and is reported and
+// streamError is a watch.Interface that can say why its result channel
+// closed. Err is called only after the channel is closed: nil means a
+// normal end (the server's timeout, or Stop); an error means the stream
+// broke (a cut connection, a malformed frame), and is reported and
 // classified like any other. Without it, every close looks normal.
-type StreamError interface {
+type streamError interface {
 	Err() error
 }

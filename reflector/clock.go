@@ -5,32 +5,35 @@ import (
 	"time"
 )
 
-// Clock is the reflector's only source of time.
+// clock is the reflector's only source of time.
 //
 // Every wait the reflector makes (a backoff delay, the resync period, the
 // stuck-watch watchdog, the bounded wait for a WatchList bookmark) goes
-// through a Clock, never through package time directly. That is what lets the
+// through a clock, never through package time directly. That is what lets the
 // tests drive minutes of retries in microseconds with a fake clock, and prove
 // figures such as "the backoff resets after two minutes" without sleeping.
+// It is unexported, set only by this package's tests (Options.clock): a
+// caller outside has the wall's time, and tests outside drive time with
+// testing/synctest instead.
 //
 // Implementations must be safe for concurrent use.
-type Clock interface {
+type clock interface {
 	// Now returns the current time.
 	Now() time.Time
 	// NewTimer returns a one-shot timer that delivers on its channel once d
 	// has passed.
-	NewTimer(d time.Duration) Timer
+	NewTimer(d time.Duration) timer
 	// AfterFunc returns a one-shot timer that calls f, on a goroutine of
 	// its own, once d has passed, unless it is stopped first. Its C is nil.
 	// The reflector uses it for the timers of its busiest loop, so that
 	// they ring one alarm channel instead of each taking a place in the
 	// loop's select (see Reflector.alarm).
-	AfterFunc(d time.Duration, f func()) Timer
+	AfterFunc(d time.Duration, f func()) timer
 }
 
-// Timer is a one-shot timer made by a Clock, the subset of *time.Timer the
+// timer is a one-shot timer made by a clock, the subset of *time.Timer the
 // reflector needs.
-type Timer interface {
+type timer interface {
 	// C returns the channel on which the timer delivers the time it fired.
 	C() <-chan time.Time
 	// Stop prevents the timer from firing. It reports whether the call
@@ -38,20 +41,20 @@ type Timer interface {
 	Stop() bool
 }
 
-// RealClock is the Clock of the wall: package time. Its zero value is ready
+// wallClock is the clock of the wall: package time. Its zero value is ready
 // to use and it is safe for concurrent use.
-type RealClock struct{}
+type wallClock struct{}
 
 // Now returns time.Now().
-func (RealClock) Now() time.Time { return time.Now() }
+func (wallClock) Now() time.Time { return time.Now() }
 
-// NewTimer returns a Timer backed by time.NewTimer.
-func (RealClock) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
+// NewTimer returns a timer backed by time.NewTimer.
+func (wallClock) NewTimer(d time.Duration) timer { return realTimer{time.NewTimer(d)} }
 
-// AfterFunc returns a Timer backed by time.AfterFunc.
-func (RealClock) AfterFunc(d time.Duration, f func()) Timer { return realTimer{time.AfterFunc(d, f)} }
+// AfterFunc returns a timer backed by time.AfterFunc.
+func (wallClock) AfterFunc(d time.Duration, f func()) timer { return realTimer{time.AfterFunc(d, f)} }
 
-// realTimer adapts *time.Timer, whose channel is a field, to Timer, whose
+// realTimer adapts *time.Timer, whose channel is a field, to timer, whose
 // channel is a method (so that fakes can implement it).
 type realTimer struct{ t *time.Timer }
 
@@ -79,11 +82,11 @@ func (t realTimer) Stop() bool          { return t.t.Stop() }
 //
 // Not safe for concurrent use: it belongs to the loop that waits on it.
 type quietTimer struct {
-	clock Clock
+	clock clock
 	limit time.Duration
 	tick  time.Duration // the length of a full tick
 	ring  func()        // called when a tick ends
-	t     Timer         // the tick in progress; nil when disabled
+	t     timer         // the tick in progress; nil when disabled
 	armed time.Duration // the length of the tick in progress
 	quiet time.Duration // silence counted so far: the silent ticks since activity was last heard
 	heard bool          // activity was noted during the tick in progress
@@ -96,7 +99,7 @@ const quietTicks = 4
 
 // newQuietAlarm returns a quietTimer that calls ring at the end of every
 // tick.
-func newQuietAlarm(c Clock, limit time.Duration, ring func()) *quietTimer {
+func newQuietAlarm(c clock, limit time.Duration, ring func()) *quietTimer {
 	q := &quietTimer{clock: c, limit: limit, ring: ring}
 	if limit > 0 {
 		q.tick = max(limit/quietTicks, 1)

@@ -8,9 +8,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
-// The reflector's decisions, as pure functions: no I/O, no clock, no
-// randomness of their own. Each is checked by a table test. The steps in
-// list.go, watchlist.go and watch.go do the I/O and ask these what to do.
+// The reflector's smaller decisions, as pure functions: no I/O, no clock,
+// no randomness of their own. Each is checked by a table test. What follows
+// what happened is not among them: that is the transition table's
+// (transitions.go). The I/O in list.go, watchlist.go and watch.go asks
+// these how to make its requests and what an answer means.
 
 // listResourceVersion picks the resourceVersion of a (re)list.
 //
@@ -82,108 +84,6 @@ func watchTimeoutSeconds(min time.Duration, u float64) int64 {
 	return max(1, int64(min.Seconds()*(1+u)))
 }
 
-// listState is the state that (re)does the listing: the first snapshot is
-// Listing, every later one Relisting.
-func listState(synced bool) State {
-	if synced {
-		return StateRelisting
-	}
-	return StateListing
-}
-
-// afterListError decides what follows a failed list made at rv.
-//
-// A 410 Expired or "too large resource version" means rv itself is the
-// problem: retry at once with a consistent read (RV ""), as client-go does.
-// If the consistent read fails the same way, something else is wrong, so
-// back off like for any other failure, and keep listing at "".
-func afterListError(kind Kind, rv string, synced bool) reaction {
-	next := listState(synced)
-	if kind == KindExpired || kind == KindTooLargeRV {
-		return reaction{next: next, backoff: rv == "", consistent: true}
-	}
-	return reaction{next: next, backoff: true}
-}
-
-// afterWatchEnd decides what follows the end of a watch; kind is ignored
-// when clean is true (the stream closed normally: the server's timeout).
-//
-// The rule that prevents relist storms: only the server saying "your
-// resourceVersion is gone" (410) or "I do not have it yet" leads to a
-// relist. Everything else (a cut connection, a 429, a 5xx, a restarted
-// server) is retried as a watch from the last resourceVersion, after a
-// backoff: once the server is back it almost always still has that history,
-// and a watch costs it a fraction of a list. client-go relists after most
-// of these (kubernetes/kubernetes#119646 saw 100k+ duplicate updates).
-//
-// The one exception is a response the reflector could not understand
-// (KindDecode): a frame the client refused, too large or malformed, or an
-// ERROR event without a Status. Such a frame sits in the server's history
-// at a fixed resourceVersion, and a watch from before it meets it again,
-// every time, until the server compacts it away: the store would hear
-// nothing more for as long. A relist moves the position past it. It is rare
-// (a server sends such frames seldom, if ever), and when it is not (a proxy
-// that mangles every frame, say) the relists still come after a backoff
-// that keeps growing while the failures go on: one list per Backoff.Max
-// (30s by default) at worst, not a storm.
-//
-// After a 410 the relist is made at the last resourceVersion, not at "":
-// a list "at least as fresh as RV" is valid even when RV has left the
-// watch's history, and the watch cache can serve it. (This is client-go's
-// choice too; the list falls back to "" if the server refuses.) It comes
-// after a backoff, as in client-go, so that a server compacting faster than
-// the reflector can list does not turn into a tight list loop.
-//
-// A clean end is only "clean" once the watch lasted minWatchLife (see
-// watchEndCause); before, it arrives here as KindShortWatch and backs off.
-func afterWatchEnd(kind Kind, clean bool) reaction {
-	switch {
-	case clean:
-		// The server's timeoutSeconds ran out: the normal life of a watch.
-		return reaction{next: StateWatching}
-	case kind == KindStuckWatch:
-		// The old stream is dead; a new one costs nothing and needs no
-		// pause. If the server really is unreachable, opening it fails and
-		// that failure backs off.
-		return reaction{next: StateWatching}
-	case kind == KindExpired, kind == KindTooLargeRV, kind == KindDecode:
-		return reaction{next: StateRelisting, backoff: true}
-	default:
-		return reaction{next: StateWatching, backoff: true}
-	}
-}
-
-// resumable turns a planned re-watch into a relist when the last
-// resourceVersion is no position at all. A watch from "" or "0" does not
-// resume: it starts over with synthetic ADDED events for what exists now, and
-// objects deleted in between are never reported, so the store would keep
-// them forever. That happens when nothing since the last snapshot has
-// carried a resourceVersion (an empty server answers a WatchList with a
-// bookmark at "0"), or while a watch from "0" was still replaying. Only a
-// relist, whose Replace removes what is gone, recovers from there.
-func resumable(rc reaction, lastSyncRV string) reaction {
-	if rc.next == StateWatching && holdsResourceVersion(lastSyncRV) {
-		rc.next = StateRelisting
-	}
-	return rc
-}
-
-// afterWatchListError decides what follows a failed WatchList stream.
-// fallback means "list now, in this same step": WatchList is an
-// optimisation, and making progress by listing beats waiting for it.
-// Transient failures (throttled, network, 5xx) would fail a list too, so
-// those back off first, and the next attempt tries WatchList again.
-func afterWatchListError(kind Kind, synced bool) (rc reaction, fallback bool) {
-	switch kind {
-	case KindThrottled, KindNetwork, KindServerError:
-		return reaction{next: listState(synced), backoff: true}, false
-	case KindExpired, KindTooLargeRV:
-		return reaction{next: listState(synced), consistent: true}, true
-	default:
-		return reaction{next: listState(synced)}, true
-	}
-}
-
 // refusesWatchList reports a failure that shows the server does not
 // support WatchList, rather than a passing problem: it rejected the
 // parameters (400, 422, 405), or it accepted the watch but never sent the
@@ -192,9 +92,20 @@ func afterWatchListError(kind Kind, synced bool) (rc reaction, fallback bool) {
 // (a server repeating its objects without end). In WatchListAuto mode the
 // reflector then stops trying WatchList.
 func refusesWatchList(err error) bool {
-	return errors.Is(err, ErrWatchListTimeout) || errors.Is(err, ErrWatchListClosed) ||
+	return errors.Is(err, errWatchListTimeout) || errors.Is(err, errWatchListClosed) ||
 		errors.Is(err, ErrListTooLarge) || apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) ||
 		apierrors.IsMethodNotSupported(err)
+}
+
+// replaysState reports whether a watch started at rv replays the current
+// state before any change: "" and "0" are no position in the history, so
+// such a watch begins with synthetic ADDED events for every object, in no
+// resourceVersion order. Their resourceVersions are no progress until an
+// event of another type shows the replay is over (resuming from one of them
+// could skip changes), and the store's resourceVersion cannot be "" or "0"
+// for a watch to resume from (see resumable).
+func replaysState(rv string) bool {
+	return rv == "" || rv == "0"
 }
 
 // useWatchList decides whether the next snapshot is streamed.
@@ -211,15 +122,6 @@ func useWatchList(mode WatchListMode, lwSupports, refused bool) bool {
 	}
 }
 
-// holdsResourceVersion reports whether a watch started at rv begins with
-// synthetic ADDED events for the current state, in no particular RV order
-// (a watch at "" or "0" does). Their resourceVersions must not be recorded
-// as progress until a non-ADDED event shows the replay is over; resuming
-// from one of them could skip changes.
-func holdsResourceVersion(rv string) bool {
-	return rv == "" || rv == "0"
-}
-
 // minWatchLife is how long a watch must last for its clean end to count as
 // the normal end of a watch (client-go's figure, which it applies only to
 // watches without events).
@@ -231,11 +133,11 @@ const minWatchLife = time.Second
 // minutes): it is a server or proxy that cuts every watch short. Counting
 // the events would not help: one that ends each watch after one event
 // would get a new watch, at once, forever (thousands of requests a
-// second). So whatever it carried, such a watch ends in ErrShortWatch, and
-// afterWatchEnd backs off.
+// second). So whatever it carried, such a watch ends in errShortWatch, and
+// the transition table backs off.
 func watchEndCause(err error, lasted time.Duration) error {
 	if err == nil && lasted < minWatchLife {
-		return fmt.Errorf("%w: after %v", ErrShortWatch, lasted)
+		return fmt.Errorf("%w: after %v", errShortWatch, lasted)
 	}
 	return err
 }

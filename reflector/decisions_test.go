@@ -75,109 +75,10 @@ func TestWatchTimeoutSeconds(t *testing.T) {
 	assert.Equal(t, int64(1), watchTimeoutSeconds(100*time.Millisecond, 0.5), "0 would mean no timeout")
 }
 
-func TestAfterListError(t *testing.T) {
-	tests := []struct {
-		name   string
-		kind   Kind
-		rv     string
-		synced bool
-		want   reaction
-	}{
-		{"410 on the first list: consistent read at once", KindExpired, "0", false, reaction{next: StateListing, consistent: true}},
-		{"410 on a relist at RV: consistent read at once", KindExpired, "42", true, reaction{next: StateRelisting, consistent: true}},
-		{"too large RV: consistent read at once", KindTooLargeRV, "42", true, reaction{next: StateRelisting, consistent: true}},
-		{"410 on a consistent read: back off", KindExpired, "", true, reaction{next: StateRelisting, backoff: true, consistent: true}},
-		{"429: back off, same RV", KindThrottled, "42", true, reaction{next: StateRelisting, backoff: true}},
-		{"network: back off", KindNetwork, "0", false, reaction{next: StateListing, backoff: true}},
-		{"5xx: back off", KindServerError, "42", true, reaction{next: StateRelisting, backoff: true}},
-		{"forbidden: back off", KindRejected, "0", false, reaction{next: StateListing, backoff: true}},
-		{"malformed: back off", KindDecode, "0", false, reaction{next: StateListing, backoff: true}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, afterListError(tt.kind, tt.rv, tt.synced))
-		})
-	}
-}
-
-func TestAfterWatchEnd(t *testing.T) {
-	rewatch := reaction{next: StateWatching}
-	backoffRewatch := reaction{next: StateWatching, backoff: true}
-	relist := reaction{next: StateRelisting, backoff: true}
-	tests := []struct {
-		name  string
-		kind  Kind
-		clean bool
-		want  reaction
-	}{
-		{"normal close (server timeout): re-watch at once", KindOther, true, rewatch},
-		{"watchdog: re-watch at once", KindStuckWatch, false, rewatch},
-		{"410: relist", KindExpired, false, relist},
-		{"too large RV: relist", KindTooLargeRV, false, relist},
-		{"429: back off, re-watch", KindThrottled, false, backoffRewatch},
-		{"connection refused: back off, re-watch", KindNetwork, false, backoffRewatch},
-		{"5xx: back off, re-watch", KindServerError, false, backoffRewatch},
-		{"403: back off, re-watch", KindRejected, false, backoffRewatch},
-		{"refused frame: relist, past it", KindDecode, false, relist},
-		{"short watch: back off, re-watch", KindShortWatch, false, backoffRewatch},
-		{"unknown: back off, re-watch", KindOther, false, backoffRewatch},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, afterWatchEnd(tt.kind, tt.clean))
-		})
-	}
-}
-
-func TestResumable(t *testing.T) {
-	tests := []struct {
-		name       string
-		planned    reaction
-		lastSyncRV string
-		want       reaction
-	}{
-		{"a real position: re-watch", reaction{next: StateWatching}, "42", reaction{next: StateWatching}},
-		{"a real position, after backoff", reaction{next: StateWatching, backoff: true}, "42", reaction{next: StateWatching, backoff: true}},
-		{"position 0 (empty server's bookmark): relist", reaction{next: StateWatching}, "0", reaction{next: StateRelisting}},
-		{"no position: relist, keeping the backoff", reaction{next: StateWatching, backoff: true}, "", reaction{next: StateRelisting, backoff: true}},
-		{"already a relist", reaction{next: StateRelisting, backoff: true}, "0", reaction{next: StateRelisting, backoff: true}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, resumable(tt.planned, tt.lastSyncRV))
-		})
-	}
-}
-
-func TestAfterWatchListError(t *testing.T) {
-	tests := []struct {
-		kind         Kind
-		synced       bool
-		want         reaction
-		wantFallback bool
-	}{
-		{KindWatchListTimeout, false, reaction{next: StateListing}, true},
-		{KindRejected, false, reaction{next: StateListing}, true},
-		{KindDecode, true, reaction{next: StateRelisting}, true},
-		{KindExpired, true, reaction{next: StateRelisting, consistent: true}, true},
-		{KindTooLargeRV, true, reaction{next: StateRelisting, consistent: true}, true},
-		{KindThrottled, false, reaction{next: StateListing, backoff: true}, false},
-		{KindNetwork, true, reaction{next: StateRelisting, backoff: true}, false},
-		{KindServerError, false, reaction{next: StateListing, backoff: true}, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.kind.String(), func(t *testing.T) {
-			rc, fallback := afterWatchListError(tt.kind, tt.synced)
-			assert.Equal(t, tt.want, rc)
-			assert.Equal(t, tt.wantFallback, fallback)
-		})
-	}
-}
-
 func TestRefusesWatchList(t *testing.T) {
 	gk := schema.GroupKind{Kind: "Pod"}
-	assert.True(t, refusesWatchList(fmt.Errorf("x: %w", ErrWatchListTimeout)))
-	assert.True(t, refusesWatchList(ErrWatchListClosed))
+	assert.True(t, refusesWatchList(fmt.Errorf("x: %w", errWatchListTimeout)))
+	assert.True(t, refusesWatchList(errWatchListClosed))
 	assert.True(t, refusesWatchList(apierrors.NewBadRequest("unknown parameter sendInitialEvents")))
 	assert.True(t, refusesWatchList(apierrors.NewInvalid(gk, "", nil)))
 	assert.True(t, refusesWatchList(apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "pods"}, "watch")))
@@ -206,10 +107,10 @@ func TestUseWatchList(t *testing.T) {
 	}
 }
 
-func TestHoldsResourceVersion(t *testing.T) {
-	assert.True(t, holdsResourceVersion(""))
-	assert.True(t, holdsResourceVersion("0"))
-	assert.False(t, holdsResourceVersion("42"))
+func TestReplaysState(t *testing.T) {
+	assert.True(t, replaysState(""))
+	assert.True(t, replaysState("0"))
+	assert.False(t, replaysState("42"))
 }
 
 func TestClassify(t *testing.T) {
@@ -236,16 +137,16 @@ func TestClassify(t *testing.T) {
 		{"stream decoding status", apierrors.FromObject(decodeStatus), KindDecode},
 		{"ErrDecode from the wire", fmt.Errorf("frame 3: %w", ErrDecode), KindDecode},
 		{"json syntax", &json.SyntaxError{}, KindDecode},
-		{"not a list", ErrNotList, KindDecode},
+		{"not a list", errNotList, KindDecode},
 		{"connection refused", connRefused(), KindNetwork},
 		{"connection reset", &net.OpError{Op: "read", Err: os.NewSyscallError("read", syscall.ECONNRESET)}, KindNetwork},
 		{"EOF", io.EOF, KindNetwork},
 		{"unexpected EOF", fmt.Errorf("frame: %w", io.ErrUnexpectedEOF), KindNetwork},
 		{"wrong type", fmt.Errorf("%w: x", ErrWrongType), KindWrongType},
-		{"no metadata", ErrNoMetadata, KindWrongType},
-		{"watchlist timeout", ErrWatchListTimeout, KindWatchListTimeout},
-		{"stuck", ErrStuckWatch, KindStuckWatch},
-		{"short", ErrShortWatch, KindShortWatch},
+		{"no metadata", errNoMetadata, KindWrongType},
+		{"watchlist timeout", errWatchListTimeout, KindWatchListTimeout},
+		{"stuck", errStuckWatch, KindStuckWatch},
+		{"short", errShortWatch, KindShortWatch},
 		{"something else", errors.New("?"), KindOther},
 		{"an *Error keeps its kind", &Error{Kind: KindStore, Err: io.EOF}, KindStore},
 	}
@@ -272,7 +173,7 @@ func TestErrorWrapsCause(t *testing.T) {
 	assert.ErrorIs(t, e, cause)
 	assert.Equal(t, "Kind(99)", Kind(99).String())
 	assert.Equal(t, "State(-1)", State(-1).String())
-	assert.Equal(t, "backoff then Relisting (consistent)", reaction{next: StateRelisting, backoff: true, consistent: true}.String())
-	assert.False(t, errors.Is(context.Canceled, ErrStuckWatch))
+	assert.Equal(t, "backoff then Relisting (consistent)", describe(backingOff{then: listing{relist: true, consistent: true}}))
+	assert.False(t, errors.Is(context.Canceled, errStuckWatch))
 	_ = metav1.StatusFailure
 }

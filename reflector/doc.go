@@ -39,30 +39,48 @@
 //
 // # The state machine
 //
-// The reflector is written as an explicit state machine, so that every
-// transition can be read, and tested, in one place. Run executes the step of
-// the current state; the step does the I/O and asks a pure decision function
-// (decisions.go) what comes next:
+// The reflector is a state machine in the manner of etcd's raft and
+// kube-rs's watcher: a closed set of state values, each carrying its own
+// data (state.go), advanced by a step that does no I/O (machine.go). Listing
+// holds the resourceVersion the store has reached and whether the next read
+// must be consistent; Watching holds that resourceVersion and, after a
+// WatchList, the stream still open; BackingOff holds the state it leads to
+// and the delay; Stopped holds where a later Run resumes. Run is a thin loop
+// around the step: it performs the I/O the current state asks for (list,
+// watch, wait), hands what came of it to the step, and enters the state the
+// step returns.
 //
-//	state       step does                          outcome                           next state
-//	---------   --------------------------------   -------------------------------   -------------------------
-//	Listing     get the first snapshot             stored                            Watching
-//	Relisting   (WatchList, else a paged List)     410 / too large RV at RV != ""    same state, RV "" at once
-//	                                               WatchList past its cap            a paged List, at once
-//	                                               continue token repeated, or
-//	                                                 list past its page/item cap     BackingOff -> same state
-//	                                               any other failure                 BackingOff -> same state
-//	Watching    apply events from the last RV      normal close (server timeout)     Watching, at once
-//	                                               clean close within 1s, with or
-//	                                                 without events (short watch)    BackingOff -> Watching
-//	                                               watchdog: silent too long         Watching, at once
-//	                                               410 / too large RV                BackingOff -> Relisting
-//	                                               a frame it could not decode       BackingOff -> Relisting
-//	                                               429, 5xx, network, anything else  BackingOff -> Watching
-//	BackingOff  wait (jittered, Retry-After)       time is up                        the state it leads to
-//	any         -                                  context done                      Stopped
+// What follows what happened is decided by one table (transitions.go),
+// whose rows are these, in this order; a test compares the two row by row.
+// The first row that matches decides. "Listing" is also Relisting: the same
+// state, for every snapshot after the first.
 //
-// Time is an input: all waiting goes through a Clock (clock.go), so tests
+//	state       what happened                                  next state
+//	----------  ---------------------------------------------  -------------------------------
+//	Listing     snapshot stored                                Watching, at once
+//	Listing     410 on a page after the first                  Listing unpaged, at once
+//	Listing     410 / too large RV, at RV != ""                Listing at RV "", at once
+//	Listing     410 / too large RV, at RV ""                   BackingOff -> Listing
+//	Listing     WatchList: 429, 5xx, network                   BackingOff -> Listing
+//	Listing     WatchList: 410 / too large RV                  Listing paged at RV "", at once
+//	Listing     WatchList: past its cap, no bookmark, refused  Listing paged, at once
+//	Listing     continue token repeated, past a cap            BackingOff -> Listing
+//	Listing     the store refused the snapshot                 BackingOff -> Listing
+//	Listing     any other failure                              BackingOff -> Listing
+//	Watching    normal close (server timeout)                  Watching, at once
+//	Watching    watchdog: silent too long                      Watching, at once
+//	Watching    410 / too large RV                             BackingOff -> Relisting
+//	Watching    a frame it could not decode                    BackingOff -> Relisting
+//	Watching    clean close within 1s (short watch)            BackingOff -> Watching
+//	Watching    429, 5xx, network, anything else               BackingOff -> Watching
+//	BackingOff  time is up                                     the state it leads to
+//	any         context done                                   Stopped
+//
+// A watch is made from the store's resourceVersion; when that is "" or "0",
+// no position at all, "Watching" means Relisting instead (resumable). A
+// retried Listing keeps its consistent read, and tries WatchList again.
+//
+// Time is an input: all waiting goes through a clock (clock.go), so tests
 // drive backoffs, resyncs and the watchdog with a fake clock. Randomness is
 // an input too (Options.Rand). Run starts no goroutine: the machine runs on
 // the caller's, and nothing outlives Run. (The resync and watchdog timers
@@ -70,10 +88,10 @@
 // reflector's alarm channel; they are stopped before Run returns.)
 //
 // The watch loop is the hottest code in the package: it runs once per event.
-// While events keep coming it takes each one with a receive on the result
-// channel alone and polls the context; every 64 events, and whenever it has
-// to wait, it also serves the alarm, so a resync or a silent watch is never
-// starved by a busy one.
+// It is one select on the context, the alarm and the stream. While events
+// keep coming, a fast path (receive_fast.go, a file a reader can skip) takes
+// each with a receive on the result channel alone; every 64 events it serves
+// the alarm, so a resync or a silent watch is never starved by a busy one.
 //
 // # The figures, and where they come from
 //
@@ -112,7 +130,9 @@
 // # Errors
 //
 // Every failure is reported as an *Error with a Kind (errors.go) to
-// Options.OnError and counted in Stats; none stops the reflector. Objects of
-// the wrong type, or without metadata, are reported and skipped, never
-// stored.
+// Options.OnError and counted in Stats; none stops the reflector. The Kind
+// is the one taxonomy: the transition table reads it, and the few sentinel
+// errors callers test (ErrWrongType, ErrNoName, ErrDecode, ErrContinueLoop,
+// ErrListTooLarge) are finer names for one Kind each. Objects of the wrong
+// type, or without metadata, are reported and skipped, never stored.
 package reflector

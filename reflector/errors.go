@@ -20,8 +20,9 @@ import (
 // Options.OnError and counted in Stats().Errors. An *Error carries a Kind,
 // the coarse class that decides what the reflector does next, and wraps the
 // cause with %w, so callers can still ask the precise question:
-// errors.Is(err, ErrStuckWatch), apierrors.IsResourceExpired(err),
-// errors.As(err, &netErr).
+// errors.Is(err, ErrListTooLarge), apierrors.IsResourceExpired(err),
+// errors.As(err, &netErr). There is one taxonomy, the Kind: each sentinel
+// below is a finer name for one Kind, and is classified as that Kind.
 //
 // Reporting an error never stops the reflector: it keeps retrying until its
 // context is cancelled. Only Run's own return value says it could not run.
@@ -90,56 +91,73 @@ func (k Kind) String() string {
 	return kindNames[k]
 }
 
-// Sentinel errors, wrapped inside an *Error when the reflector itself
+// sentinel is an error the reflector itself detects, with the Kind it is
+// classified as: the sentinels are the Kinds' finer names, not a second
+// taxonomy. A caller asks errors.Is(err, ErrListTooLarge) only when the
+// Kind (KindDecode) is not precise enough for it.
+type sentinel struct {
+	msg  string
+	kind Kind
+}
+
+func (e *sentinel) Error() string { return e.msg }
+
+// The sentinels callers test, wrapped inside an *Error when the reflector
 // detected the problem (rather than the server reporting it).
 var (
-	// ErrWrongType: an object's Go type (or, for unstructured objects, its
-	// GroupVersionKind) is not Options.ExpectedType's.
-	ErrWrongType = errors.New("object of unexpected type")
-	// ErrNoMetadata: an object has no ObjectMeta, so it has no name and no
-	// resourceVersion and cannot be stored.
-	ErrNoMetadata = errors.New("object without metadata")
-	// ErrNoName: an object to be stored has no name (bookmarks need none).
-	ErrNoName = errors.New("object without a name")
-	// ErrUnknownEvent: a watch event of a type other than ADDED, MODIFIED,
-	// DELETED, BOOKMARK and ERROR.
-	ErrUnknownEvent = errors.New("unknown watch event type")
-	// ErrNotList: a List response that meta.ListAccessor cannot read.
-	ErrNotList = errors.New("list response is not a list")
-	// ErrDecode marks a malformed response. A ListerWatcher may wrap its
-	// decoding errors with it so that they are classified as KindDecode.
-	// The wire package does not import this one: its malformed watch frames
-	// arrive as ERROR events marked as decoding failures, and its JSON
-	// errors are recognised by type, but a list it cannot decode as
-	// protobuf (wire.ErrMalformedObject) counts as KindOther. For a failed
-	// list the reaction is the same for both kinds: back off and list again.
-	// A watch that ends with KindDecode is followed by a relist too, one
-	// that ends with KindOther by a new watch.
-	ErrDecode = errors.New("malformed response")
-	// ErrWatchListTimeout: no initial-events-end bookmark in time.
-	ErrWatchListTimeout = errors.New("no initial-events-end bookmark in time")
-	// ErrWatchListClosed: a WatchList stream ended before its bookmark.
-	ErrWatchListClosed = errors.New("watch closed before the initial-events-end bookmark")
-	// ErrStuckWatch: a watch silent for longer than the watchdog allows.
-	ErrStuckWatch = errors.New("watch silent for too long")
-	// ErrShortWatch: a watch closed cleanly within a second.
-	ErrShortWatch = errors.New("watch closed too soon")
-	// ErrContinueLoop: a list page's continue token is one an earlier page
-	// of the same list already carried; following it would page for ever.
-	// Classified as KindDecode: the list backs off and starts over.
-	ErrContinueLoop = errors.New("list continue token repeated")
-	// ErrListTooLarge: a list ran past Options.MaxListPages pages or
-	// Options.MaxListItems objects, or a WatchList sent more than
-	// MaxListItems events before its initial-events-end bookmark.
-	// Classified as KindDecode: a list backs off, a WatchList falls back to
-	// a paged list.
-	ErrListTooLarge = errors.New("list too large")
+	// ErrWrongType (KindWrongType): an object's Go type (or, for
+	// unstructured objects, its GroupVersionKind) is not
+	// Options.ExpectedType's.
+	ErrWrongType error = &sentinel{"object of unexpected type", KindWrongType}
+	// ErrNoName (KindWrongType): an object to be stored has no name
+	// (bookmarks need none).
+	ErrNoName error = &sentinel{"object without a name", KindWrongType}
+	// ErrDecode (KindDecode) marks a malformed response. A ListerWatcher
+	// may wrap its decoding errors with it so that they are classified as
+	// KindDecode. The wire package does not import this one: its malformed
+	// watch frames arrive as ERROR events marked as decoding failures, and
+	// its JSON errors are recognised by type, but a list it cannot decode
+	// as protobuf (wire.ErrMalformedObject) counts as KindOther. For a
+	// failed list the reaction is the same for both kinds: back off and
+	// list again. A watch that ends with KindDecode is followed by a
+	// relist too, one that ends with KindOther by a new watch.
+	ErrDecode error = &sentinel{"malformed response", KindDecode}
+	// ErrContinueLoop (KindDecode): a list page's continue token is one an
+	// earlier page of the same list already carried; following it would
+	// page for ever. The list backs off and starts over.
+	ErrContinueLoop error = &sentinel{"list continue token repeated", KindDecode}
+	// ErrListTooLarge (KindDecode): a list ran past Options.MaxListPages
+	// pages or Options.MaxListItems objects, or a WatchList sent more than
+	// MaxListItems events before its initial-events-end bookmark. A list
+	// backs off, a WatchList falls back to a paged list.
+	ErrListTooLarge error = &sentinel{"list too large", KindDecode}
+
 	// ErrAlreadyRunning is returned by Run when the reflector is already
 	// running on another goroutine.
 	ErrAlreadyRunning = errors.New("reflector: already running")
 	// ErrNotConfigured is returned by Run when the ListerWatcher or the
 	// Store given to New is nil.
 	ErrNotConfigured = errors.New("reflector: nil ListerWatcher or Store")
+)
+
+// The sentinels only the reflector tests: each is its Kind's cause.
+var (
+	// errNoMetadata: an object has no ObjectMeta, so it has no name and no
+	// resourceVersion and cannot be stored.
+	errNoMetadata error = &sentinel{"object without metadata", KindWrongType}
+	// errUnknownEvent: a watch event of a type other than ADDED, MODIFIED,
+	// DELETED, BOOKMARK and ERROR.
+	errUnknownEvent error = &sentinel{"unknown watch event type", KindDecode}
+	// errNotList: a List response that meta.ListAccessor cannot read.
+	errNotList error = &sentinel{"list response is not a list", KindDecode}
+	// errWatchListTimeout: no initial-events-end bookmark in time.
+	errWatchListTimeout error = &sentinel{"no initial-events-end bookmark in time", KindWatchListTimeout}
+	// errWatchListClosed: a WatchList stream ended before its bookmark.
+	errWatchListClosed error = &sentinel{"watch closed before the initial-events-end bookmark", KindWatchListTimeout}
+	// errStuckWatch: a watch silent for longer than the watchdog allows.
+	errStuckWatch error = &sentinel{"watch silent for too long", KindStuckWatch}
+	// errShortWatch: a watch closed cleanly within a second.
+	errShortWatch error = &sentinel{"watch closed too soon", KindShortWatch}
 )
 
 // Error is what the reflector reports: a Kind, what it was doing, and the
@@ -184,28 +202,26 @@ const (
 	opStore     = "store"
 )
 
-// classify sorts an error from the server or the transport into a Kind.
-// The order matters: a 410 is also a 4xx, a decoding failure reported by
-// apimachinery's stream watcher is also a 500.
+// classify sorts an error into a Kind. A sentinel's Kind is its own; the
+// rest comes from the server or the transport, and is sorted by what it
+// says. The order matters: a 410 is also a 4xx, a decoding failure
+// reported by apimachinery's stream watcher is also a 500, and a decoding
+// sentinel yields to what the server said (a 410, a 429) when an error
+// carries both.
 func classify(err error) Kind {
+	var s *sentinel
 	switch {
 	case err == nil:
 		return KindOther
-	case errors.Is(err, ErrWatchListTimeout), errors.Is(err, ErrWatchListClosed):
-		return KindWatchListTimeout
-	case errors.Is(err, ErrStuckWatch):
-		return KindStuckWatch
-	case errors.Is(err, ErrShortWatch):
-		return KindShortWatch
-	case errors.Is(err, ErrWrongType), errors.Is(err, ErrNoMetadata), errors.Is(err, ErrNoName):
-		return KindWrongType
+	case errors.As(err, &s) && s.kind != KindDecode:
+		return s.kind
 	case isExpired(err):
 		return KindExpired
 	case isTooLargeResourceVersion(err):
 		return KindTooLargeRV
 	case apierrors.IsTooManyRequests(err):
 		return KindThrottled
-	case isDecode(err):
+	case s != nil, isDecode(err):
 		return KindDecode
 	}
 	if code, ok := statusCode(err); ok {
@@ -259,14 +275,12 @@ func isTooLargeResourceVersion(err error) bool {
 // the 500 Status it emits when it cannot decode a frame.
 const clientWatchDecoding = "ClientWatchDecoding"
 
-// isDecode reports a response that could not be understood.
+// isDecode reports a response that could not be understood, as the server
+// or the decoder put it.
 func isDecode(err error) bool {
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
-	return errors.Is(err, ErrDecode) || errors.Is(err, ErrNotList) ||
-		errors.Is(err, ErrUnknownEvent) || errors.Is(err, ErrContinueLoop) ||
-		errors.Is(err, ErrListTooLarge) ||
-		apierrors.HasStatusCause(err, clientWatchDecoding) ||
+	return apierrors.HasStatusCause(err, clientWatchDecoding) ||
 		apierrors.IsUnexpectedObjectError(err) ||
 		errors.As(err, &syntax) || errors.As(err, &typ)
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// fakeClock is a Clock whose time moves only when the test says so.
+// fakeClock is a clock whose time moves only when the test says so.
 // Safe for concurrent use: the reflector's goroutine arms timers while the
 // test's goroutine advances time.
 type fakeClock struct {
@@ -34,7 +34,7 @@ func (c *fakeClock) Now() time.Time {
 	return c.now
 }
 
-func (c *fakeClock) NewTimer(d time.Duration) Timer {
+func (c *fakeClock) NewTimer(d time.Duration) timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := &fakeTimer{clock: c, at: c.now.Add(d), ch: make(chan time.Time, 1)}
@@ -49,7 +49,7 @@ func (c *fakeClock) NewTimer(d time.Duration) Timer {
 
 // AfterFunc arms a timer that calls f, on a goroutine of its own as with
 // time.AfterFunc, when Advance reaches it.
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := &fakeTimer{clock: c, at: c.now.Add(d), fn: f}

@@ -185,14 +185,14 @@ type harness struct {
 	r     *Reflector
 }
 
-// start runs a reflector with opts (Clock, Rand and OnError are set here)
+// start runs a reflector with opts (clock, Rand and OnError are set here)
 // until the test ends, then checks that Run returned and nothing leaked.
 func start(t *testing.T, lw *scriptLW, opts Options) *harness {
 	t.Helper()
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed=%d", seed)
 	h := &harness{t: t, lw: lw, store: newRecStore(), clk: newFakeClock()}
-	opts.Clock = h.clk
+	opts.clock = h.clk
 	opts.Rand = rand.New(rand.NewPCG(seed, seed))
 	opts.OnError = func(err error) {
 		var e *Error

@@ -28,7 +28,7 @@ func TestWatchEndCause(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := watchEndCause(tt.err, tt.lasted)
 			if tt.short {
-				assert.ErrorIs(t, got, ErrShortWatch)
+				assert.ErrorIs(t, got, errShortWatch)
 				return
 			}
 			assert.Equal(t, tt.err, got)

@@ -6,114 +6,107 @@ import (
 	"fmt"
 	"hash/maphash"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// stepList is the step of Listing and Relisting: get one complete snapshot
-// into the store. WatchList is tried first when enabled; if it fails in a
-// way a list would not, the step lists at once instead of waiting.
-func (r *Reflector) stepList(ctx context.Context) (reaction, error) {
-	if r.wantWatchList() {
-		rc, cause, fallback := r.streamSnapshot(ctx)
-		if !fallback {
-			return rc, cause
-		}
-		if rc.consistent {
-			r.m.rvUnusable = true
-		}
+// list is the I/O of a listing: get one complete snapshot into the store,
+// by WatchList when the reflector wants it, else by a paged List.
+func (r *Reflector) list(ctx context.Context, s listing) input {
+	if s.via == viaAny && r.wantWatchList() {
+		return r.streamSnapshot(ctx, s)
 	}
-	return r.listSnapshot(ctx)
+	return r.listSnapshot(ctx, s)
 }
 
 // wantWatchList decides whether this snapshot is streamed.
 func (r *Reflector) wantWatchList() bool {
 	lwSupports := true
-	if s, ok := r.lw.(WatchListSupport); ok {
+	if s, ok := r.lw.(watchListSupport); ok {
 		lwSupports = s.SupportsWatchList()
 	}
 	return useWatchList(r.opts.WatchList, lwSupports, r.m.watchListRefused)
 }
 
 // listSnapshot lists everything and replaces the store's content with it.
-func (r *Reflector) listSnapshot(ctx context.Context) (reaction, error) {
-	rv := listResourceVersion(r.m.lastSyncRV, r.m.rvUnusable)
-	items, listRV, paginated, err := r.listAll(ctx, rv)
+func (r *Reflector) listSnapshot(ctx context.Context, s listing) input {
+	rv := listResourceVersion(s.rv, s.consistent)
+	var items []runtime.Object
+	var listRV string
+	var pages int
+	var err error
+	if s.via == viaUnpaged {
+		items, listRV, err = r.listUnpaged(ctx, rv)
+	} else {
+		items, listRV, pages, err = r.listAll(ctx, rv)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return stop, nil
+			return input{what: ctxDone}
 		}
-		e := r.report(opList, classifyKind, err)
-		return afterListError(e.Kind, rv, r.m.synced), e
+		in := r.fail(opList, classifyKind, err)
+		in.rv, in.laterPage = rv, pages > 0
+		return in
 	}
-	if rv == "0" && paginated {
-		r.m.paginatedBefore = true
-	}
-	return r.replace(items, listRV, false)
+	in := r.replace(items, listRV, false)
+	// The list an unpaged one repeats came in pages.
+	in.paged = rv == "0" && (pages > 1 || s.via == viaUnpaged)
+	return in
 }
 
-// replace hands a complete snapshot to the store and, if the store takes
-// it, records rv as the point the watch resumes from.
-func (r *Reflector) replace(items []runtime.Object, rv string, viaWatchList bool) (reaction, error) {
+// replace hands a complete snapshot to the store: stored, with rv, if the
+// store takes it.
+func (r *Reflector) replace(items []runtime.Object, rv string, viaWatchList bool) input {
 	if err := r.store.Replace(items, rv); err != nil {
 		// The store may hold half of it: only a new snapshot repairs that.
-		e := r.report(opStore, KindStore, fmt.Errorf("replace: %w", err))
-		return reaction{next: listState(r.m.synced), backoff: true}, e
+		return r.fail(opStore, KindStore, fmt.Errorf("replace: %w", err))
 	}
-	r.setSynced(rv, viaWatchList)
-	return reaction{next: StateWatching}, nil
+	r.publishSnapshot(rv, viaWatchList)
+	return input{what: snapshotStored, rv: rv}
 }
 
 // listAll reads every page of a list at rv and returns the admitted items,
 // the list's resourceVersion (the first page's: the snapshot's point in
-// time), and whether it came in more than one page.
+// time), and the pages it read: on a failure, those before the one that
+// failed.
 //
 // Paging follows client-go's pager. Pages after the first carry the
 // continue token and no resourceVersion (the server refuses both). If the
 // token expires between pages (410: etcd compacted the snapshot the pages
-// were cut from), the pages read so far are discarded and the list is made
-// again in one unpaged request at the resourceVersion first asked for;
-// should that fail too, listSnapshot's caller decides (a 410 there leads to
-// a consistent relist).
+// were cut from), the transition table has the list made again in one
+// unpaged request (viaUnpaged) at the resourceVersion first asked for.
 //
 // A server cannot make it page for ever: a continue token seen before in
 // this list, or more than MaxListPages pages or MaxListItems objects, ends
 // it with an error (see nextPage).
-func (r *Reflector) listAll(ctx context.Context, rv string) (items []runtime.Object, listRV string, paginated bool, err error) {
+func (r *Reflector) listAll(ctx context.Context, rv string) (items []runtime.Object, listRV string, pages int, err error) {
 	opts := metav1.ListOptions{ResourceVersion: rv, Limit: pageLimit(r.opts.PageSize, rv, r.m.paginatedBefore)}
 	seen := newTokenSet()
-	for pages := 0; ; pages++ {
+	for ; ; pages++ {
 		page, err := r.listPage(ctx, opts)
 		if err != nil {
-			if opts.Continue == "" || !apierrors.IsResourceExpired(err) {
-				return nil, "", paginated, err
-			}
-			r.report(opList, KindExpired, fmt.Errorf("continue token expired, listing again unpaged: %w", err))
-			items, listRV, err = r.listUnpaged(ctx, rv)
-			return items, listRV, paginated, err
+			return nil, "", pages, err
 		}
 		pageRV, next := "", ""
 		items, pageRV, next, err = r.absorbPage(page, items)
 		if err != nil {
-			return nil, "", paginated, err
+			return nil, "", pages, err
 		}
 		if pages == 0 {
 			listRV = pageRV
 		}
 		if next == "" {
-			return items, listRV, paginated, nil
+			return items, listRV, pages + 1, nil
 		}
 		if err := nextPage(pages+1, seen.add(next), r.opts.listLimits()); err != nil {
-			return nil, "", paginated, err
+			return nil, "", pages, err
 		}
-		paginated = true
 		opts.Continue, opts.ResourceVersion, opts.ResourceVersionMatch = next, "", ""
 	}
 }
 
-// listUnpaged lists at rv in one request: the fallback after a continue
+// listUnpaged lists at rv in one request: the retry after a continue
 // token expired.
 func (r *Reflector) listUnpaged(ctx context.Context, rv string) ([]runtime.Object, string, error) {
 	page, err := r.listPage(ctx, metav1.ListOptions{ResourceVersion: rv})
@@ -155,7 +148,7 @@ func (r *Reflector) listPage(ctx context.Context, opts metav1.ListOptions) (runt
 	r.pub.update(func(p *published) { p.listRequests++ })
 	page, err := r.lw.List(ctx, opts)
 	if err == nil && (page == nil || isNilPointer(page)) {
-		err = fmt.Errorf("%w: ListerWatcher returned a nil list", ErrNotList)
+		err = fmt.Errorf("%w: ListerWatcher returned a nil list", errNotList)
 	}
 	return page, err
 }
@@ -172,7 +165,7 @@ func (r *Reflector) listPage(ctx context.Context, opts metav1.ListOptions) (runt
 func (r *Reflector) absorbPage(page runtime.Object, items []runtime.Object) ([]runtime.Object, string, string, error) {
 	lm, err := meta.ListAccessor(page)
 	if err != nil {
-		return nil, "", "", fmt.Errorf("%w: %T: %v", ErrNotList, page, err)
+		return nil, "", "", fmt.Errorf("%w: %T: %v", errNotList, page, err)
 	}
 	if items == nil {
 		items = make([]runtime.Object, 0, meta.LenList(page))
@@ -193,7 +186,7 @@ func (r *Reflector) absorbPage(page runtime.Object, items []runtime.Object) ([]r
 		return nil, "", "", err
 	}
 	if err != nil {
-		return nil, "", "", fmt.Errorf("%w: %v", ErrNotList, err)
+		return nil, "", "", fmt.Errorf("%w: %v", errNotList, err)
 	}
 	return items, lm.GetResourceVersion(), lm.GetContinue(), nil
 }

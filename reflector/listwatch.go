@@ -33,5 +33,6 @@ func (lw *ListWatch) Watch(ctx context.Context, opts metav1.ListOptions) (watch.
 	return lw.WatchFunc(ctx, opts)
 }
 
-// SupportsWatchList implements WatchListSupport.
+// SupportsWatchList tells the reflector whether WatchFunc honours
+// sendInitialEvents (see NoWatchList).
 func (lw *ListWatch) SupportsWatchList() bool { return !lw.NoWatchList }

@@ -37,15 +37,15 @@ func newTypeCheck(prototype runtime.Object) typeCheck {
 }
 
 // admit returns obj's metadata if obj may be stored, or an error wrapping
-// ErrWrongType or ErrNoMetadata. Why check at all: a misconfigured
+// ErrWrongType or errNoMetadata. Why check at all: a misconfigured
 // ListerWatcher (the wrong resource path), a server bug or a hostile proxy
 // must not corrupt a typed cache whose readers cast without checking.
 func (tc typeCheck) admit(obj runtime.Object) (metav1.Object, error) {
 	if obj == nil {
-		return nil, fmt.Errorf("%w: nil object", ErrNoMetadata)
+		return nil, fmt.Errorf("%w: nil object", errNoMetadata)
 	}
 	if isNilPointer(obj) {
-		return nil, fmt.Errorf("%w: nil %T", ErrNoMetadata, obj)
+		return nil, fmt.Errorf("%w: nil %T", errNoMetadata, obj)
 	}
 	if tc.want != nil {
 		if got := reflect.TypeOf(obj); got != tc.want {
@@ -59,7 +59,7 @@ func (tc typeCheck) admit(obj runtime.Object) (metav1.Object, error) {
 	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %T: %v", ErrNoMetadata, obj, err)
+		return nil, fmt.Errorf("%w: %T: %v", errNoMetadata, obj, err)
 	}
 	return m, nil
 }

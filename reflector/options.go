@@ -87,8 +87,6 @@ type Options struct {
 	// event: never early.
 	StuckWatchFactor float64
 
-	// Clock is the source of time. Default RealClock.
-	Clock Clock
 	// Rand draws the jitter and the watch timeouts. Seed it for
 	// reproducible runs. It is used only from the goroutine running Run;
 	// do not share one between reflectors that run at the same time.
@@ -99,6 +97,10 @@ type Options struct {
 	// the reflector meets, each an *Error. It must return quickly and must
 	// not call Run. Nil: errors are only counted in Stats.
 	OnError func(error)
+
+	// clock is the source of time: the wall's (wallClock) unless this
+	// package's tests set a fake one.
+	clock clock
 }
 
 // WatchListMode chooses between streaming the initial state with WatchList
@@ -111,7 +113,7 @@ type WatchListMode int
 
 const (
 	// WatchListAuto tries WatchList unless the ListerWatcher says it cannot
-	// (see WatchListSupport), and stops trying, for this reflector's
+	// (a SupportsWatchList method that returns false), and stops trying, for this reflector's
 	// lifetime, once a server has shown it does not support it (it rejected
 	// the request, or never sent the bookmark).
 	WatchListAuto WatchListMode = iota
@@ -173,8 +175,8 @@ func (o Options) withDefaults() Options {
 	if o.MaxListPages <= 0 {
 		o.MaxListPages = defaultMaxListPages
 	}
-	if o.Clock == nil {
-		o.Clock = RealClock{}
+	if o.clock == nil {
+		o.clock = wallClock{}
 	}
 	if o.Rand == nil {
 		o.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
-	"time"
-
-	"k8s.io/apimachinery/pkg/watch"
 )
 
 // Reflector keeps a Store equal to one resource on an API server: it lists,
@@ -26,44 +23,14 @@ type Reflector struct {
 	alarm     chan struct{} // capacity 1: a timer fired (see "The reflector's alarm")
 	resyncDue atomic.Bool   // the resync timer fired and was not served yet
 
-	// m is the state machine. Only the goroutine executing Run touches it:
-	// no lock, and no reader elsewhere.
-	m machine
+	// m is the state machine (machine.go), and resync the resync timer
+	// (nil when resync is off or Run is not executing). Only the goroutine
+	// executing Run touches them: no lock, and no reader elsewhere.
+	m      machine
+	resync timer
 
 	// pub is the window other goroutines read through (it has its own lock).
 	pub published
-}
-
-// machine is everything the state machine steers by. It is owned by the
-// goroutine running Run.
-type machine struct {
-	state State
-	after State         // BackingOff: the state the wait leads to
-	delay time.Duration // BackingOff: how long to wait
-	// heading is the state the machine was in, or waiting to enter, when
-	// it last took a step: where a later Run picks up (see startState).
-	heading State
-
-	// watch is a stream opened by WatchList and handed, still open, to
-	// Watching: after the initial-events-end bookmark the same watch
-	// carries on.
-	watch watch.Interface
-
-	lastSyncRV string // the resourceVersion the store has reached
-	// rvUnusable: a list at lastSyncRV was refused with 410 or "too large";
-	// the next list is a consistent read.
-	rvUnusable bool
-	// synced: the store has received at least one complete snapshot.
-	synced bool
-	// paginatedBefore: the first list, at "0", came back in pages, so the
-	// server has no watch cache for the resource (see pageLimit).
-	paginatedBefore bool
-	// watchListRefused: in WatchListAuto mode, the server showed it does
-	// not support WatchList (see refusesWatchList).
-	watchListRefused bool
-
-	backoff backoffState
-	resync  Timer // nil when resync is off or Run is not executing
 }
 
 // The reflector's alarm.
@@ -82,7 +49,11 @@ type machine struct {
 func New(lw ListerWatcher, store Store, opts Options) *Reflector {
 	opts = opts.withDefaults()
 	r := &Reflector{lw: lw, store: store, opts: opts, check: newTypeCheck(opts.ExpectedType), alarm: make(chan struct{}, 1)}
-	r.m.backoff = backoffState{cfg: opts.Backoff}
+	r.m = machine{
+		backoff:       backoffState{cfg: opts.Backoff},
+		draw:          opts.Rand.Float64,
+		autoWatchList: opts.WatchList == WatchListAuto,
+	}
 	return r
 }
 
@@ -106,97 +77,85 @@ func (r *Reflector) Run(ctx context.Context) error {
 	defer r.running.Store(false)
 	r.startResync()
 	defer r.stopResync()
-	defer r.dropWatch()
 
-	r.enter(r.startState())
-	for r.m.state != StateStopped {
-		r.m.heading = r.pending()
+	// The outer loop: perform the I/O the state asks for, hand what came
+	// of it to the machine, enter the state it returns.
+	s := r.m.start()
+	r.enter(s)
+	for {
+		var in input
 		if ctx.Err() != nil {
-			break
+			s, in = dropStream(s), input{what: ctxDone}
+		} else {
+			s, in = r.perform(ctx, s)
 		}
-		rc, cause := r.step(ctx)
-		r.apply(rc, cause)
+		s = r.m.step(s, in)
+		r.enter(s)
+		if _, ok := s.(stopped); ok {
+			r.m.state = s
+			return nil
+		}
 	}
-	r.enter(StateStopped)
-	return nil
 }
 
-// pending is the state the machine is in, or for a backoff, the state the
-// wait leads to.
-func (r *Reflector) pending() State {
-	if r.m.state == StateBackingOff {
-		return r.m.after
-	}
-	return r.m.state
-}
-
-// startState is where Run begins: listing on the first run; on a later one,
-// relisting if the last Run stopped on its way to a relist (the store may
-// need the repair, or the resourceVersion has expired), and otherwise
-// resuming the watch, unless the last resourceVersion is no position to
-// resume from (see resumable).
-func (r *Reflector) startState() State {
-	switch {
-	case !r.m.synced:
-		return StateListing
-	case r.m.heading == StateRelisting:
-		return StateRelisting
-	}
-	return resumable(reaction{next: StateWatching}, r.m.lastSyncRV).next
-}
-
-// step executes the current state's step: one small function per state.
-// cause is the error behind the reaction, if any (for Retry-After).
-func (r *Reflector) step(ctx context.Context) (reaction, error) {
-	switch r.m.state {
-	case StateListing, StateRelisting:
-		return r.stepList(ctx)
-	case StateWatching:
-		return r.stepWatch(ctx)
-	case StateBackingOff:
-		return r.stepBackoff(ctx)
+// perform does the I/O of state s and returns s as the I/O left it (a
+// watch's resourceVersion moves with its events, and its stream is
+// consumed) with what came of it.
+func (r *Reflector) perform(ctx context.Context, s state) (state, input) {
+	var in input
+	switch s := s.(type) {
+	case listing:
+		in = r.list(ctx, s)
+	case watching:
+		return r.watch(ctx, s)
+	case backingOff:
+		in = r.wait(ctx, s)
 	default:
-		return stop, nil
+		in = input{what: ctxDone}
 	}
+	return s, in
 }
 
-// apply performs a reaction: records an unusable resourceVersion, and
-// either enters the next state or arms a backoff towards it.
-func (r *Reflector) apply(rc reaction, cause error) {
-	if rc.consistent {
-		r.m.rvUnusable = true
+// dropStream stops the open stream a state holds (a watch WatchList handed
+// over, never consumed because Run ended in between), and returns the
+// state without it.
+func dropStream(s state) state {
+	if w, ok := s.(watching); ok && w.stream != nil {
+		w.stream.Stop()
+		w.stream = nil
+		return w
 	}
-	if !rc.backoff || rc.next == StateStopped {
-		r.enter(rc.next)
-		return
-	}
-	floor := time.Duration(retryAfter(cause)) * time.Second
-	d := r.m.backoff.next(r.opts.Clock.Now(), r.opts.Rand.Float64(), floor)
-	r.m.after, r.m.delay = rc.next, d
-	r.pub.update(func(p *published) { p.backoffs++; p.lastBackoff = d })
-	r.enter(StateBackingOff)
+	return s
 }
 
-// enter moves the machine to s.
-func (r *Reflector) enter(s State) {
-	r.m.state = s
-	r.pub.enter(s, r.opts.Clock.Now())
+// enter publishes s as the current state.
+func (r *Reflector) enter(s state) {
+	if b, ok := s.(backingOff); ok {
+		r.pub.update(func(p *published) { p.backoffs++; p.lastBackoff = b.delay })
+	}
+	r.pub.enter(s.public(), r.opts.clock.Now())
 }
 
-// stepBackoff waits the delay chosen by apply, still serving resyncs.
-func (r *Reflector) stepBackoff(ctx context.Context) (reaction, error) {
-	t := r.opts.Clock.NewTimer(r.m.delay)
+// wait is the I/O of a backoff: wait the delay, still serving resyncs.
+func (r *Reflector) wait(ctx context.Context, b backingOff) input {
+	t := r.opts.clock.NewTimer(b.delay)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return stop, nil
+			return input{what: ctxDone}
 		case <-t.C():
-			return reaction{next: r.m.after}, nil
+			return input{what: waitOver}
 		case <-r.alarm:
 			r.serveResync()
 		}
 	}
+}
+
+// fail reports a failure of op and returns it as the machine's input.
+func (r *Reflector) fail(op string, kind Kind, err error) input {
+	e := r.report(op, kind, err)
+	return input{what: ioFailed, op: op, kind: e.Kind, err: e, now: r.opts.clock.Now()}
 }
 
 // report wraps err in an *Error of the given kind (classifying it when kind
@@ -216,10 +175,9 @@ func (r *Reflector) report(op string, kind Kind, err error) *Error {
 // classifyKind asks report to classify the error itself.
 const classifyKind Kind = -1
 
-// setSynced records a complete snapshot at rv.
-func (r *Reflector) setSynced(rv string, viaWatchList bool) {
+// publishSnapshot publishes a complete snapshot at rv.
+func (r *Reflector) publishSnapshot(rv string, viaWatchList bool) {
 	relist := r.m.synced
-	r.m.synced, r.m.rvUnusable, r.m.lastSyncRV = true, false, rv
 	r.pub.update(func(p *published) {
 		p.lastRV = rv
 		if viaWatchList {
@@ -231,15 +189,6 @@ func (r *Reflector) setSynced(rv string, viaWatchList bool) {
 			p.relists++
 		}
 	})
-}
-
-// dropWatch stops a watch handed over by WatchList and never consumed
-// (Run ended in between).
-func (r *Reflector) dropWatch() {
-	if r.m.watch != nil {
-		r.m.watch.Stop()
-		r.m.watch = nil
-	}
 }
 
 // startResync arms the resync timer, if resync is on.
@@ -254,19 +203,19 @@ func (r *Reflector) startResync() {
 // its timer fired as an earlier Run returned, but its function set the flag
 // only after that Run's stopResync, and this Run has armed its own since.
 func (r *Reflector) armResync() {
-	if r.m.resync != nil {
-		r.m.resync.Stop()
+	if r.resync != nil {
+		r.resync.Stop()
 	}
-	r.m.resync = r.opts.Clock.AfterFunc(r.opts.ResyncPeriod, func() {
+	r.resync = r.opts.clock.AfterFunc(r.opts.ResyncPeriod, func() {
 		r.resyncDue.Store(true)
 		r.ring()
 	})
 }
 
 func (r *Reflector) stopResync() {
-	if r.m.resync != nil {
-		r.m.resync.Stop()
-		r.m.resync = nil
+	if r.resync != nil {
+		r.resync.Stop()
+		r.resync = nil
 	}
 	r.resyncDue.Store(false)
 }
@@ -285,17 +234,17 @@ func (r *Reflector) ring() {
 // after the snapshot serves it.
 func (r *Reflector) serveResync() {
 	if r.m.synced && r.resyncDue.Load() && r.resyncDue.Swap(false) {
-		r.resync()
+		r.resyncNow()
 	}
 }
 
-// resync handles a resync tick: asks ShouldResync, calls Store.Resync, and
+// resyncNow handles a resync tick: asks ShouldResync, calls Store.Resync, and
 // re-arms the timer for the next period. Ticks are served while watching
 // and while backing off; one that comes due during a list waits for the
 // list to end (the store is being replaced anyway). Running it on the
 // machine's own goroutine, not a second one as client-go does, keeps every
 // Store call on one goroutine.
-func (r *Reflector) resync() {
+func (r *Reflector) resyncNow() {
 	if r.opts.ShouldResync == nil || r.opts.ShouldResync() {
 		if err := r.store.Resync(); err != nil {
 			r.report(opStore, KindStore, fmt.Errorf("resync: %w", err))
@@ -323,8 +272,8 @@ func (r *Reflector) State() State {
 
 // Stats returns a snapshot of the reflector's counters.
 func (r *Reflector) Stats() Stats {
-	s := r.pub.snapshot(r.opts.Clock.Now())
-	if bc, ok := r.lw.(BytesCounter); ok {
+	s := r.pub.snapshot(r.opts.clock.Now())
+	if bc, ok := r.lw.(bytesCounter); ok {
 		s.BytesDecoded = bc.BytesDecoded()
 	}
 	return s

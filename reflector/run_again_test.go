@@ -19,7 +19,7 @@ type heldClock struct {
 	held chan func()
 }
 
-func (c *heldClock) AfterFunc(d time.Duration, f func()) Timer {
+func (c *heldClock) AfterFunc(d time.Duration, f func()) timer {
 	return c.fakeClock.AfterFunc(d, func() { c.held <- f })
 }
 
@@ -29,7 +29,7 @@ func (c *heldClock) AfterFunc(d time.Duration, f func()) Timer {
 func TestLateResyncTickDoesNotDoubleTheResyncTimer(t *testing.T) {
 	lw, store := newScriptLW(), newRecStore()
 	clk := &heldClock{fakeClock: newFakeClock(), held: make(chan func(), 4)}
-	r := New(lw, store, Options{WatchList: WatchListOff, Clock: clk, ResyncPeriod: 30 * time.Second, StuckWatchFactor: -1})
+	r := New(lw, store, Options{WatchList: WatchListOff, clock: clk, ResyncPeriod: 30 * time.Second, StuckWatchFactor: -1})
 	stop := runInBackground(t, r)
 	lw.next(t, "list").list(podList("10", ""), nil)
 	lw.next(t, "watch").watch(watch.NewRaceFreeFake(), nil)

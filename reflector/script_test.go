@@ -343,19 +343,17 @@ func stampOf(d time.Duration) string {
 }
 
 // sentinels are the reflector's sentinel errors a script names when an
-// error wraps them.
-var sentinels = []struct {
-	name string
-	err  error
+// error wraps them: the exported ones callers test, then the unexported
+// ones (export_test.go), under their own names.
+var sentinels = append([]struct {
+	Name string
+	Err  error
 }{
-	{"ErrWrongType", reflector.ErrWrongType}, {"ErrNoMetadata", reflector.ErrNoMetadata},
-	{"ErrNoName", reflector.ErrNoName}, {"ErrUnknownEvent", reflector.ErrUnknownEvent},
-	{"ErrNotList", reflector.ErrNotList}, {"ErrDecode", reflector.ErrDecode},
-	{"ErrWatchListTimeout", reflector.ErrWatchListTimeout}, {"ErrWatchListClosed", reflector.ErrWatchListClosed},
-	{"ErrStuckWatch", reflector.ErrStuckWatch}, {"ErrShortWatch", reflector.ErrShortWatch},
-	{"ErrContinueLoop", reflector.ErrContinueLoop}, {"ErrListTooLarge", reflector.ErrListTooLarge},
+	{"ErrWrongType", reflector.ErrWrongType}, {"ErrNoName", reflector.ErrNoName},
+	{"ErrDecode", reflector.ErrDecode}, {"ErrContinueLoop", reflector.ErrContinueLoop},
+	{"ErrListTooLarge", reflector.ErrListTooLarge},
 	{"ErrAlreadyRunning", reflector.ErrAlreadyRunning}, {"ErrNotConfigured", reflector.ErrNotConfigured},
-}
+}, reflector.InternalSentinels...)
 
 // errorLine is the one place that reads the reflector's error taxonomy:
 // what it was doing, the Kind, the sentinels the error wraps, and the HTTP
@@ -369,8 +367,8 @@ func errorLine(err error, messages bool) string {
 	}
 	line := fmt.Sprintf("error op=%s kind=%s", e.Op, e.Kind)
 	for _, s := range sentinels {
-		if errors.Is(err, s.err) {
-			line += " is=" + s.name
+		if errors.Is(err, s.Err) {
+			line += " is=" + s.Name
 		}
 	}
 	var status apierrors.APIStatus
@@ -389,8 +387,8 @@ func runResult(err error) string {
 		return "nil"
 	}
 	for _, s := range sentinels {
-		if errors.Is(err, s.err) {
-			return s.name
+		if errors.Is(err, s.Err) {
+			return s.Name
 		}
 	}
 	return err.Error()

@@ -1,10 +1,15 @@
 package reflector
 
-import "fmt"
+import (
+	"fmt"
+	"time"
 
-// State is what the reflector is doing. The reflector is a state machine:
-// Run executes the step of the current state, which returns a reaction
-// naming the next state. See doc.go for the transition table.
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// State names what the reflector is doing, for readers on other goroutines
+// (Reflector.State, Stats). The machine itself steers by the richer state
+// values below, each carrying its own data; State is their public name.
 type State int
 
 const (
@@ -16,8 +21,8 @@ const (
 	// StateRelisting: getting a new snapshot after the watch could not
 	// resume (410 Expired, an RV the server has not reached, or a frame it
 	// could not decode, which a new watch would meet again). Same work as
-	// Listing; counted apart because
-	// relists are the expensive event a healthy reflector keeps rare.
+	// Listing; counted apart because relists are the expensive event a
+	// healthy reflector keeps rare.
 	StateRelisting
 	// StateWatching: applying a watch's events to the store, resuming from
 	// the last resourceVersion whenever the watch ends.
@@ -42,29 +47,126 @@ func (s State) String() string {
 	return stateNames[s]
 }
 
-// reaction is the outcome of one step: where the machine goes next. It is
-// plain data so that the decision functions that produce it can be checked
-// with table tests.
-type reaction struct {
-	// next is the state to enter, after a backoff delay when backoff is set.
-	next State
-	// backoff: wait a backoff delay (at least the server's Retry-After)
-	// before entering next.
-	backoff bool
-	// consistent: the last resourceVersion is unusable (expired, or ahead
-	// of the server); the next list must be a consistent read (RV "").
-	consistent bool
+// state is one state of the machine with the data that state needs, and
+// nothing else: the closed set listing, watching, backingOff and stopped
+// (the unexported method keeps it closed). A state value is also the I/O
+// the outer loop performs next: listing lists, watching watches, backingOff
+// waits (see Reflector.perform).
+type state interface {
+	public() State
 }
 
-func (rc reaction) String() string {
-	s := rc.next.String()
-	if rc.backoff {
-		s = "backoff then " + s
+// listing gets a complete snapshot into the store.
+type listing struct {
+	// rv is the resourceVersion the store has reached ("" before the first
+	// snapshot): a relist asks for a snapshot at least that fresh.
+	rv string
+	// consistent: rv proved unusable (410, or too large); read at "".
+	consistent bool
+	// relist: a snapshot after the first (public name Relisting).
+	relist bool
+	// via is how this attempt lists.
+	via listVia
+}
+
+// listVia is how a listing attempt gets its snapshot.
+type listVia int
+
+const (
+	// viaAny: WatchList if the reflector wants it, else a paged List.
+	viaAny listVia = iota
+	// viaPaged: a paged List now, because a WatchList just failed in a way
+	// a List would not.
+	viaPaged
+	// viaUnpaged: one unpaged List now, because a continue token expired
+	// between the pages of the last attempt (which therefore came in pages).
+	viaUnpaged
+)
+
+// watching applies a watch's events to the store.
+type watching struct {
+	// rv is where the store is: the watch starts from it, and every event
+	// that carries progress moves it.
+	rv string
+	// stream is the open watch to read, nil to open one from rv. WatchList
+	// hands its stream over, still open, after the initial-events-end
+	// bookmark.
+	stream watch.Interface
+	// replaying: the stream began at "" or "0", so its first events are
+	// synthetic ADDED ones for the current state in no RV order, whose
+	// resourceVersions are no progress (see replaysState). Cleared by the
+	// first event of another type.
+	replaying bool
+}
+
+// backingOff waits before it enters then.
+type backingOff struct {
+	then  state         // the state the wait leads to (never a backingOff)
+	delay time.Duration // how long to wait
+}
+
+// stopped is where Run leaves the machine.
+type stopped struct {
+	// resume is where a later Run picks up: the state the machine was in,
+	// or waiting to enter, when its context ended.
+	resume state
+}
+
+func (s listing) public() State {
+	if s.relist {
+		return StateRelisting
 	}
-	if rc.consistent {
-		s += " (consistent)"
+	return StateListing
+}
+
+func (watching) public() State   { return StateWatching }
+func (backingOff) public() State { return StateBackingOff }
+func (stopped) public() State    { return StateStopped }
+
+// heading is the state s is in, or for a wait, the state it leads to.
+func heading(s state) state {
+	if b, ok := s.(backingOff); ok {
+		return b.then
 	}
 	return s
 }
 
-var stop = reaction{next: StateStopped}
+// happening is what an input to the machine says happened.
+type happening int
+
+const (
+	// snapshotStored: a complete snapshot is in the store.
+	snapshotStored happening = iota
+	// ioFailed: the state's I/O failed (input.op, input.kind, input.err).
+	ioFailed
+	// watchClosed: a watch ended normally (the server's timeout ran out).
+	watchClosed
+	// waitOver: a backoff's delay is over.
+	waitOver
+	// ctxDone: Run's context is done.
+	ctxDone
+)
+
+// input is what the I/O of one state came to: the machine's input, which
+// step turns into the next state.
+type input struct {
+	what happening
+	// op is the operation that failed: opList, opWatchList, opWatch or
+	// opStore.
+	op string
+	// laterPage: a failed list failed on a page after the first.
+	laterPage bool
+	// kind is the failure's class, as reported to OnError.
+	kind Kind
+	// err is the failure: for Retry-After and WatchList refusals.
+	err error
+	// rv: for a failed list, the resourceVersion it asked for; for a
+	// stored snapshot, the snapshot's.
+	rv string
+	// paged: a stored List snapshot came at "0" in more than one page.
+	paged bool
+	// stream: a snapshot stored by WatchList hands over its open watch.
+	stream watch.Interface
+	// now is when it happened: time is an input, for the backoff's reset.
+	now time.Time
+}

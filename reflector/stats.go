@@ -37,7 +37,7 @@ type Stats struct {
 	// DELETED, BOOKMARK, ERROR), skipped ones included.
 	Events map[watch.EventType]int64
 	// BytesDecoded is the ListerWatcher's count of bytes decoded, when it
-	// implements BytesCounter; 0 otherwise.
+	// has a BytesDecoded() int64 method (reflector/wire does); 0 otherwise.
 	BytesDecoded int64
 	// Errors counts reported errors by kind.
 	Errors map[Kind]int64

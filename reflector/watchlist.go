@@ -14,15 +14,14 @@ import (
 // watch with sendInitialEvents=true streams the current state as ADDED
 // events, then a BOOKMARK annotated k8s.io/initial-events-end: "true" whose
 // resourceVersion is the snapshot's. The collected objects replace the
-// store's content and the same watch, still open, is handed to Watching.
-//
-// fallback asks stepList to list at once instead.
-func (r *Reflector) streamSnapshot(ctx context.Context) (rc reaction, cause error, fallback bool) {
+// store's content and the same watch, still open, goes with the stored
+// input to Watching.
+func (r *Reflector) streamSnapshot(ctx context.Context, s listing) input {
 	min := r.opts.MinWatchTimeout
 	timeout := watchTimeoutSeconds(min, r.opts.Rand.Float64())
 	sendInitial := true
 	opts := metav1.ListOptions{
-		ResourceVersion:      streamResourceVersion(r.m.lastSyncRV, r.m.rvUnusable),
+		ResourceVersion:      streamResourceVersion(s.rv, s.consistent),
 		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
 		SendInitialEvents:    &sendInitial,
 		AllowWatchBookmarks:  true,
@@ -37,26 +36,21 @@ func (r *Reflector) streamSnapshot(ctx context.Context) (rc reaction, cause erro
 		w.Stop()
 		return r.watchListFailed(ctx, err)
 	}
-	rc, cause = r.replace(items, rv, true)
-	if rc.next != StateWatching {
+	in := r.replace(items, rv, true)
+	if in.what != snapshotStored {
 		w.Stop()
-		return rc, cause, false
+		return in
 	}
-	r.m.watch = w
-	return rc, nil, false
+	in.stream = w
+	return in
 }
 
-// watchListFailed reports a WatchList failure and decides what follows.
-func (r *Reflector) watchListFailed(ctx context.Context, err error) (reaction, error, bool) {
+// watchListFailed reports a WatchList failure.
+func (r *Reflector) watchListFailed(ctx context.Context, err error) input {
 	if ctx.Err() != nil {
-		return stop, nil, false
+		return input{what: ctxDone}
 	}
-	e := r.report(opWatchList, classifyKind, err)
-	if r.opts.WatchList == WatchListAuto && refusesWatchList(err) {
-		r.m.watchListRefused = true
-	}
-	rc, fallback := afterWatchListError(e.Kind, r.m.synced)
-	return rc, e, fallback
+	return r.fail(opWatchList, classifyKind, err)
 }
 
 // collectInitial consumes the initial events until the initial-events-end
@@ -68,9 +62,9 @@ func (r *Reflector) watchListFailed(ctx context.Context, err error) (reaction, e
 // WatchListTimeout, and the whole wait may not exceed the watch's own
 // timeout, whether or not the server enforces it.
 func (r *Reflector) collectInitial(ctx context.Context, w watch.Interface, total time.Duration) ([]runtime.Object, string, error) {
-	idle := newQuietAlarm(r.opts.Clock, r.opts.WatchListTimeout, r.ring)
+	idle := newQuietAlarm(r.opts.clock, r.opts.WatchListTimeout, r.ring)
 	defer idle.stop()
-	deadline := r.opts.Clock.NewTimer(total)
+	deadline := r.opts.clock.NewTimer(total)
 	defer deadline.Stop()
 	var set initialSet
 	for {
@@ -81,10 +75,10 @@ func (r *Reflector) collectInitial(ctx context.Context, w watch.Interface, total
 			// A resync tick that rang stays due; the watch that follows
 			// serves it.
 			if idle.due() && idle.expired() {
-				return nil, "", fmt.Errorf("%w: stream silent for %v", ErrWatchListTimeout, idle.silence())
+				return nil, "", fmt.Errorf("%w: stream silent for %v", errWatchListTimeout, idle.silence())
 			}
 		case <-deadline.C():
-			return nil, "", fmt.Errorf("%w: none within the watch timeout %v", ErrWatchListTimeout, total)
+			return nil, "", fmt.Errorf("%w: none within the watch timeout %v", errWatchListTimeout, total)
 		case ev, ok := <-w.ResultChan():
 			if !ok {
 				return nil, "", closedBeforeBookmark(w)
@@ -100,12 +94,12 @@ func (r *Reflector) collectInitial(ctx context.Context, w watch.Interface, total
 
 // closedBeforeBookmark explains a stream that ended before its bookmark.
 func closedBeforeBookmark(w watch.Interface) error {
-	if se, ok := w.(StreamError); ok {
+	if se, ok := w.(streamError); ok {
 		if err := se.Err(); err != nil {
 			return err
 		}
 	}
-	return ErrWatchListClosed
+	return errWatchListClosed
 }
 
 // collectEvent folds one initial event into set. done reports the
@@ -142,7 +136,7 @@ func (r *Reflector) collectEvent(set *initialSet, ev watch.Event) (rv string, do
 			return m.GetResourceVersion(), true, nil
 		}
 	default:
-		r.report(opEvent, KindDecode, fmt.Errorf("%w: %q", ErrUnknownEvent, ev.Type))
+		r.report(opEvent, KindDecode, fmt.Errorf("%w: %q", errUnknownEvent, ev.Type))
 	}
 	return "", false, nil
 }

@@ -117,12 +117,12 @@
 //   - Certificate files are read once, when the client is built; only the
 //     bearer token file is re-read.
 //
-// # Optional interfaces for the reflector
+// # Optional methods for the reflector
 //
-// *ListerWatcher implements reflector.BytesCounter (BytesDecoded: lists and
-// watches together) and reflector.WatchListSupport (SupportsWatchList: true
-// unless Options.NoWatchList); *Watcher implements reflector.StreamError
-// (Err: why the stream ended) and has its own BytesDecoded.
+// *ListerWatcher has the reflector's optional methods BytesDecoded (lists and
+// watches together) and SupportsWatchList (true unless
+// Options.NoWatchList); *Watcher has its optional Err (why the stream
+// ended) and its own BytesDecoded.
 //
 // # Statistics
 //

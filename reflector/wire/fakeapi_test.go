@@ -20,12 +20,12 @@ import (
 )
 
 // The ListerWatcher is what the reflector consumes, with the optional
-// interfaces it looks for.
+// methods it looks for (reflector/capabilities.go).
 var (
-	_ reflector.ListerWatcher    = (*wire.ListerWatcher)(nil)
-	_ reflector.BytesCounter     = (*wire.ListerWatcher)(nil)
-	_ reflector.WatchListSupport = (*wire.ListerWatcher)(nil)
-	_ reflector.StreamError      = (*wire.Watcher)(nil)
+	_ reflector.ListerWatcher               = (*wire.ListerWatcher)(nil)
+	_ interface{ BytesDecoded() int64 }     = (*wire.ListerWatcher)(nil)
+	_ interface{ SupportsWatchList() bool } = (*wire.ListerWatcher)(nil)
+	_ interface{ Err() error }              = (*wire.Watcher)(nil)
 )
 
 // These tests speak to fakeapi, the project's in-process API server, over

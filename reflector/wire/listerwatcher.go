@@ -122,7 +122,7 @@ func New(cfg Config, gvr schema.GroupVersionResource, opts Options) (*ListerWatc
 
 // SupportsWatchList reports whether the reflector may try WatchList with
 // this ListerWatcher: true unless Options.NoWatchList. It is an optional
-// interface the reflector looks for (reflector.WatchListSupport).
+// method the reflector looks for (see reflector/capabilities.go).
 func (lw *ListerWatcher) SupportsWatchList() bool { return !lw.opts.NoWatchList }
 
 // BytesDecoded returns the bytes decoded so far by every List and Watch of

@@ -1,0 +1,337 @@
+package reflector
+
+import (
+	"bufio"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// Tests of the machine's step: each feeds one input to one state and
+// checks the state that follows. No I/O, no goroutine, no clock.
+
+// describe names a state the way the tests compare them.
+func describe(s state) string {
+	switch s := s.(type) {
+	case listing:
+		out := s.public().String()
+		switch s.via {
+		case viaPaged:
+			out += " paged"
+		case viaUnpaged:
+			out += " unpaged"
+		}
+		if s.consistent {
+			out += " (consistent)"
+		}
+		return out
+	case watching:
+		return "Watching from " + s.rv
+	case backingOff:
+		return "backoff then " + describe(s.then)
+	case stopped:
+		return "Stopped"
+	}
+	return "?"
+}
+
+// testMachine is a machine with default backoffs and a fixed draw.
+func testMachine(synced bool) *machine {
+	return &machine{
+		synced:        synced,
+		backoff:       backoffState{cfg: Backoff{}.withDefaults()},
+		draw:          func() float64 { return 0.5 },
+		autoWatchList: true,
+	}
+}
+
+func failure(op string, kind Kind, rv string) input {
+	return input{what: ioFailed, op: op, kind: kind, rv: rv, now: time.Unix(1, 0)}
+}
+
+func TestListFailures(t *testing.T) {
+	tests := []struct {
+		name   string
+		kind   Kind
+		rv     string // asked for
+		synced bool
+		want   string
+	}{
+		{"410 on the first list: consistent read at once", KindExpired, "0", false, "Listing (consistent)"},
+		{"410 on a relist at RV: consistent read at once", KindExpired, "42", true, "Relisting (consistent)"},
+		{"too large RV: consistent read at once", KindTooLargeRV, "42", true, "Relisting (consistent)"},
+		{"410 on a consistent read: back off", KindExpired, "", true, "backoff then Relisting (consistent)"},
+		{"429: back off, same RV", KindThrottled, "42", true, "backoff then Relisting"},
+		{"network: back off", KindNetwork, "0", false, "backoff then Listing"},
+		{"5xx: back off", KindServerError, "42", true, "backoff then Relisting"},
+		{"forbidden: back off", KindRejected, "0", false, "backoff then Listing"},
+		{"malformed: back off", KindDecode, "0", false, "backoff then Listing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := listing{rv: "42", relist: tt.synced, consistent: tt.rv == ""}
+			if !tt.synced {
+				s.rv = ""
+			}
+			got := testMachine(tt.synced).step(s, failure(opList, tt.kind, tt.rv))
+			assert.Equal(t, tt.want, describe(got))
+		})
+	}
+}
+
+func TestListFailureOnALaterPage(t *testing.T) {
+	m := testMachine(true)
+	s := listing{rv: "42", relist: true}
+	in := failure(opList, KindExpired, "0")
+	in.laterPage = true
+	got := m.step(s, in)
+	assert.Equal(t, "Relisting unpaged", describe(got), "continue token expired: the same list, unpaged, at once")
+	assert.Equal(t, "42", got.(listing).rv)
+
+	// The unpaged list failing with 410 is a list at RV failing.
+	assert.Equal(t, "Relisting (consistent)", describe(m.step(got, failure(opList, KindExpired, "42"))))
+	// Other failures on a later page are a list's failures.
+	in = failure(opList, KindNetwork, "42")
+	in.laterPage = true
+	assert.Equal(t, "backoff then Relisting", describe(m.step(s, in)))
+}
+
+func TestWatchEnds(t *testing.T) {
+	tests := []struct {
+		name string
+		in   input
+		want string
+	}{
+		{"normal close (server timeout): re-watch at once", input{what: watchClosed}, "Watching from 42"},
+		{"watchdog: re-watch at once", failure(opWatch, KindStuckWatch, ""), "Watching from 42"},
+		{"410: relist", failure(opWatch, KindExpired, ""), "backoff then Relisting"},
+		{"too large RV: relist", failure(opWatch, KindTooLargeRV, ""), "backoff then Relisting"},
+		{"429: back off, re-watch", failure(opWatch, KindThrottled, ""), "backoff then Watching from 42"},
+		{"connection refused: back off, re-watch", failure(opWatch, KindNetwork, ""), "backoff then Watching from 42"},
+		{"5xx: back off, re-watch", failure(opWatch, KindServerError, ""), "backoff then Watching from 42"},
+		{"403: back off, re-watch", failure(opWatch, KindRejected, ""), "backoff then Watching from 42"},
+		{"refused frame: relist, past it", failure(opWatch, KindDecode, ""), "backoff then Relisting"},
+		{"short watch: back off, re-watch", failure(opWatch, KindShortWatch, ""), "backoff then Watching from 42"},
+		{"unknown: back off, re-watch", failure(opWatch, KindOther, ""), "backoff then Watching from 42"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := testMachine(true).step(watching{rv: "42"}, tt.in)
+			assert.Equal(t, tt.want, describe(got))
+		})
+	}
+}
+
+func TestResumable(t *testing.T) {
+	tests := []struct {
+		name string
+		rv   string // where the store is
+		in   input
+		want string
+	}{
+		{"a real position: re-watch", "42", input{what: watchClosed}, "Watching from 42"},
+		{"a real position, after backoff", "42", failure(opWatch, KindNetwork, ""), "backoff then Watching from 42"},
+		{"position 0 (empty server's bookmark): relist", "0", input{what: watchClosed}, "Relisting"},
+		{"no position: relist, keeping the backoff", "", failure(opWatch, KindNetwork, ""), "backoff then Relisting"},
+		{"already a relist", "0", failure(opWatch, KindExpired, ""), "backoff then Relisting"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := testMachine(true).step(watching{rv: tt.rv}, tt.in)
+			assert.Equal(t, tt.want, describe(got))
+		})
+	}
+}
+
+func TestWatchListFailures(t *testing.T) {
+	tests := []struct {
+		kind   Kind
+		synced bool
+		want   string
+	}{
+		{KindWatchListTimeout, false, "Listing paged"},
+		{KindRejected, false, "Listing paged"},
+		{KindDecode, true, "Relisting paged"},
+		{KindExpired, true, "Relisting paged (consistent)"},
+		{KindTooLargeRV, true, "Relisting paged (consistent)"},
+		{KindThrottled, false, "backoff then Listing"},
+		{KindNetwork, true, "backoff then Relisting"},
+		{KindServerError, false, "backoff then Listing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.kind.String(), func(t *testing.T) {
+			s := listing{rv: "42", relist: tt.synced}
+			got := testMachine(tt.synced).step(s, failure(opWatchList, tt.kind, "42"))
+			assert.Equal(t, tt.want, describe(got))
+		})
+	}
+}
+
+func TestWatchListRefusalIsRemembered(t *testing.T) {
+	m := testMachine(false)
+	in := failure(opWatchList, KindWatchListTimeout, "")
+	in.err = errWatchListTimeout
+	m.step(listing{}, in)
+	assert.True(t, m.watchListRefused)
+
+	m = testMachine(false)
+	in.err = apierrors.NewTooManyRequests("slow down", 1)
+	m.step(listing{}, in)
+	assert.False(t, m.watchListRefused, "a passing failure is no refusal")
+
+	m = testMachine(false)
+	m.autoWatchList = false
+	in.err = errWatchListTimeout
+	m.step(listing{}, in)
+	assert.False(t, m.watchListRefused, "WatchListOn keeps trying")
+}
+
+func TestSnapshotStored(t *testing.T) {
+	m := testMachine(false)
+	w := watch.NewFake()
+	got := m.step(listing{via: viaPaged}, input{what: snapshotStored, rv: "7", stream: w})
+	assert.Equal(t, watching{rv: "7", stream: w}, got, "the WatchList's stream carries on")
+	assert.True(t, m.synced)
+	assert.False(t, m.paginatedBefore)
+
+	got = m.step(listing{}, input{what: snapshotStored, rv: "9", paged: true})
+	assert.Equal(t, watching{rv: "9"}, got)
+	assert.True(t, m.paginatedBefore)
+}
+
+func TestBackoffCarriesTheState(t *testing.T) {
+	m := testMachine(true)
+	in := failure(opWatch, KindThrottled, "")
+	in.err = apierrors.NewTooManyRequests("slow down", 7)
+	got := m.step(watching{rv: "42"}, in)
+	b, ok := got.(backingOff)
+	require.True(t, ok, describe(got))
+	assert.Equal(t, 7*time.Second, b.delay, "Retry-After is a floor on the wait")
+	assert.Equal(t, watching{rv: "42"}, m.step(b, input{what: waitOver}), "time is up: the state it leads to")
+
+	l := listing{rv: "42", relist: true, consistent: true, via: viaPaged}
+	got = m.step(l, failure(opList, KindNetwork, ""))
+	assert.Equal(t, listing{rv: "42", relist: true, consistent: true}, got.(backingOff).then,
+		"a retried listing keeps its consistent read, and tries WatchList again")
+}
+
+func TestStopAndStart(t *testing.T) {
+	m := testMachine(false)
+	assert.Equal(t, listing{}, m.start(), "first Run: the first listing")
+
+	m.synced = true
+	m.state = m.step(backingOff{then: watching{rv: "42"}}, input{what: ctxDone})
+	assert.Equal(t, stopped{resume: watching{rv: "42"}}, m.state, "a stop remembers where the wait led")
+	assert.Equal(t, watching{rv: "42"}, m.start(), "a later Run resumes the watch")
+
+	m.state = stopped{resume: watching{rv: "0"}}
+	assert.Equal(t, listing{rv: "0", relist: true}, m.start(), "no position to resume from: relist")
+
+	m.state = m.step(listing{rv: "42", relist: true, consistent: true, via: viaUnpaged}, input{what: ctxDone})
+	assert.Equal(t, listing{rv: "42", relist: true, consistent: true}, m.start(), "a stopped relist is picked up")
+}
+
+// TestEveryInputHasARow feeds every kind of input, in every state, to the
+// table: none may fall through it.
+func TestEveryInputHasARow(t *testing.T) {
+	states := []state{listing{}, watching{rv: "1"}, backingOff{then: listing{}}}
+	ops := []string{opList, opWatchList, opWatch, opStore}
+	for _, s := range states {
+		var ins []input
+		for _, what := range []happening{snapshotStored, watchClosed, waitOver, ctxDone} {
+			ins = append(ins, input{what: what})
+		}
+		for _, op := range ops {
+			for k := range Kind(numKinds) {
+				for _, rv := range []string{"", "1"} {
+					ins = append(ins, input{what: ioFailed, op: op, kind: k, rv: rv})
+				}
+			}
+		}
+		for _, in := range ins {
+			if !expected(s, in) {
+				continue
+			}
+			found := false
+			for _, tr := range transitions {
+				found = found || tr.matches(phaseOf(s), in)
+			}
+			assert.True(t, found, "no row for %s in %s", describe(s), inputString(in))
+		}
+	}
+}
+
+// expected reports whether the I/O of s can produce in.
+func expected(s state, in input) bool {
+	switch s.(type) {
+	case listing:
+		return in.what == snapshotStored || in.what == ctxDone || in.what == ioFailed && in.op != opWatch
+	case watching:
+		return in.what == watchClosed || in.what == ctxDone || in.what == ioFailed && in.op == opWatch
+	case backingOff:
+		return in.what == waitOver || in.what == ctxDone
+	}
+	return false
+}
+
+func inputString(in input) string {
+	return strings.Join([]string{in.op, in.kind.String(), in.rv}, " ")
+}
+
+// TestTransitionTableMatchesDoc reads the table in doc.go and compares it,
+// row by row, with the table the machine runs on: the documentation is
+// the code's own table.
+func TestTransitionTableMatchesDoc(t *testing.T) {
+	rows := docTable(t)
+	require.Len(t, rows, len(transitions), "doc.go's table and transitions have as many rows")
+	for i, tr := range transitions {
+		want := [3]string{tr.state, tr.outcome, tr.then.String()}
+		assert.Equal(t, want, rows[i], "row %d", i+1)
+	}
+}
+
+// docTable returns the rows of doc.go's transition table: the lines between
+// its dashed rule and the blank comment line after it, cut into columns at
+// runs of two spaces or more.
+func docTable(t *testing.T) [][3]string {
+	t.Helper()
+	f, err := os.Open("doc.go")
+	require.NoError(t, err)
+	defer f.Close()
+	cols := regexp.MustCompile(` {2,}`)
+	var rows [][3]string
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "//\t")
+		switch {
+		case !in && ok && strings.HasPrefix(line, "-----"):
+			in = true
+		case in && !ok:
+			return rows
+		case in:
+			c := cols.Split(strings.TrimSpace(line), -1)
+			require.Len(t, c, 3, "doc.go row %q", line)
+			rows = append(rows, [3]string{c[0], c[1], c[2]})
+		}
+	}
+	require.NoError(t, sc.Err())
+	require.True(t, in, "doc.go has no table")
+	return rows
+}
+
+// TestUnmatchedInputCarriesOn checks decide's answer to an input no row
+// matches (none does today): the reflector must neither loop nor stop.
+func TestUnmatchedInputCarriesOn(t *testing.T) {
+	odd := input{what: waitOver}
+	assert.Equal(t, toBackoffList, decide(listing{}, odd).then)
+	assert.Equal(t, toBackoffWatch, decide(watching{rv: "1"}, odd).then)
+	assert.Equal(t, toResume, decide(backingOff{then: listing{}}, input{what: watchClosed}).then)
+}
