@@ -127,12 +127,14 @@
 //     another write. A cache of which a Snapshot is taken between every two
 //     writes pays that on every write; so does one whose reads overlap
 //     every write.
-//   - Once the label index is in use, every update compares the old and new
-//     labels. Unchanged labels cost no allocation, but reading two label maps
-//     that are not in the CPU cache can double the cost of an update. (It is
-//     still several times cheaper than client-go's with a label index of its
-//     own: see bench/, BenchmarkIndexerUpdate.) Putting it in use costs one
-//     O(n) build, during which writers wait.
+//   - Once the label index is in use, every update compares the new labels
+//     with the values the object is filed under, and every object keeps its
+//     label values (one "key=value" string per label). Unchanged labels cost
+//     no allocation, but reading a label map and the values that are not in
+//     the CPU cache can double the cost of an update. (It is still several
+//     times cheaper than client-go's with a label index of its own: see
+//     bench/, BenchmarkIndexerUpdate.) Putting it in use costs one O(n)
+//     build, during which writers wait.
 //   - A Snapshot taken before the label index came into use answers
 //     LabelIndex reads correctly, but by scanning all its objects.
 //   - A reader that keeps a Snapshot keeps that version's objects alive.
@@ -152,13 +154,17 @@
 //
 // An update compares where the object was filed with where it goes and moves
 // the key only between the values that differ; a value whose last key leaves
-// is removed, so an index of short-lived values does not grow forever. For
-// custom indexes the Indexer remembers the values each object was filed
-// under, and removes the key from those; it never re-runs an index function
-// on the old object, which a caller may (wrongly) have modified. The
-// built-in indexes read only metadata, and compare old and new namespace and
-// labels directly (the labels only while the label index is in use), with
-// no allocation when they are unchanged.
+// is removed, so an index of short-lived values does not grow forever. Every
+// index, built-in or custom, remembers the values it filed each object under
+// (state.go, entry), and an update or a delete takes the key out of those:
+// it never re-reads the stored object, nor re-runs an index function on it.
+// A caller that (wrongly) modified a cached object in place therefore cannot
+// leave a key filed under values it no longer has: the next update or delete
+// of that key puts every index right. The built-in indexes read only
+// metadata and compare the new namespace and labels with the remembered
+// ones directly (the labels only while the label index is in use), with no
+// allocation when they are unchanged. What LabelIndex files an object under
+// is written once, in labels.go.
 //
 // The Indexer also records the last resourceVersion it reflects: Replace sets
 // it, an Add or Update of an object with one sets it, and SetResourceVersion

@@ -164,7 +164,7 @@ func (x *Indexer) deleteLocked(key string) error {
 	if !ok {
 		return nil
 	}
-	x.plan.remove(s, old)
+	x.plan.remove(s, &old)
 
 	s = x.beginEdit()
 	ed := x.eds.at(s)
@@ -258,28 +258,24 @@ func (x *Indexer) UseLabelIndex() error {
 	if cur.labels {
 		return nil // another reader got here first
 	}
-	// The new state shares the objects and every other index with cur; only
-	// the label index is built, in place, under the new generation.
+	// The new state shares every other index with cur; the label index is
+	// built, and every entry learns the label values it is filed under, in
+	// place, under the new generation.
 	x.nextGen++
 	s := cur.thaw(x.nextGen)
 	s.labels = true
 	i := s.defs.byName[LabelIndex]
 	ed := x.eds.at(s)
 	cur.objects.each(func(l *leaf[entry]) bool {
-		for _, v := range labelValues(l.val.obj) {
+		e := l.val.withFiled(i, len(s.defs.list), objectLabelValues(l.val.obj))
+		s.objects = s.objects.set(&ed.objects, l.hash, l.key, e)
+		for _, v := range e.filedAt(i) {
 			s.indexes[i] = s.file(ed, s.indexes[i], v, l.hash, l.key)
 		}
 		return true
 	})
 	x.publish(s)
 	return nil
-}
-
-// labelValues returns the LabelIndex values of a stored object (which has
-// metadata: it passed the built-in indexes when it was stored).
-func labelValues(obj runtime.Object) []string {
-	vals, _ := LabelIndexFunc(obj)
-	return vals
 }
 
 // build makes a new open state holding items, filed in the indexes of defs

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"unsafe"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -177,7 +176,7 @@ func (s Snapshot) scansLabels(indexName string) bool {
 func (s Snapshot) labelScan(value string) iter.Seq2[string, runtime.Object] {
 	return func(yield func(string, runtime.Object) bool) {
 		for key, obj := range s.st.all() {
-			if hasLabelValue(obj, value) && !yield(key, obj) {
+			if hasLabelValue(objectLabels(obj), value) && !yield(key, obj) {
 				return
 			}
 		}
@@ -188,27 +187,11 @@ func (s Snapshot) labelScan(value string) iter.Seq2[string, runtime.Object] {
 func (s Snapshot) labelValuesScan() []string {
 	seen := map[string]struct{}{}
 	for _, obj := range s.st.all() {
-		vals, _ := LabelIndexFunc(obj)
-		for _, v := range vals {
+		for _, v := range objectLabelValues(obj) {
 			seen[v] = struct{}{}
 		}
 	}
 	return slices.Collect(maps.Keys(seen))
-}
-
-// hasLabelValue reports whether obj has a label whose LabelIndexValue is
-// value, without building that string for every label.
-func hasLabelValue(obj runtime.Object, value string) bool {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return false
-	}
-	for k, v := range m.GetLabels() {
-		if len(k)+1+len(v) == len(value) && value[len(k)] == '=' && value[:len(k)] == k && value[len(k)+1:] == v {
-			return true
-		}
-	}
-	return false
 }
 
 // Get returns the object stored under key.

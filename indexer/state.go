@@ -8,16 +8,48 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// entry is what the object trie holds for one key.
+// entry is what the object trie holds for one key: the object, and where
+// every index filed it.
+//
+// Taking the key out of an index uses what the entry remembers, never the
+// stored object, nor a fresh call of an index function on it: if someone
+// mutated that object in place (which the package documentation forbids,
+// but nothing prevents), or a custom function is not quite deterministic,
+// what the object says now may not be where it was filed, and the key would
+// stay filed under the old values forever. Remembering costs the built-in
+// indexes little: the namespace is one string, inline, and the label values
+// are kept only while the label index is in use.
 type entry struct {
 	obj runtime.Object
-	// filed remembers the values the object was filed under in each custom
-	// index (parallel to indexSet.list[builtinCount:]; nil without custom
-	// indexes). Taking the key out of an index uses these, never a fresh call
-	// of the index function on the old object: if someone mutated that object
-	// in place, or the function is not quite deterministic, recomputing would
-	// miss the old values and leave the key filed under them forever.
+	// namespace is the value NamespaceIndex filed the object under.
+	namespace string
+	// filed is, for every other index, the values it filed the object under:
+	// filed[i-1] for the index at position i of indexSet.list, so LabelIndex
+	// first (nil while the label index is not in use), then the custom
+	// indexes. filed is nil when all of them are; it is never modified once
+	// stored, so versions may share it.
 	filed [][]string
+}
+
+// filedAt returns the values of the index at position i (i >= 1).
+func (e *entry) filedAt(i int) []string {
+	if e == nil || e.filed == nil {
+		return nil
+	}
+	return e.filed[i-1]
+}
+
+// withFiled returns e filed under vals in the index at position i (i >= 1)
+// of a set of n indexes. e's own filed slice is left as it is: versions that
+// share it go on seeing what they saw.
+func (e entry) withFiled(i, n int, vals []string) entry {
+	if e.filed == nil {
+		e.filed = make([][]string, n-1)
+	} else {
+		e.filed = slices.Clone(e.filed)
+	}
+	e.filed[i-1] = vals
+	return e
 }
 
 // bucket is the set of keys filed under one value of one index. Its leaves
