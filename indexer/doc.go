@@ -95,7 +95,8 @@
 // and adding keys needs new ones; a node of the writer's own generation that
 // a delete unlinks was never seen by any reader, so the writer keeps it as a
 // spare and builds the next new node from it. A cache whose pods come and go
-// then makes almost no garbage (see editor in trie.go).
+// then makes almost no garbage. That is an optimisation and only that: it
+// lives in node_recycling.go, which can be deleted with its one hook.
 //
 // Two locks make the hand-over safe, and neither is ever held for long:
 //

@@ -130,7 +130,7 @@ func (s *state) leafOf(key string) (leaf[entry], bool) {
 // editors are the writer's editors for the three kinds of trie a state is
 // made of, all at the generation of the state being edited. The Indexer
 // keeps one set for the life of the writer, so that nodes one write unlinks
-// serve the next (see editor).
+// serve the next (node_recycling.go).
 type editors struct {
 	objects editor[entry]
 	indexes editor[bucket]
