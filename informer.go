@@ -13,6 +13,7 @@ import (
 
 	"github.com/seed31a95821/informer/deltafifo"
 	"github.com/seed31a95821/informer/indexer"
+	"github.com/seed31a95821/informer/internal/cachekey"
 	"github.com/seed31a95821/informer/internal/reuse"
 	"github.com/seed31a95821/informer/internal/share"
 	"github.com/seed31a95821/informer/lister"
@@ -387,7 +388,7 @@ func (s *SharedInformer[T]) key(obj runtime.Object) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if k, ok := s.idx.Intern(b); ok {
+	if k, ok := cachekey.Lookup(s.idx, b); ok {
 		return k, nil
 	}
 	return string(b), nil

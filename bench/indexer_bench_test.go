@@ -17,6 +17,7 @@ import (
 
 	"github.com/seed31a95821/informer/deltafifo"
 	"github.com/seed31a95821/informer/indexer"
+	"github.com/seed31a95821/informer/internal/cachekey"
 	"github.com/seed31a95821/informer/lister"
 )
 
@@ -353,7 +354,7 @@ func ourKey(x *indexer.Indexer, obj runtime.Object) string {
 	if err != nil {
 		panic(err)
 	}
-	if k, ok := x.Intern(b); ok {
+	if k, ok := cachekey.Lookup(x, b); ok {
 		return k
 	}
 	return string(b)

@@ -71,7 +71,7 @@
 //	  +---(next write: thaw into a new generation)-------------+
 //
 // Most reads are over before they return, and those do not freeze the
-// state. A point read (Get, Intern) looks up its one key under mu (below),
+// state. A point read (Get, and intern in intern.go) looks up its one key under mu (below),
 // so that the informer's lookup before each write does not make that write
 // copy its paths. A read of many objects (List, ByIndex, Len, a lister's
 // query, Read) counts itself among the state's readers while it runs: a

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"testing"
-	"unsafe"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -494,32 +493,6 @@ func TestSwapReturnsWhatItReplaced(t *testing.T) {
 	require.Nil(t, old)
 	got, _ = x.Get("a/p")
 	require.Same(t, v2, got)
-}
-
-// TestIntern: the Indexer hands back its own string for a key it holds,
-// whether its newest state is open or frozen, and nothing for other keys.
-func TestIntern(t *testing.T) {
-	x := New(nil)
-	p := pod("shop", "web-1", "", "")
-	stored := keyOf(p)
-	require.NoError(t, x.Add(stored, p))
-	for _, frozen := range []bool{false, true} {
-		if frozen {
-			x.Snapshot()
-		}
-		k, ok := x.Intern([]byte("shop/web-1"))
-		require.True(t, ok, "frozen=%v", frozen)
-		require.Equal(t, stored, k)
-		require.Same(t, unsafe.StringData(stored), unsafe.StringData(k), "the stored string itself, frozen=%v", frozen)
-		_, ok = x.Intern([]byte("shop/web-2"))
-		require.False(t, ok, "frozen=%v", frozen)
-	}
-	b := []byte("shop/web-1")
-	k, _ := x.Intern(b)
-	b[0] = 'X' // the caller may reuse its buffer
-	require.Equal(t, "shop/web-1", k)
-	_, ok := x.Intern(nil)
-	require.False(t, ok)
 }
 
 // A read that has returned leaves the writer editing in place: the state

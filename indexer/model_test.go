@@ -236,7 +236,7 @@ func TestIndexerMatchesModel(t *testing.T) {
 // with a Snapshot, which freezes the newest state, so with checks spaced out
 // most writes edit an open state in place and recycle the nodes deletes
 // unlink, which is the path a busy informer takes. Point reads (Get,
-// Intern), which do not freeze, are mixed in, and snapshots are kept along
+// intern), which do not freeze, are mixed in, and snapshots are kept along
 // the way.
 func TestIndexerMatchesModelInPlace(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(testSeed(t)), 4))
@@ -261,7 +261,7 @@ type modelRead int
 const (
 	readCheck        modelRead = 1 << iota // compare the whole Indexer with the model
 	readKeep                               // keep a snapshot, checked at the end
-	readPoint                              // Get and Intern one random key
+	readPoint                              // Get and intern one random key
 	readCheckAndKeep = readCheck | readKeep
 )
 
@@ -303,7 +303,7 @@ func runModel(t *testing.T, rng *rand.Rand, runs, steps int, reads func(step int
 	}
 }
 
-// checkPointRead compares Get and Intern of p's key with the model. Neither
+// checkPointRead compares Get and intern of p's key with the model. Neither
 // freezes the state.
 func checkPointRead(t *testing.T, x *Indexer, m *model, p *corev1.Pod, what string) {
 	t.Helper()
@@ -314,7 +314,7 @@ func checkPointRead(t *testing.T, x *Indexer, m *model, p *corev1.Pod, what stri
 	if has {
 		require.Same(t, want, got, what)
 	}
-	k, ok := x.Intern([]byte(key))
+	k, ok := x.intern([]byte(key))
 	require.Equal(t, has, ok, what)
 	if has {
 		require.Equal(t, key, k, what)

@@ -5,7 +5,6 @@ import (
 	"iter"
 	"maps"
 	"slices"
-	"unsafe"
 
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -206,21 +205,8 @@ func (x *Indexer) Get(key string) (runtime.Object, bool) {
 	return l.val.obj, ok
 }
 
-// Intern returns the key the Indexer holds that is equal to b, if it holds
-// one. A caller about to make a string of b, to name an object the cache may
-// already have (a watch event for an update or a delete), can take the
-// stored string instead: no allocation, and every later comparison of the
-// two strings ends at the pointer, without reading the bytes. It locks like
-// Get.
-func (x *Indexer) Intern(b []byte) (string, bool) {
-	// b seen as a string, for the lookup only: it is never kept, so b may
-	// change after Intern returns.
-	l, ok := x.point(unsafe.String(unsafe.SliceData(b), len(b)))
-	return l.key, ok
-}
-
-// point is Get and Intern: the leaf of key in the newest state, read without
-// freezing it (see Get).
+// point is Get (and intern, intern.go): the leaf of key in the newest state,
+// read without freezing it (see Get).
 func (x *Indexer) point(key string) (leaf[entry], bool) {
 	if s := x.latest.Load(); s.frozen.Load() {
 		return s.leafOf(key)
