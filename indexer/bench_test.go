@@ -86,15 +86,15 @@ func BenchmarkUpdate(b *testing.B) {
 	}
 }
 
-// BenchmarkUpdateAfterRead: the same update when a reader has taken a
-// snapshot since the last write, so the write must copy its path.
+// BenchmarkUpdateAfterRead: the same update when a reader has frozen the
+// cache (Freeze) since the last write, so the write must copy its path.
 func BenchmarkUpdateAfterRead(b *testing.B) {
 	keys, v1, v2 := benchPods(10_000, 10)
 	x := benchIndexer(b, keys, v1, nil)
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		_ = x.Snapshot()
+		_ = x.Freeze()
 		j := i % len(keys)
 		p := v2[j]
 		if (i/len(keys))%2 == 1 {

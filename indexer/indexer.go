@@ -41,7 +41,7 @@ type Indexer struct {
 
 	// mu guards the hand-over of the newest state between its writer, which
 	// edits it in place while it is open and nobody reads it, and readers,
-	// which freeze it (Snapshot) or count themselves among its readers
+	// which freeze it (Freeze) or count themselves among its readers
 	// (borrow) before they walk it, and look up one key (point) under it.
 	// Nobody holds mu for more than O(log n): a writer holds it while it
 	// applies one already-planned write, a reader while it sets a flag,
@@ -330,9 +330,9 @@ func (x *Indexer) publish(s *state) {
 	x.endEdit(s)
 }
 
-// snapshot returns the newest state, frozen. If an earlier Snapshot froze
-// it already (no write since), this is one atomic load and no lock at all.
-func (x *Indexer) snapshot() *state {
+// freeze returns the newest state, frozen. If an earlier Freeze froze it
+// already (no write since), this is one atomic load and no lock at all.
+func (x *Indexer) freeze() *state {
 	if s := x.latest.Load(); s.frozen.Load() {
 		return s
 	}

@@ -294,7 +294,7 @@ func TestUnknownIndex(t *testing.T) {
 	_, err = x.IndexKeys("nope", "v")
 	require.ErrorIs(t, err, ErrNoSuchIndex)
 	require.Nil(t, x.ListIndexFuncValues("nope"))
-	_, err = x.Snapshot().IndexLen("nope", "v")
+	_, err = x.Freeze().IndexLen("nope", "v")
 	require.ErrorIs(t, err, ErrNoSuchIndex)
 
 	objs, err := x.ByIndex(NamespaceIndex, "empty")
@@ -335,7 +335,7 @@ func TestSnapshotIsImmutable(t *testing.T) {
 	require.NoError(t, x.Add("a/p1", p1))
 	require.NoError(t, x.Add("a/p2", p2))
 	x.SetResourceVersion("5")
-	snap := x.Snapshot()
+	snap := x.Freeze()
 
 	require.NoError(t, x.Update("a/p1", pod("b", "p1", "app=api", "n2")))
 	require.NoError(t, x.Delete("a/p2"))
@@ -444,7 +444,7 @@ func TestLabelIndexComesIntoUse(t *testing.T) {
 	require.False(t, x.latest.Load().labels)
 	require.Zero(t, x.latest.Load().indexes[1].size, "no label buckets were built")
 
-	before := x.Snapshot()
+	before := x.Freeze()
 	n, err := before.IndexLen(LabelIndex, "app=web")
 	require.NoError(t, err)
 	require.Equal(t, 2, n, "a snapshot answers by scanning")
@@ -497,7 +497,7 @@ func TestSwapReturnsWhatItReplaced(t *testing.T) {
 
 // A read that has returned leaves the writer editing in place: the state
 // the next write edits is the one the read saw, not a thawed copy whose
-// writes copy their paths. Only a Snapshot, which the caller may keep,
+// writes copy their paths. Only Freeze, whose view the caller may keep,
 // freezes it.
 func TestReturnedReadsDoNotFreeze(t *testing.T) {
 	x := New(Indexers{"node": byNode})
@@ -526,8 +526,8 @@ func TestReturnedReadsDoNotFreeze(t *testing.T) {
 		require.Same(t, before, x.latest.Load(), "%s: the write after it thawed a new version", name)
 	}
 	before := x.latest.Load()
-	_ = x.Snapshot()
+	_ = x.Freeze()
 	p := pod("ns1", "p7", "app=a", "n1")
 	require.NoError(t, x.Update(keyOf(p), p))
-	require.NotSame(t, before, x.latest.Load(), "a Snapshot may be kept: the write after it must not edit what it holds")
+	require.NotSame(t, before, x.latest.Load(), "a frozen view may be kept: the write after it must not edit what it holds")
 }

@@ -20,7 +20,7 @@ func TestIntern(t *testing.T) {
 	require.NoError(t, x.Add(stored, p))
 	for _, frozen := range []bool{false, true} {
 		if frozen {
-			x.Snapshot()
+			x.Freeze()
 		}
 		k, ok := x.intern([]byte("shop/web-1"))
 		require.True(t, ok, "frozen=%v", frozen)

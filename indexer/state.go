@@ -67,9 +67,9 @@ type bucket = trie[struct{}]
 //     place, except while reads that end before they return (readers > 0)
 //     are looking at it;
 //   - frozen: some reader may be looking at it for as long as it likes (it
-//     took a Snapshot), and it never changes again.
+//     froze it with Freeze), and it never changes again.
 //
-// The transition is one-way and happens under Indexer.mu (see snapshot). An
+// The transition is one-way and happens under Indexer.mu (see Indexer.freeze). An
 // open state belongs to the writer holding Indexer.writeMu and is not safe
 // for concurrent use; a frozen state is safe for any number of readers.
 type state struct {

@@ -218,7 +218,7 @@ func TestPlanQuery(t *testing.T) {
 	objs = append(objs, pod("small", "p0", "app=web,tier=fe"), pod("big", "rare", "app=web,tier=be,rare=yes"))
 	x := store(t, objs...)
 	require.NoError(t, x.UseLabelIndex())
-	snap := x.Snapshot()
+	snap := x.Freeze()
 	tests := []struct {
 		namespace, selector string
 		index, value        string
