@@ -267,9 +267,13 @@ func (x *Indexer) UseLabelIndex() error {
 	i := s.defs.byName[LabelIndex]
 	ed := x.eds.at(s)
 	cur.objects.each(func(l *leaf[entry]) bool {
-		e := l.val.withFiled(i, len(s.defs.list), objectLabelValues(l.val.obj))
+		vals := objectLabelValues(l.val.obj)
+		if len(vals) == 0 {
+			return true // filed nowhere, which its entry already says
+		}
+		e := l.val.withFiled(i, len(s.defs.list), vals)
 		s.objects = s.objects.set(&ed.objects, l.hash, l.key, e)
-		for _, v := range e.filedAt(i) {
+		for _, v := range vals {
 			s.indexes[i] = s.file(ed, s.indexes[i], v, l.hash, l.key)
 		}
 		return true
