@@ -135,7 +135,9 @@
 //     the CPU cache can double the cost of an update. (It is still several
 //     times cheaper than client-go's with a label index of its own: see
 //     bench/, BenchmarkIndexerUpdate.) Putting it in use costs one O(n)
-//     build, during which writers wait.
+//     build, during which writers wait: it files every object and records
+//     its values in its entry, so the object trie is copied once too
+//     (BenchmarkUseLabelIndex).
 //   - A view frozen before the label index came into use answers
 //     LabelIndex reads correctly, but by scanning all its objects.
 //   - A reader that keeps a frozen view keeps that version's objects alive.

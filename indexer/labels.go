@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -60,13 +61,34 @@ func objectLabels(obj runtime.Object) map[string]string {
 // under, sorted and without duplicates (nil for no labels). Two labels make
 // the same value only if a key holds "=", which the API server refuses, but
 // the Indexer files any object and must not count such a value twice.
+//
+// The values are cut from one string: an object's values then take two
+// allocations whatever its number of labels, and checking an update's labels
+// against them (labelsFiledAs) reads one run of memory instead of a string
+// per label scattered over the heap.
 func labelValues(ls map[string]string) []string {
 	if len(ls) == 0 {
 		return nil
 	}
-	out := make([]string, 0, len(ls))
+	size := 0
 	for k, v := range ls {
-		out = append(out, LabelIndexValue(k, v))
+		size += len(k) + 1 + len(v)
+	}
+	var b strings.Builder
+	b.Grow(size)
+	var endsBuf [16]int
+	ends := endsBuf[:0] // where each value ends in b
+	for k, v := range ls {
+		b.WriteString(k)
+		b.WriteByte('=') // as LabelIndexValue does
+		b.WriteString(v)
+		ends = append(ends, b.Len())
+	}
+	all := b.String()
+	out := make([]string, len(ends))
+	start := 0
+	for i, end := range ends {
+		out[i], start = all[start:end], end
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
