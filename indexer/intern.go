@@ -18,9 +18,9 @@ import (
 // pointer without reading the bytes.
 
 func init() {
-	cachekey.Link(func(cache any, key []byte) (string, bool) {
+	cachekey.Link(func(cache any, key [cachekey.MaxKey]byte, n int) (string, bool) {
 		if x, ok := cache.(*Indexer); ok {
-			return x.intern(key)
+			return x.intern(key[:n])
 		}
 		return "", false
 	})

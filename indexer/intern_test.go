@@ -50,4 +50,18 @@ func TestCachekeyLookup(t *testing.T) {
 	require.False(t, ok)
 	_, ok = cachekey.Lookup("not an indexer", []byte("shop/web-1"))
 	require.False(t, ok)
+	long := make([]byte, cachekey.MaxKey+1)
+	_, ok = cachekey.Lookup(x, long)
+	require.False(t, ok, "a key longer than MaxKey is not looked up")
+
+	// The point of the fast path: a key built in a stack buffer, as the
+	// informer's key function builds it, is looked up without allocating.
+	allocs := testing.AllocsPerRun(100, func() {
+		var buf [64]byte
+		b := append(append(append(buf[:0], "shop"...), '/'), "web-1"...)
+		if _, ok := cachekey.Lookup(x, b); !ok {
+			panic("not found")
+		}
+	})
+	require.Zero(t, allocs, "allocations per lookup")
 }
