@@ -26,8 +26,8 @@ type entry struct {
 	// filed is, for every other index, the values it filed the object under:
 	// filed[i-1] for the index at position i of indexSet.list, so LabelIndex
 	// first (nil while the label index is not in use), then the custom
-	// indexes. filed is nil when all of them are; it is never modified once
-	// stored, so versions may share it.
+	// indexes. It may be nil when all of them are empty. It is never
+	// modified once stored, so versions may share it.
 	filed [][]string
 }
 
@@ -69,9 +69,10 @@ type bucket = trie[struct{}]
 //   - frozen: some reader may be looking at it for as long as it likes (it
 //     froze it with Freeze), and it never changes again.
 //
-// The transition is one-way and happens under Indexer.mu (see Indexer.freeze). An
-// open state belongs to the writer holding Indexer.writeMu and is not safe
-// for concurrent use; a frozen state is safe for any number of readers.
+// The transition is one-way and happens under Indexer.mu (see
+// Indexer.freeze). An open state belongs to the writer holding
+// Indexer.writeMu and is not safe for concurrent use; a frozen state is safe
+// for any number of readers.
 type state struct {
 	gen    uint64      // the writer generation that may edit this state while it is open
 	frozen atomic.Bool // set under Indexer.mu the first time a reader takes this state; never cleared
