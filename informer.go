@@ -231,7 +231,7 @@ func (s *SharedInformer[T]) AddEventHandler(h Handler[T], opts HandlerOptions) (
 		// An informer that keeps every update in its queue promises its
 		// handlers every version: it keeps them in their backlogs too.
 		BacklogLimit: opts.BacklogLimit, KeepAllUpdates: opts.KeepAllUpdates || s.opts.KeepAllUpdates,
-	}, s.idx.Snapshot())
+	}, s.idx.Freeze())
 	if err != nil {
 		return nil, fmt.Errorf("informer %s: add handler: %w", s.opts.Name, err)
 	}

@@ -15,13 +15,14 @@ package informer
 import (
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/seed31a95821/informer/internal/cachekey"
 	"github.com/seed31a95821/informer/internal/objkey"
 )
 
 // keyBufLen is room on the stack for the keys of nearly all objects: a
 // namespace and a name of 63 characters each, with room to spare. A longer
-// key still works; it is built on the heap.
-const keyBufLen = 128
+// key still works; it is built on the heap, and not looked up.
+const keyBufLen = cachekey.MaxKey
 
 // key is the queue's KeyFunc: deltafifo.MetaNamespaceKey, except that a key
 // the cache already holds comes back as the cache's own string.
@@ -31,7 +32,7 @@ func (s *SharedInformer[T]) key(obj runtime.Object) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if k, ok := s.idx.Intern(b); ok {
+	if k, ok := cachekey.Lookup(s.idx, b); ok {
 		return k, nil
 	}
 	return string(b), nil

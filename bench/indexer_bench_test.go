@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/seed31a95821/informer/indexer"
+	"github.com/seed31a95821/informer/internal/cachekey"
 	"github.com/seed31a95821/informer/internal/objkey"
 	"github.com/seed31a95821/informer/lister"
 )
@@ -221,7 +222,7 @@ func clientGoLabelIndexFunc(obj interface{}) ([]string, error) {
 // a write edits the current version in place only while no read is in
 // progress on it, and a read of many objects (List, ByIndex; not Get)
 // takes mu twice to count itself in and out. Until 552b3db such a read
-// froze the version, as a Snapshot does, and every write after it copied
+// froze the version, as Freeze does, and every write after it copied
 // the path of trie nodes it changed. client-go's store costs the same per
 // write whether anyone reads or not. So this is the comparison a
 // controller whose workers list from the cache between events will see.
@@ -353,7 +354,7 @@ func ourKey(x *indexer.Indexer, obj runtime.Object) string {
 	if err != nil {
 		panic(err)
 	}
-	if k, ok := x.Intern(b); ok {
+	if k, ok := cachekey.Lookup(x, b); ok {
 		return k
 	}
 	return string(b)

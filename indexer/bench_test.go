@@ -52,8 +52,9 @@ func podField(f func(p *corev1.Pod) string) IndexFunc {
 }
 
 // BenchmarkUpdate: one Update that changes no index value, with the two
-// built-in indexes ("indexes=1", client-go's NamespaceIndex equivalent) and
-// with four custom ones more ("indexes=5").
+// built-in indexes ("indexes=1", client-go's NamespaceIndex equivalent),
+// with four custom ones more ("indexes=5"), and with the label index in use
+// ("indexes=1+labels").
 func BenchmarkUpdate(b *testing.B) {
 	keys, v1, v2 := benchPods(10_000, 10)
 	custom := Indexers{
@@ -62,13 +63,18 @@ func BenchmarkUpdate(b *testing.B) {
 		"name":  podField(func(p *corev1.Pod) string { return p.Name }),
 		"phase": podField(func(p *corev1.Pod) string { return string(p.Status.Phase) }),
 	}
-	for _, n := range []int{1, 5} {
-		b.Run(fmt.Sprintf("indexes=%d", n), func(b *testing.B) {
+	for _, n := range []string{"1", "5", "1+labels"} {
+		b.Run("indexes="+n, func(b *testing.B) {
 			var idx Indexers
-			if n == 5 {
+			if n == "5" {
 				idx = custom
 			}
 			x := benchIndexer(b, keys, v1, idx)
+			if n == "1+labels" {
+				if err := x.UseLabelIndex(); err != nil {
+					b.Fatal(err)
+				}
+			}
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
@@ -86,15 +92,15 @@ func BenchmarkUpdate(b *testing.B) {
 	}
 }
 
-// BenchmarkUpdateAfterRead: the same update when a reader has taken a
-// snapshot since the last write, so the write must copy its path.
+// BenchmarkUpdateAfterRead: the same update when a reader has frozen the
+// cache (Freeze) since the last write, so the write must copy its path.
 func BenchmarkUpdateAfterRead(b *testing.B) {
 	keys, v1, v2 := benchPods(10_000, 10)
 	x := benchIndexer(b, keys, v1, nil)
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		_ = x.Snapshot()
+		_ = x.Freeze()
 		j := i % len(keys)
 		p := v2[j]
 		if (i/len(keys))%2 == 1 {

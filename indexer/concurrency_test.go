@@ -34,7 +34,7 @@ func TestReadersSeeConsistentSnapshots(t *testing.T) {
 	for r := range 4 {
 		wg.Go(func() {
 			for !stop.Load() {
-				if err := checkConsistent(x.Snapshot()); err != nil {
+				if err := checkConsistent(x.Freeze()); err != nil {
 					t.Errorf("reader %d: %v", r, err)
 					return
 				}
@@ -149,7 +149,7 @@ func TestWriterNeverWaitsForAReader(t *testing.T) {
 
 	paused, release, done := make(chan struct{}), make(chan struct{}), make(chan int)
 	go func() {
-		seq, _ := x.Snapshot().Indexed(NamespaceIndex, "a")
+		seq, _ := x.Freeze().Indexed(NamespaceIndex, "a")
 		n := 0
 		for range seq {
 			if n == 0 {

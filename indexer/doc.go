@@ -51,7 +51,7 @@
 // Here a reader never holds a lock while it walks the cache. Everything the
 // indexer holds (objects, indexes, resourceVersion, index definitions) is
 // one version, a value called a state. A reader takes the newest state (see
-// Snapshot) and walks it at leisure; nothing changes a state while a reader
+// Read and Freeze) and walks it at leisure; nothing changes a state while a reader
 // is reading it, or ever again once a reader keeps it. A writer makes the
 // next state and publishes it with one atomic pointer store; readers that
 // come later take that one.
@@ -66,16 +66,16 @@
 // One refinement makes writes as cheap as a map's when nobody is reading.
 // A state is open until a reader takes it to keep, and frozen from then on:
 //
-//	open --(a reader takes a Snapshot, which it may keep)--> frozen
-//	  ^                                                         |
-//	  +---(next write: thaw into a new generation)-------------+
+//	open --(a reader calls Freeze: a view it may keep)--> frozen
+//	  ^                                                      |
+//	  +---(next write: thaw into a new generation)----------+
 //
 // Most reads are over before they return, and those do not freeze the
-// state. A point read (Get, Intern) looks up its one key under mu (below),
-// so that the informer's lookup before each write does not make that write
-// copy its paths. A read of many objects (List, ByIndex, Len, a lister's
+// state. A point read (Get, and the informer's key lookup in intern.go)
+// looks up its one key under mu (below), so that the informer's lookup
+// before each write does not make that write copy its paths. A read of many objects (List, ByIndex, Len, a lister's
 // query, Read) counts itself among the state's readers while it runs: a
-// write that comes meanwhile thaws a new generation, as after a Snapshot,
+// write that comes meanwhile thaws a new generation, as after a Freeze,
 // and once the count is back to zero the writer edits in place again. Were
 // such reads to freeze the state, every write after one would copy the
 // paths it changes, and with writes spread over the cache, as a watch's
@@ -95,7 +95,8 @@
 // and adding keys needs new ones; a node of the writer's own generation that
 // a delete unlinks was never seen by any reader, so the writer keeps it as a
 // spare and builds the next new node from it. A cache whose pods come and go
-// then makes almost no garbage (see editor in trie.go).
+// then makes almost no garbage. That is an optimisation and only that: it
+// lives in node_recycling.go, which can be deleted with its one hook.
 //
 // Two locks make the hand-over safe, and neither is ever held for long:
 //
@@ -108,7 +109,7 @@
 //     applies one already-planned write (O(log n)); a reader holds it only to
 //     set the frozen flag, to count itself in or out of the state's readers,
 //     or for a point read to look up one key, and only if the newest state
-//     is still open. When it is already frozen (after a Snapshot, until the
+//     is still open. When it is already frozen (after a Freeze, until the
 //     next write), taking it is one atomic load and no lock at all.
 //
 // So a writer never waits for a reader to finish reading (at most for one
@@ -120,23 +121,27 @@
 //   - Lookups walk a trie (a few pointer hops) instead of probing a hash map,
 //     and ByIndex must find each key of a bucket in the object trie (it walks
 //     the two tries side by side, so that costs about one level per key).
-//   - The first write after a reader froze the state (with a Snapshot), or
-//     while a read is in progress, copies a path per trie it touches: at
-//     10,000 objects about 1.4 KB in 9 allocations
-//     (BenchmarkUpdateAfterRead), against none for a write that follows
-//     another write. A cache of which a Snapshot is taken between every two
-//     writes pays that on every write; so does one whose reads overlap
-//     every write.
-//   - Once the label index is in use, every update compares the old and new
-//     labels. Unchanged labels cost no allocation, but reading two label maps
-//     that are not in the CPU cache can double the cost of an update. (It is
-//     still several times cheaper than client-go's with a label index of its
-//     own: see bench/, BenchmarkIndexerUpdate.) Putting it in use costs one
-//     O(n) build, during which writers wait.
-//   - A Snapshot taken before the label index came into use answers
+//   - The first write after a reader froze the state (Freeze), or while a
+//     read is in progress, copies a path per trie it touches: at 10,000
+//     objects about 1.6 KB in 9 allocations (BenchmarkUpdateAfterRead),
+//     against none for a write that follows another write. A cache frozen
+//     between every two writes pays that on every write; so does one whose
+//     reads overlap every write. That is why the name says it: Freeze is the
+//     one read with a cost after it returns.
+//   - Once the label index is in use, every update compares the new labels
+//     with the values the object is filed under, and every object keeps its
+//     label values (one "key=value" string per label). Unchanged labels cost
+//     no allocation, but reading a label map and the values that are not in
+//     the CPU cache can double the cost of an update. (It is still several
+//     times cheaper than client-go's with a label index of its own: see
+//     bench/, BenchmarkIndexerUpdate.) Putting it in use costs one O(n)
+//     build, during which writers wait: it files every object and records
+//     its values in its entry, so the object trie is copied once too
+//     (BenchmarkUseLabelIndex).
+//   - A view frozen before the label index came into use answers
 //     LabelIndex reads correctly, but by scanning all its objects.
-//   - A reader that keeps a Snapshot keeps that version's objects alive.
-//     Long-held snapshots of a fast-changing cache cost memory.
+//   - A reader that keeps a frozen view keeps that version's objects alive.
+//     Long-held views of a fast-changing cache cost memory.
 //   - List order is hash order: stable for one snapshot, otherwise
 //     meaningless (as with client-go's maps).
 //   - Replace and AddIndexers build a complete new state, O(n), while the
@@ -152,17 +157,33 @@
 //
 // An update compares where the object was filed with where it goes and moves
 // the key only between the values that differ; a value whose last key leaves
-// is removed, so an index of short-lived values does not grow forever. For
-// custom indexes the Indexer remembers the values each object was filed
-// under, and removes the key from those; it never re-runs an index function
-// on the old object, which a caller may (wrongly) have modified. The
-// built-in indexes read only metadata, and compare old and new namespace and
-// labels directly (the labels only while the label index is in use), with
-// no allocation when they are unchanged.
+// is removed, so an index of short-lived values does not grow forever. Every
+// index, built-in or custom, remembers the values it filed each object under
+// (state.go, entry), and an update or a delete takes the key out of those:
+// it never re-reads the stored object, nor re-runs an index function on it.
+// A caller that (wrongly) modified a cached object in place therefore cannot
+// leave a key filed under values it no longer has: the next update or delete
+// of that key puts every index right. The built-in indexes read only
+// metadata and compare the new namespace and labels with the remembered
+// ones directly (the labels only while the label index is in use), with no
+// allocation when they are unchanged. What LabelIndex files an object under
+// is written once, in labels.go.
 //
 // The Indexer also records the last resourceVersion it reflects: Replace sets
 // it, an Add or Update of an object with one sets it, and SetResourceVersion
 // sets it for progress without an object (a bookmark, a delete).
+//
+// # Files a first reading can skip
+//
+// Two files are fast paths and only that, each headed by the rule "delete
+// this file and its one hook, and the informer is still correct, only
+// slower": node_recycling.go (the writer builds new trie nodes from the ones
+// its deletes unlinked) and intern.go (the informer names an object with
+// the key string the cache already holds, through internal/cachekey; not
+// part of this package's API). batch.go, several writes under one hold of
+// the write lock, follows the same rule. The rest is the design above:
+// trie.go, state.go, filing.go, labels.go, index.go, indexer.go and
+// snapshot.go.
 //
 // Errors are listed in errors.go.
 package indexer

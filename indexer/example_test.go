@@ -92,16 +92,17 @@ func ExampleIndexer_AddIndexers() {
 	// true node 1
 }
 
-// A Snapshot is a consistent view that later writes do not change. Taking one
-// costs nothing and blocks no writer.
-func ExampleIndexer_Snapshot() {
+// Freeze takes a consistent view that later writes do not change, for as
+// long as it is kept. Taking it is O(1) and blocks no writer; the writes
+// after it copy what they change instead of editing it in place.
+func ExampleIndexer_Freeze() {
 	x := indexer.New(nil)
 	_ = x.Replace(map[string]runtime.Object{
 		"shop/web-1": newPod("shop", "web-1", "", nil),
 		"shop/web-2": newPod("shop", "web-2", "", nil),
 	}, "100")
 
-	snap := x.Snapshot()
+	snap := x.Freeze()
 	_ = x.Delete("shop/web-1")
 	x.SetResourceVersion("101")
 

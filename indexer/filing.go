@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -46,8 +45,10 @@ func (p *plan) record(index int, remove, add []string) {
 // put plans writing obj under key into s, replacing old (nil for a new key),
 // and returns the entry to store. On error nothing has been planned that
 // matters: the caller discards the plan.
+//
+// Every index compares where the object goes with where old says it was
+// filed (entry), never with what old's object says now.
 func (p *plan) put(s *state, key string, old *entry, obj runtime.Object) (entry, error) {
-	defs := s.defs
 	p.reset()
 	cur, err := meta.Accessor(obj)
 	if err != nil {
@@ -55,48 +56,47 @@ func (p *plan) put(s *state, key string, old *entry, obj runtime.Object) (entry,
 		return entry{}, &IndexFuncError{Index: NamespaceIndex, Key: key, Err: err}
 	}
 	p.rv = cur.GetResourceVersion()
-	var prev metav1.Object
-	if old != nil {
-		// Stored objects always have metadata: they passed this check.
-		prev, _ = meta.Accessor(old.obj)
-	}
-	e := entry{obj: obj}
-	// Most updates leave every custom value as it was: e then keeps the old
+	e := entry{obj: obj, namespace: cur.GetNamespace()}
+	// Most updates file the object where it was: e then keeps the old
 	// entry's filed slice (it is never modified, so sharing it is safe), and
 	// only the first change pays for a copy.
-	shared := old != nil
-	if shared {
+	shared := old != nil && old.filed != nil
+	if old != nil {
 		e.filed = old.filed
-	} else if n := defs.customCount(); n > 0 {
-		e.filed = make([][]string, n)
 	}
-	for i, d := range defs.list {
+	for i, d := range s.defs.list {
+		if d.kind == namespaceIndex {
+			p.namespaceMove(i, old, e.namespace)
+			continue
+		}
+		was := old.filedAt(i)
+		var vals []string
 		switch d.kind {
-		case namespaceIndex:
-			p.namespaceMove(i, prev, cur)
 		case labelIndex:
-			if s.labels {
-				p.labelMove(i, prev, cur)
+			if !s.labels {
+				continue
 			}
+			ls := cur.GetLabels()
+			if labelsFiledAs(ls, was) {
+				continue // the common case: the labels did not change
+			}
+			vals = labelValues(ls)
 		default:
-			vals, err := callIndexFunc(d, key, obj)
-			if err != nil {
+			if vals, err = callIndexFunc(d, key, obj); err != nil {
 				return entry{}, err
-			}
-			c := i - builtinCount
-			var was []string
-			if old != nil {
-				was = old.filed[c]
 			}
 			if slices.Equal(was, vals) {
 				continue // the common case: the update did not touch the indexed field
 			}
-			if shared {
-				e.filed, shared = slices.Clone(e.filed), false
-			}
-			e.filed[c] = vals
-			p.record(i, minus(was, vals), minus(vals, was))
 		}
+		switch {
+		case e.filed == nil:
+			e.filed = make([][]string, len(s.defs.list)-1)
+		case shared:
+			e.filed, shared = slices.Clone(e.filed), false
+		}
+		e.filed[i-1] = vals
+		p.record(i, minus(was, vals), minus(vals, was))
 	}
 	if !shared && e.filed != nil {
 		e.filed = pack(e.filed)
@@ -104,8 +104,8 @@ func (p *plan) put(s *state, key string, old *entry, obj runtime.Object) (entry,
 	return e, nil
 }
 
-// pack copies the values of every custom index into one backing array, so
-// that the next update of the key reads its old values from two adjacent
+// pack copies the values of every index in filed into one backing array,
+// so that the next update of the key reads its old values from two adjacent
 // allocations instead of one per index (fewer cache misses on the write
 // path), and the garbage collector traces two objects instead of many.
 func pack(filed [][]string) [][]string {
@@ -122,79 +122,48 @@ func pack(filed [][]string) [][]string {
 	return filed
 }
 
-// remove plans taking a key, which holds old, out of every index of s.
-func (p *plan) remove(s *state, old entry) {
+// remove plans taking a key, which holds old, out of every index of s:
+// out of the values old says it was filed under.
+func (p *plan) remove(s *state, old *entry) {
 	p.reset()
-	prev, _ := meta.Accessor(old.obj)
 	for i, d := range s.defs.list {
-		switch d.kind {
-		case namespaceIndex:
-			p.namespaceMove(i, prev, nil)
-		case labelIndex:
-			if s.labels {
-				p.labelMove(i, prev, nil)
-			}
-		default:
-			p.record(i, old.filed[i-builtinCount], nil)
+		if d.kind == namespaceIndex {
+			p.record(i, p.namespaceWas(old.namespace), nil)
+			continue
 		}
+		p.record(i, old.filedAt(i), nil)
 	}
 }
 
-// namespaceMove plans NamespaceIndex for an object going from prev to cur
-// (either may be nil). Comparing two strings is all an update usually costs.
-func (p *plan) namespaceMove(i int, prev, cur metav1.Object) {
+// namespaceMove plans NamespaceIndex for a write of an object in namespace
+// now over old (nil for a new key). Comparing two strings is all an update
+// usually costs.
+func (p *plan) namespaceMove(i int, old *entry, now string) {
 	switch {
-	case prev == nil && cur == nil:
-	case prev == nil:
-		p.record(i, nil, p.namespaceNow(cur))
-	case cur == nil:
-		p.record(i, p.namespaceWas(prev), nil)
-	case prev.GetNamespace() != cur.GetNamespace():
-		p.record(i, p.namespaceWas(prev), p.namespaceNow(cur))
+	case old == nil:
+		p.record(i, nil, p.namespaceNow(now))
+	case old.namespace != now:
+		p.record(i, p.namespaceWas(old.namespace), p.namespaceNow(now))
 	}
 }
 
-func (p *plan) namespaceWas(o metav1.Object) []string {
-	p.nsWas[0] = o.GetNamespace()
+func (p *plan) namespaceWas(ns string) []string {
+	p.nsWas[0] = ns
 	return p.nsWas[:]
 }
 
-func (p *plan) namespaceNow(o metav1.Object) []string {
-	p.nsNow[0] = o.GetNamespace()
+func (p *plan) namespaceNow(ns string) []string {
+	p.nsNow[0] = ns
 	return p.nsNow[:]
 }
 
-// labelMove plans LabelIndex for an object going from prev to cur (either
-// may be nil). Only labels that changed are touched, and unchanged labels
-// cost one map lookup each, with no allocation.
-func (p *plan) labelMove(i int, prev, cur metav1.Object) {
-	var was, now map[string]string
-	if prev != nil {
-		was = prev.GetLabels()
-	}
-	if cur != nil {
-		now = cur.GetLabels()
-	}
-	var remove, add []string
-	for k, v := range was {
-		if nv, ok := now[k]; !ok || nv != v {
-			remove = append(remove, LabelIndexValue(k, v))
-		}
-	}
-	// With nothing removed and as many labels as before, now equals was.
-	if len(remove) > 0 || len(now) != len(was) {
-		for k, v := range now {
-			if ov, ok := was[k]; !ok || ov != v {
-				add = append(add, LabelIndexValue(k, v))
-			}
-		}
-	}
-	p.record(i, remove, add)
-}
-
-// minus returns the values of a that are not in b.
+// minus returns the values of a that are not in b: a itself when b is
+// empty (a new key, a delete), which the caller must then not modify.
 func minus(a, b []string) []string {
 	const short = 16 // below this, scanning b beats building a set of it
+	if len(b) == 0 {
+		return a
+	}
 	var out []string
 	if len(b) <= short {
 		for _, v := range a {

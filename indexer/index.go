@@ -26,9 +26,10 @@ type IndexFunc func(obj runtime.Object) ([]string, error)
 type Indexers map[string]IndexFunc
 
 // The built-in indexes every Indexer has. They read only object metadata, so
-// they are maintained by specialised code that compares an object's old and
-// new metadata without allocating; NamespaceIndexFunc and LabelIndexFunc are
-// their definitions as ordinary index functions.
+// they are maintained by specialised code that compares an object's new
+// metadata with where its old version was filed, without allocating;
+// NamespaceIndexFunc and LabelIndexFunc are their definitions as ordinary
+// index functions.
 const (
 	// NamespaceIndex files every object under its namespace ("" for
 	// cluster-scoped objects). Listers answer Namespace(ns).List from it.
@@ -49,29 +50,6 @@ func NamespaceIndexFunc(obj runtime.Object) ([]string, error) {
 	return []string{m.GetNamespace()}, nil
 }
 
-// LabelIndexFunc is the definition of LabelIndex: one LabelIndexValue per
-// label, sorted.
-func LabelIndexFunc(obj runtime.Object) ([]string, error) {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return nil, err
-	}
-	ls := m.GetLabels()
-	out := make([]string, 0, len(ls))
-	for k, v := range ls {
-		out = append(out, LabelIndexValue(k, v))
-	}
-	slices.Sort(out)
-	return out, nil
-}
-
-// LabelIndexValue is the LabelIndex value for the label key=value. Label keys
-// and values cannot contain "=", so the value names one label unambiguously
-// for any object the API server accepted.
-func LabelIndexValue(key, value string) string {
-	return key + "=" + value
-}
-
 // indexKind tells the built-in indexes, which get specialised code, from the
 // caller's.
 type indexKind uint8
@@ -82,19 +60,18 @@ const (
 	labelIndex
 )
 
-// builtinCount is how many built-in indexes come first in every indexSet.
-const builtinCount = 2
-
 type indexDef struct {
 	name string
 	kind indexKind
-	fn   IndexFunc // the definition; the built-ins use it only for full rebuilds
+	fn   IndexFunc // the definition; never called for the built-ins, which filing.go files itself
 }
 
 // indexSet is the list of an Indexer's indexes. It is immutable: AddIndexers
 // makes a new one, so a snapshot always pairs its indexes with the set that
-// built them. Built-ins come first, then custom indexes sorted by name; a
-// custom index at position i keeps its values in entry.filed[i-builtinCount].
+// built them. Built-ins come first (NamespaceIndex at 0, LabelIndex at 1),
+// then custom indexes sorted by name. Where an object was filed is kept in
+// its entry: entry.namespace for NamespaceIndex, entry.filed[i-1] for the
+// index at any other position i.
 type indexSet struct {
 	list   []indexDef
 	byName map[string]int
@@ -134,9 +111,6 @@ func (s *indexSet) with(add Indexers) (*indexSet, error) {
 	}
 	return next, nil
 }
-
-// customCount is the number of caller-defined indexes.
-func (s *indexSet) customCount() int { return len(s.list) - builtinCount }
 
 // callIndexFunc runs a caller's index function, turning an error or a panic
 // into an IndexFuncError, and returns its values without duplicates.

@@ -41,7 +41,7 @@ type Indexer struct {
 
 	// mu guards the hand-over of the newest state between its writer, which
 	// edits it in place while it is open and nobody reads it, and readers,
-	// which freeze it (Snapshot) or count themselves among its readers
+	// which freeze it (Freeze) or count themselves among its readers
 	// (borrow) before they walk it, and look up one key (point) under it.
 	// Nobody holds mu for more than O(log n): a writer holds it while it
 	// applies one already-planned write, a reader while it sets a flag,
@@ -164,7 +164,7 @@ func (x *Indexer) deleteLocked(key string) error {
 	if !ok {
 		return nil
 	}
-	x.plan.remove(s, old)
+	x.plan.remove(s, &old)
 
 	s = x.beginEdit()
 	ed := x.eds.at(s)
@@ -258,28 +258,28 @@ func (x *Indexer) UseLabelIndex() error {
 	if cur.labels {
 		return nil // another reader got here first
 	}
-	// The new state shares the objects and every other index with cur; only
-	// the label index is built, in place, under the new generation.
+	// The new state shares every other index with cur; the label index is
+	// built, and every entry learns the label values it is filed under, in
+	// place, under the new generation.
 	x.nextGen++
 	s := cur.thaw(x.nextGen)
 	s.labels = true
 	i := s.defs.byName[LabelIndex]
 	ed := x.eds.at(s)
 	cur.objects.each(func(l *leaf[entry]) bool {
-		for _, v := range labelValues(l.val.obj) {
+		vals := objectLabelValues(l.val.obj)
+		if len(vals) == 0 {
+			return true // filed nowhere, which its entry already says
+		}
+		e := l.val.withFiled(i, len(s.defs.list), vals)
+		s.objects = s.objects.set(&ed.objects, l.hash, l.key, e)
+		for _, v := range vals {
 			s.indexes[i] = s.file(ed, s.indexes[i], v, l.hash, l.key)
 		}
 		return true
 	})
 	x.publish(s)
 	return nil
-}
-
-// labelValues returns the LabelIndex values of a stored object (which has
-// metadata: it passed the built-in indexes when it was stored).
-func labelValues(obj runtime.Object) []string {
-	vals, _ := LabelIndexFunc(obj)
-	return vals
 }
 
 // build makes a new open state holding items, filed in the indexes of defs
@@ -334,9 +334,9 @@ func (x *Indexer) publish(s *state) {
 	x.endEdit(s)
 }
 
-// snapshot returns the newest state, frozen. If an earlier Snapshot froze
-// it already (no write since), this is one atomic load and no lock at all.
-func (x *Indexer) snapshot() *state {
+// freeze returns the newest state, frozen. If an earlier Freeze froze it
+// already (no write since), this is one atomic load and no lock at all.
+func (x *Indexer) freeze() *state {
 	if s := x.latest.Load(); s.frozen.Load() {
 		return s
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"testing"
-	"unsafe"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -295,7 +294,7 @@ func TestUnknownIndex(t *testing.T) {
 	_, err = x.IndexKeys("nope", "v")
 	require.ErrorIs(t, err, ErrNoSuchIndex)
 	require.Nil(t, x.ListIndexFuncValues("nope"))
-	_, err = x.Snapshot().IndexLen("nope", "v")
+	_, err = x.Freeze().IndexLen("nope", "v")
 	require.ErrorIs(t, err, ErrNoSuchIndex)
 
 	objs, err := x.ByIndex(NamespaceIndex, "empty")
@@ -336,7 +335,7 @@ func TestSnapshotIsImmutable(t *testing.T) {
 	require.NoError(t, x.Add("a/p1", p1))
 	require.NoError(t, x.Add("a/p2", p2))
 	x.SetResourceVersion("5")
-	snap := x.Snapshot()
+	snap := x.Freeze()
 
 	require.NoError(t, x.Update("a/p1", pod("b", "p1", "app=api", "n2")))
 	require.NoError(t, x.Delete("a/p2"))
@@ -380,17 +379,6 @@ func TestValuesShrink(t *testing.T) {
 	require.Empty(t, x.ListIndexFuncValues(NamespaceIndex))
 }
 
-// TestRemovalUsesFiledValues: removal takes the key out of the values it
-// was filed under, even if the stored object was (wrongly) mutated since.
-func TestRemovalUsesFiledValues(t *testing.T) {
-	x := New(Indexers{"node": byNode})
-	p := pod("a", "p", "", "n1")
-	require.NoError(t, x.Add("a/p", p))
-	p.Spec.NodeName = "n9" // what the docs forbid: mutating a stored object
-	require.NoError(t, x.Update("a/p", pod("a", "p", "", "n2")))
-	require.Equal(t, contents{"node": {"n2": {"a/p"}}}, indexContents(t, x, "node"))
-}
-
 func TestIndexFuncErrorMessage(t *testing.T) {
 	err := &IndexFuncError{Index: "node", Key: "a/p", Err: errBadNode}
 	require.Equal(t, `indexer: index "node" failed for key "a/p": bad node`, err.Error())
@@ -407,7 +395,7 @@ func TestLabelIndexComesIntoUse(t *testing.T) {
 	require.False(t, x.latest.Load().labels)
 	require.Zero(t, x.latest.Load().indexes[1].size, "no label buckets were built")
 
-	before := x.Snapshot()
+	before := x.Freeze()
 	n, err := before.IndexLen(LabelIndex, "app=web")
 	require.NoError(t, err)
 	require.Equal(t, 2, n, "a snapshot answers by scanning")
@@ -458,35 +446,9 @@ func TestSwapReturnsWhatItReplaced(t *testing.T) {
 	require.Same(t, v2, got)
 }
 
-// TestIntern: the Indexer hands back its own string for a key it holds,
-// whether its newest state is open or frozen, and nothing for other keys.
-func TestIntern(t *testing.T) {
-	x := New(nil)
-	p := pod("shop", "web-1", "", "")
-	stored := keyOf(p)
-	require.NoError(t, x.Add(stored, p))
-	for _, frozen := range []bool{false, true} {
-		if frozen {
-			x.Snapshot()
-		}
-		k, ok := x.Intern([]byte("shop/web-1"))
-		require.True(t, ok, "frozen=%v", frozen)
-		require.Equal(t, stored, k)
-		require.Same(t, unsafe.StringData(stored), unsafe.StringData(k), "the stored string itself, frozen=%v", frozen)
-		_, ok = x.Intern([]byte("shop/web-2"))
-		require.False(t, ok, "frozen=%v", frozen)
-	}
-	b := []byte("shop/web-1")
-	k, _ := x.Intern(b)
-	b[0] = 'X' // the caller may reuse its buffer
-	require.Equal(t, "shop/web-1", k)
-	_, ok := x.Intern(nil)
-	require.False(t, ok)
-}
-
 // A read that has returned leaves the writer editing in place: the state
 // the next write edits is the one the read saw, not a thawed copy whose
-// writes copy their paths. Only a Snapshot, which the caller may keep,
+// writes copy their paths. Only Freeze, whose view the caller may keep,
 // freezes it.
 func TestReturnedReadsDoNotFreeze(t *testing.T) {
 	x := New(Indexers{"node": byNode})
@@ -515,8 +477,8 @@ func TestReturnedReadsDoNotFreeze(t *testing.T) {
 		require.Same(t, before, x.latest.Load(), "%s: the write after it thawed a new version", name)
 	}
 	before := x.latest.Load()
-	_ = x.Snapshot()
+	_ = x.Freeze()
 	p := pod("ns1", "p7", "app=a", "n1")
 	require.NoError(t, x.Update(keyOf(p), p))
-	require.NotSame(t, before, x.latest.Load(), "a Snapshot may be kept: the write after it must not edit what it holds")
+	require.NotSame(t, before, x.latest.Load(), "a frozen view may be kept: the write after it must not edit what it holds")
 }

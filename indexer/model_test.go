@@ -166,7 +166,7 @@ func (m *model) step(t *testing.T, rng *rand.Rand, x *Indexer, n int) string {
 }
 
 // check compares x with m through the public read API, and last through a
-// Snapshot, which freezes the newest state: the write after a check copies
+// Freeze, which freezes the newest state: the write after a check copies
 // the paths it changes. Reading LabelIndex through the Indexer puts the
 // label index in use, so until the test decides to do that (labels false)
 // the label index is checked through the snapshot only, which answers by
@@ -184,7 +184,7 @@ func (m *model) check(t *testing.T, x *Indexer, labels bool, what string) {
 	if labels {
 		require.Equal(t, m.expected(), indexContents(t, x, slices.Collect(maps.Keys(m.indexes))...), what)
 	}
-	m.checkSnapshot(t, x.Snapshot(), what)
+	m.checkSnapshot(t, x.Freeze(), what)
 	if !labels {
 		require.False(t, x.latest.Load().labels, "%s: the label index came into use unasked", what)
 	}
@@ -233,10 +233,10 @@ func TestIndexerMatchesModel(t *testing.T) {
 }
 
 // TestIndexerMatchesModelInPlace runs writes between reads. A check ends
-// with a Snapshot, which freezes the newest state, so with checks spaced out
+// with a Freeze, which freezes the newest state, so with checks spaced out
 // most writes edit an open state in place and recycle the nodes deletes
 // unlink, which is the path a busy informer takes. Point reads (Get,
-// Intern), which do not freeze, are mixed in, and snapshots are kept along
+// intern), which do not freeze, are mixed in, and snapshots are kept along
 // the way.
 func TestIndexerMatchesModelInPlace(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(testSeed(t)), 4))
@@ -261,7 +261,7 @@ type modelRead int
 const (
 	readCheck        modelRead = 1 << iota // compare the whole Indexer with the model
 	readKeep                               // keep a snapshot, checked at the end
-	readPoint                              // Get and Intern one random key
+	readPoint                              // Get and intern one random key
 	readCheckAndKeep = readCheck | readKeep
 )
 
@@ -293,7 +293,7 @@ func runModel(t *testing.T, rng *rand.Rand, runs, steps int, reads func(step int
 				m.check(t, x, n >= useLabels, what)
 			}
 			if r&readKeep != 0 {
-				snaps = append(snaps, kept{x.Snapshot(), m.clone(), what})
+				snaps = append(snaps, kept{x.Freeze(), m.clone(), what})
 			}
 		}
 		m.check(t, x, useLabels < steps, fmt.Sprintf("run %d: end", run))
@@ -303,7 +303,7 @@ func runModel(t *testing.T, rng *rand.Rand, runs, steps int, reads func(step int
 	}
 }
 
-// checkPointRead compares Get and Intern of p's key with the model. Neither
+// checkPointRead compares Get and intern of p's key with the model. Neither
 // freezes the state.
 func checkPointRead(t *testing.T, x *Indexer, m *model, p *corev1.Pod, what string) {
 	t.Helper()
@@ -314,7 +314,7 @@ func checkPointRead(t *testing.T, x *Indexer, m *model, p *corev1.Pod, what stri
 	if has {
 		require.Same(t, want, got, what)
 	}
-	k, ok := x.Intern([]byte(key))
+	k, ok := x.intern([]byte(key))
 	require.Equal(t, has, ok, what)
 	if has {
 		require.Equal(t, key, k, what)

@@ -8,16 +8,48 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// entry is what the object trie holds for one key.
+// entry is what the object trie holds for one key: the object, and where
+// every index filed it.
+//
+// Taking the key out of an index uses what the entry remembers, never the
+// stored object, nor a fresh call of an index function on it: if someone
+// mutated that object in place (which the package documentation forbids,
+// but nothing prevents), or a custom function is not quite deterministic,
+// what the object says now may not be where it was filed, and the key would
+// stay filed under the old values forever. Remembering costs the built-in
+// indexes little: the namespace is one string, inline, and the label values
+// are kept only while the label index is in use.
 type entry struct {
 	obj runtime.Object
-	// filed remembers the values the object was filed under in each custom
-	// index (parallel to indexSet.list[builtinCount:]; nil without custom
-	// indexes). Taking the key out of an index uses these, never a fresh call
-	// of the index function on the old object: if someone mutated that object
-	// in place, or the function is not quite deterministic, recomputing would
-	// miss the old values and leave the key filed under them forever.
+	// namespace is the value NamespaceIndex filed the object under.
+	namespace string
+	// filed is, for every other index, the values it filed the object under:
+	// filed[i-1] for the index at position i of indexSet.list, so LabelIndex
+	// first (nil while the label index is not in use), then the custom
+	// indexes. It may be nil when all of them are empty. It is never
+	// modified once stored, so versions may share it.
 	filed [][]string
+}
+
+// filedAt returns the values of the index at position i (i >= 1).
+func (e *entry) filedAt(i int) []string {
+	if e == nil || e.filed == nil {
+		return nil
+	}
+	return e.filed[i-1]
+}
+
+// withFiled returns e filed under vals in the index at position i (i >= 1)
+// of a set of n indexes. e's own filed slice is left as it is: versions that
+// share it go on seeing what they saw.
+func (e entry) withFiled(i, n int, vals []string) entry {
+	if e.filed == nil {
+		e.filed = make([][]string, n-1)
+	} else {
+		e.filed = slices.Clone(e.filed)
+	}
+	e.filed[i-1] = vals
+	return e
 }
 
 // bucket is the set of keys filed under one value of one index. Its leaves
@@ -35,11 +67,12 @@ type bucket = trie[struct{}]
 //     place, except while reads that end before they return (readers > 0)
 //     are looking at it;
 //   - frozen: some reader may be looking at it for as long as it likes (it
-//     took a Snapshot), and it never changes again.
+//     froze it with Freeze), and it never changes again.
 //
-// The transition is one-way and happens under Indexer.mu (see snapshot). An
-// open state belongs to the writer holding Indexer.writeMu and is not safe
-// for concurrent use; a frozen state is safe for any number of readers.
+// The transition is one-way and happens under Indexer.mu (see
+// Indexer.freeze). An open state belongs to the writer holding
+// Indexer.writeMu and is not safe for concurrent use; a frozen state is safe
+// for any number of readers.
 type state struct {
 	gen    uint64      // the writer generation that may edit this state while it is open
 	frozen atomic.Bool // set under Indexer.mu the first time a reader takes this state; never cleared
@@ -98,7 +131,7 @@ func (s *state) leafOf(key string) (leaf[entry], bool) {
 // editors are the writer's editors for the three kinds of trie a state is
 // made of, all at the generation of the state being edited. The Indexer
 // keeps one set for the life of the writer, so that nodes one write unlinks
-// serve the next (see editor).
+// serve the next (node_recycling.go).
 type editors struct {
 	objects editor[entry]
 	indexes editor[bucket]

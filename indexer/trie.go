@@ -23,9 +23,8 @@ import (
 //
 // Deleting a key unlinks nodes (a node left empty, or holding a single leaf
 // that folds into its parent), and adding one makes nodes (two keys that want
-// one slot move down into a new node). A cache whose objects come and go
-// would make garbage at the rate of its churn, so a writer keeps the nodes it
-// unlinked and builds new ones from them (see editor).
+// one slot move down into a new node); node_recycling.go builds the new from
+// the unlinked.
 //
 // The trie itself is not safe for concurrent use; the Indexer decides who may
 // edit which generation (see state.go).
@@ -78,52 +77,28 @@ type leaf[V any] struct {
 }
 
 // editor is a writer's hold on tries of values of type V: the generation it
-// edits in place, and the nodes it unlinked, kept for reuse.
-//
-// Reuse is safe for exactly the nodes in-place editing is safe for. A node of
-// the editor's own generation is edited only while no reader is reading or
-// keeping its version, so once the edit in progress unlinks it, nothing can
-// reach it any more. A node of an older generation may still be part of a
-// version somebody reads: it is left to the garbage collector.
-//
-// The zero value edits generation sharedGen, which owns no node: every edit
-// copies. Not safe for concurrent use: it belongs to the writer.
+// edits in place. The zero value edits generation sharedGen, which owns no
+// node: every edit copies. Not safe for concurrent use: it belongs to the
+// writer.
 type editor[V any] struct {
 	gen   uint64
-	spare []*node[V]
+	spare spares[V] // nodes this writer unlinked, for reuse (node_recycling.go)
 }
 
-// maxSpare bounds how many unlinked nodes an editor keeps. After a mass
-// delete the spares are what a regrowing trie will need, but they should not
-// pin much memory if it never regrows: a node holds at most 32 leaves.
-const maxSpare = 512
-
-// newNode returns an empty node of the editor's generation, a spare one if
-// there is one.
+// newNode returns an empty node of the editor's generation.
 func (ed *editor[V]) newNode() *node[V] {
-	k := len(ed.spare)
-	if k == 0 {
-		return &node[V]{gen: ed.gen}
+	if n := ed.spare.take(); n != nil {
+		n.gen = ed.gen
+		return n
 	}
-	n := ed.spare[k-1]
-	ed.spare[k-1] = nil
-	ed.spare = ed.spare[:k-1]
-	n.gen = ed.gen
-	return n
+	return &node[V]{gen: ed.gen}
 }
 
-// drop takes back n, which the edit in progress has just unlinked, if n is of
-// the editor's generation (see editor). Its slices keep their capacity; what
-// they held is cleared, so that a spare node keeps no key or value alive.
+// drop is told of every node the edit in progress unlinks: n is no longer
+// part of the trie the editor is making, though it may still be part of an
+// older version somebody reads.
 func (ed *editor[V]) drop(n *node[V]) {
-	if n.gen != ed.gen || len(ed.spare) == maxSpare {
-		return
-	}
-	clear(n.leaves)
-	clear(n.children)
-	n.leaves, n.children = n.leaves[:0], n.children[:0]
-	n.leafMap, n.childMap = 0, 0
-	ed.spare = append(ed.spare, n)
+	ed.spare.keep(ed.gen, n)
 }
 
 // slotBit returns the bit of the slot that hash h occupies at depth.

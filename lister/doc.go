@@ -36,7 +36,13 @@
 // The indexer maintains its label index only once it is needed: the first
 // List with an equality requirement builds it (one O(n) pass), and from then
 // on the informer's writes keep it up to date. Informers whose listers never
-// select by label never pay for it.
+// select by label never pay for it. What the label index files an object
+// under is the indexer's to say (indexer/labels.go); the planner only turns
+// a selector's equality requirements into the same values, with
+// indexer.LabelIndexValue. The index remembers where it filed each object
+// and an update moves it from there, so its answers are a scan's answers:
+// even an object someone modified in place (which they must not: see
+// below) is found under its new labels once its next update arrives.
 //
 // # Sharing and copying
 //

@@ -113,9 +113,9 @@ func (l *Lister[T]) list(namespace string, selector labels.Selector) ([]T, error
 		// List after it.
 		_ = l.idx.UseLabelIndex() // fails only for an unusable, empty indexer
 	}
-	// A view for the length of the query, not a Snapshot: a Snapshot
-	// would freeze the cache's current version, and every write after it
-	// would copy what it changes (see indexer.Indexer.Read).
+	// A view for the length of the query, not a frozen one: Freeze would
+	// freeze the cache's current version, and every write after it would
+	// copy what it changes (see indexer.Indexer.Read).
 	var out []T
 	var err error
 	l.idx.Read(func(snap indexer.Snapshot) { out, err = l.query(snap, namespace, selector, labelValues) })

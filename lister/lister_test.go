@@ -165,6 +165,35 @@ func TestList(t *testing.T) {
 	require.Empty(t, none)
 }
 
+// TestListAfterInPlaceChange: a caller that changes a cached pod's labels in
+// place (which the docs forbid: every other reader sees it) and then lets
+// the real update through finds the label query right again, as client-go's
+// scanning lister would: the index unfiles the pod from the labels it filed
+// it under, not from what the changed object says.
+func TestListAfterInPlaceChange(t *testing.T) {
+	web := pod("shop", "web-1", "app=web")
+	x := store(t, web, pod("shop", "web-2", "app=web"))
+	pods := New[*corev1.Pod](x, Options{})
+	list, err := pods.Namespace("shop").List(labels.SelectorFromSet(labels.Set{"app": "web"}))
+	require.NoError(t, err)
+	require.Equal(t, []string{"shop/web-1", "shop/web-2"}, podNames(list), "the label index is in use")
+
+	web.Labels["app"] = "db"
+	require.NoError(t, x.Update("shop/web-1", pod("shop", "web-1", "app=db")))
+
+	for sel, want := range map[string][]string{
+		"app=db":  {"shop/web-1"},
+		"app=web": {"shop/web-2"},
+		"":        {"shop/web-1", "shop/web-2"},
+	} {
+		s, err := labels.Parse(sel)
+		require.NoError(t, err)
+		list, err := pods.List(s)
+		require.NoError(t, err)
+		require.Equal(t, want, podNames(list), "selector %q", sel)
+	}
+}
+
 func TestListRefusesForeignTypes(t *testing.T) {
 	x := store(t, pod("shop", "web-1", "app=web"), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", Labels: labels.Set{"app": "web"}}})
 	pods := New[*corev1.Pod](x, Options{})
@@ -189,7 +218,7 @@ func TestPlanQuery(t *testing.T) {
 	objs = append(objs, pod("small", "p0", "app=web,tier=fe"), pod("big", "rare", "app=web,tier=be,rare=yes"))
 	x := store(t, objs...)
 	require.NoError(t, x.UseLabelIndex())
-	snap := x.Snapshot()
+	snap := x.Freeze()
 	tests := []struct {
 		namespace, selector string
 		index, value        string
