@@ -206,10 +206,15 @@ func (r *Reflector) armResync() {
 	if r.resync != nil {
 		r.resync.Stop()
 	}
-	r.resync = r.opts.clock.AfterFunc(r.opts.ResyncPeriod, func() {
-		r.resyncDue.Store(true)
-		r.ring()
-	})
+	r.resync = r.opts.clock.AfterFunc(r.opts.ResyncPeriod, r.resyncFired)
+}
+
+// resyncFired is the resync timer's function: it runs on a goroutine of
+// its own when the timer fires, possibly after the Run that armed it has
+// returned (a late tick, which the next Run serves).
+func (r *Reflector) resyncFired() {
+	r.resyncDue.Store(true)
+	r.ring()
 }
 
 func (r *Reflector) stopResync() {
