@@ -69,7 +69,7 @@ func TestWatchdogOffArmsNoTimer(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				limit := Options{StuckWatchFactor: tc.factor}.withDefaults().stuckWatchLimit()
 				var rings atomic.Int64
-				dog := newQuietAlarm(wallClock{}, limit, func() { rings.Add(1) })
+				dog := newQuietAlarm(limit, func() { rings.Add(1) })
 				defer dog.stop()
 				assert.Equal(t, tc.rings == 0, dog.t == nil, "a timer armed")
 				time.Sleep(limit/quietTicks + time.Nanosecond)
