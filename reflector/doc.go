@@ -80,9 +80,12 @@
 // no position at all, "Watching" means Relisting instead (resumable). A
 // retried Listing keeps its consistent read, and tries WatchList again.
 //
-// Time is an input: all waiting goes through a clock (clock.go), so tests
-// drive backoffs, resyncs and the watchdog with a fake clock. Randomness is
-// an input too (Options.Rand). Run starts no goroutine: the machine runs on
+// Time is an input: the reflector reads and waits on package time alone
+// (time.Now, time.NewTimer, time.AfterFunc), so its tests run it inside
+// testing/synctest bubbles, where time stands still while it works and
+// moves only when the test lets it: minutes of backoffs, resyncs and
+// watchdog silence pass in microseconds, at exact instants, and no test
+// sleeps or polls. Randomness is an input too (Options.Rand). Run starts no goroutine: the machine runs on
 // the caller's, and nothing outlives Run. (The resync and watchdog timers
 // are AfterFunc timers, whose functions only set a flag and ring the
 // reflector's alarm channel; they are stopped before Run returns.)

@@ -2,16 +2,15 @@ package reflector
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,10 +18,11 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// waitFor is how long a test waits for the reflector to reach a point.
-// Generous: under -race on a shared 2-core machine a goroutine may be
-// descheduled for a while; passing tests never wait it out.
-const waitFor = 10 * time.Second
+// A harness for the tests that need the reflector's insides, run inside a
+// testing/synctest bubble as the scripts are (script_test.go): time stands
+// still while the reflector works and moves only when the test sleeps, and
+// every wait below is synctest.Wait, never a timeout, so a test that fails
+// fails at once and the same way every time.
 
 // ---- a ListerWatcher the test answers call by call ----
 
@@ -40,15 +40,15 @@ type reply struct {
 	err error
 }
 
-// scriptLW hands each call to the test (through calls) and returns what the
+// bubbleLW hands each call to the test (through calls) and returns what the
 // test answers. Safe for concurrent use.
-type scriptLW struct {
+type bubbleLW struct {
 	calls chan *call
 }
 
-func newScriptLW() *scriptLW { return &scriptLW{calls: make(chan *call)} }
+func newBubbleLW() *bubbleLW { return &bubbleLW{calls: make(chan *call, 1)} }
 
-func (l *scriptLW) do(ctx context.Context, verb string, opts metav1.ListOptions) reply {
+func (l *bubbleLW) do(ctx context.Context, verb string, opts metav1.ListOptions) reply {
 	c := &call{verb: verb, opts: opts, reply: make(chan reply, 1)}
 	select {
 	case l.calls <- c:
@@ -63,26 +63,40 @@ func (l *scriptLW) do(ctx context.Context, verb string, opts metav1.ListOptions)
 	}
 }
 
-func (l *scriptLW) List(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+func (l *bubbleLW) List(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 	rp := l.do(ctx, "list", opts)
 	return rp.obj, rp.err
 }
 
-func (l *scriptLW) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+func (l *bubbleLW) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	rp := l.do(ctx, "watch", opts)
 	return rp.w, rp.err
 }
 
-// next waits for the reflector's next call and checks its verb.
-func (l *scriptLW) next(t *testing.T, verb string) *call {
+// next waits until the bubble is blocked, and returns the call the
+// reflector is blocked in, which must be of verb.
+func (l *bubbleLW) next(t *testing.T, verb string) *call {
 	t.Helper()
+	synctest.Wait()
 	select {
 	case c := <-l.calls:
 		require.Equal(t, verb, c.verb, "call options: %+v", c.opts)
 		return c
-	case <-time.After(waitFor):
-		t.Fatalf("no %s call within %v", verb, waitFor)
+	default:
+		t.Fatalf("the reflector is blocked, but not in a %s call", verb)
 		return nil
+	}
+}
+
+// none checks, once the bubble is blocked, that the reflector is not
+// blocked in a call.
+func (l *bubbleLW) none(t *testing.T) {
+	t.Helper()
+	synctest.Wait()
+	select {
+	case c := <-l.calls:
+		t.Fatalf("unexpected %s call: %+v", c.verb, c.opts)
+	default:
 	}
 }
 
@@ -91,17 +105,10 @@ func (c *call) watch(w watch.Interface, err error) { c.reply <- reply{w: w, err:
 
 // ---- a Store that records what it is told ----
 
-// recStore records every call as a line, and the objects it holds.
-// Safe for concurrent use.
+// recStore records every call as a line. Safe for concurrent use.
 type recStore struct {
-	mu      sync.Mutex // guards all fields
-	ops     []string
-	objs    map[string]runtime.Object
-	changed chan struct{}
-}
-
-func newRecStore() *recStore {
-	return &recStore{objs: map[string]runtime.Object{}, changed: make(chan struct{})}
+	mu  sync.Mutex // guards log
+	log []string
 }
 
 func key(obj runtime.Object) string {
@@ -117,113 +124,70 @@ func rvOf(obj runtime.Object) string {
 	return m.GetResourceVersion()
 }
 
-func (s *recStore) record(method, line string, apply func()) error {
+func (s *recStore) record(line string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	apply()
-	s.ops = append(s.ops, line)
-	close(s.changed)
-	s.changed = make(chan struct{})
+	s.log = append(s.log, line)
 	return nil
 }
 
 func (s *recStore) Add(obj runtime.Object) error {
-	return s.record("add", "add "+key(obj)+"@"+rvOf(obj), func() { s.objs[key(obj)] = obj })
+	return s.record("add " + key(obj) + "@" + rvOf(obj))
 }
-
 func (s *recStore) Update(obj runtime.Object) error {
-	return s.record("update", "update "+key(obj)+"@"+rvOf(obj), func() { s.objs[key(obj)] = obj })
+	return s.record("update " + key(obj) + "@" + rvOf(obj))
 }
-
 func (s *recStore) Delete(obj runtime.Object) error {
-	return s.record("delete", "delete "+key(obj)+"@"+rvOf(obj), func() { delete(s.objs, key(obj)) })
+	return s.record("delete " + key(obj) + "@" + rvOf(obj))
 }
+func (s *recStore) Resync() error            { return s.record("resync") }
+func (s *recStore) Bookmark(rv string) error { return s.record("bookmark@" + rv) }
 
 func (s *recStore) Replace(list []runtime.Object, rv string) error {
 	keys := make([]string, len(list))
 	for i, o := range list {
 		keys[i] = key(o)
 	}
-	return s.record("replace", fmt.Sprintf("replace [%s]@%s", strings.Join(keys, " "), rv), func() {
-		s.objs = map[string]runtime.Object{}
-		for _, o := range list {
-			s.objs[key(o)] = o
-		}
-	})
+	return s.record(fmt.Sprintf("replace [%s]@%s", strings.Join(keys, " "), rv))
 }
 
-func (s *recStore) Resync() error { return s.record("resync", "resync", func() {}) }
+// ops waits until the bubble is blocked, and returns every call so far.
+func (s *recStore) ops() []string {
+	synctest.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.log...)
+}
 
-func (s *recStore) Bookmark(rv string) error { return s.record("bookmark", "bookmark@"+rv, func() {}) }
+// ---- running it ----
 
-// waitOps waits until the store has recorded n operations and returns them.
-func (s *recStore) waitOps(t *testing.T, n int) []string {
+// runInBubble runs r on a goroutine of the bubble and returns a function
+// that cancels it and checks that Run returned nil and left the reflector
+// Stopped.
+func runInBubble(t *testing.T, r *Reflector) (stop func()) {
 	t.Helper()
-	deadline := time.After(waitFor)
-	for {
-		s.mu.Lock()
-		ops, changed := append([]string(nil), s.ops...), s.changed
-		s.mu.Unlock()
-		if len(ops) >= n {
-			return ops
-		}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	return func() {
+		t.Helper()
+		cancel()
+		synctest.Wait()
 		select {
-		case <-changed:
-		case <-deadline:
-			t.Fatalf("waited for %d store operations, have %q", n, ops)
+		case err := <-done:
+			assert.NoError(t, err)
+			assert.Equal(t, StateStopped, r.State())
+		default:
+			t.Fatal("Run did not return after cancel")
 		}
 	}
 }
 
-// ---- the harness: a running reflector wired to the fakes ----
-
-type harness struct {
-	t     *testing.T
-	lw    *scriptLW
-	store *recStore
-	clk   *fakeClock
-	r     *Reflector
-}
-
-// start runs a reflector with opts (clock, Rand and OnError are set here)
-// until the test ends, then checks that Run returned and nothing leaked.
-func start(t *testing.T, lw *scriptLW, opts Options) *harness {
-	t.Helper()
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed=%d", seed)
-	h := &harness{t: t, lw: lw, store: newRecStore(), clk: newFakeClock()}
-	opts.clock = h.clk
-	opts.Rand = rand.New(rand.NewPCG(seed, seed))
-	opts.OnError = func(err error) {
-		var e *Error
-		if !errors.As(err, &e) {
-			t.Errorf("OnError got %T, want *Error", err)
-		}
-	}
-	h.r = New(lw, h.store, opts)
-	stop := runInBackground(t, h.r)
-	t.Cleanup(func() {
-		stop()
-		require.Equal(t, StateStopped, h.r.State())
-		goleak.VerifyNone(t)
-	})
-	return h
-}
-
-// waitRV waits until the reflector has published rv as its progress (the
-// store sees an event just before the reflector records its RV).
-func (h *harness) waitRV(rv string) {
-	h.t.Helper()
-	require.Eventually(h.t, func() bool { return h.r.LastSyncResourceVersion() == rv }, waitFor, time.Millisecond,
-		"last RV stayed %q, want %q", h.r.LastSyncResourceVersion(), rv)
-}
-
-// sync answers the first list with pods at rv and returns the watch call
-// that follows it, unanswered.
-func (h *harness) sync(rv string, pods ...*corev1.Pod) *call {
-	h.t.Helper()
-	h.lw.next(h.t, "list").list(podList(rv, "", pods...), nil)
-	return h.lw.next(h.t, "watch")
+// advance lets d of the bubble's time pass, and returns once the bubble is
+// blocked again.
+func advance(d time.Duration) {
+	time.Sleep(d)
+	synctest.Wait()
 }
 
 // ---- objects ----
@@ -238,23 +202,4 @@ func podList(rv, cont string, pods ...*corev1.Pod) *corev1.PodList {
 		l.Items = append(l.Items, *p)
 	}
 	return l
-}
-
-// runInBackground runs r on a goroutine of its own and returns a function
-// that cancels it and waits for Run to return.
-func runInBackground(t *testing.T, r *Reflector) (stop func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	return func() {
-		t.Helper()
-		cancel()
-		select {
-		case err := <-done:
-			require.NoError(t, err)
-		case <-time.After(waitFor):
-			t.Fatal("Run did not return after cancel")
-		}
-	}
 }

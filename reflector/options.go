@@ -97,10 +97,6 @@ type Options struct {
 	// the reflector meets, each an *Error. It must return quickly and must
 	// not call Run. Nil: errors are only counted in Stats.
 	OnError func(error)
-
-	// clock is the source of time: the wall's (wallClock) unless this
-	// package's tests set a fake one.
-	clock clock
 }
 
 // WatchListMode chooses between streaming the initial state with WatchList
@@ -174,9 +170,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxListPages <= 0 {
 		o.MaxListPages = defaultMaxListPages
-	}
-	if o.clock == nil {
-		o.clock = wallClock{}
 	}
 	if o.Rand == nil {
 		o.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))

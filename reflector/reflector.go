@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
 )
 
 // Reflector keeps a Store equal to one resource on an API server: it lists,
@@ -27,7 +28,7 @@ type Reflector struct {
 	// (nil when resync is off or Run is not executing). Only the goroutine
 	// executing Run touches them: no lock, and no reader elsewhere.
 	m      machine
-	resync timer
+	resync *time.Timer
 
 	// pub is the window other goroutines read through (it has its own lock).
 	pub published
@@ -133,18 +134,18 @@ func (r *Reflector) enter(s state) {
 	if b, ok := s.(backingOff); ok {
 		r.pub.update(func(p *published) { p.backoffs++; p.lastBackoff = b.delay })
 	}
-	r.pub.enter(s.public(), r.opts.clock.Now())
+	r.pub.enter(s.public(), time.Now())
 }
 
 // wait is the I/O of a backoff: wait the delay, still serving resyncs.
 func (r *Reflector) wait(ctx context.Context, b backingOff) input {
-	t := r.opts.clock.NewTimer(b.delay)
+	t := time.NewTimer(b.delay)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return input{what: ctxDone}
-		case <-t.C():
+		case <-t.C:
 			return input{what: waitOver}
 		case <-r.alarm:
 			r.serveResync()
@@ -155,7 +156,7 @@ func (r *Reflector) wait(ctx context.Context, b backingOff) input {
 // fail reports a failure of op and returns it as the machine's input.
 func (r *Reflector) fail(op string, kind Kind, err error) input {
 	e := r.report(op, kind, err)
-	return input{what: ioFailed, op: op, kind: e.Kind, err: e, now: r.opts.clock.Now()}
+	return input{what: ioFailed, op: op, kind: e.Kind, err: e, now: time.Now()}
 }
 
 // report wraps err in an *Error of the given kind (classifying it when kind
@@ -206,10 +207,15 @@ func (r *Reflector) armResync() {
 	if r.resync != nil {
 		r.resync.Stop()
 	}
-	r.resync = r.opts.clock.AfterFunc(r.opts.ResyncPeriod, func() {
-		r.resyncDue.Store(true)
-		r.ring()
-	})
+	r.resync = time.AfterFunc(r.opts.ResyncPeriod, r.resyncFired)
+}
+
+// resyncFired is the resync timer's function: it runs on a goroutine of
+// its own when the timer fires, possibly after the Run that armed it has
+// returned (a late tick, which the next Run serves).
+func (r *Reflector) resyncFired() {
+	r.resyncDue.Store(true)
+	r.ring()
 }
 
 func (r *Reflector) stopResync() {
@@ -272,7 +278,7 @@ func (r *Reflector) State() State {
 
 // Stats returns a snapshot of the reflector's counters.
 func (r *Reflector) Stats() Stats {
-	s := r.pub.snapshot(r.opts.clock.Now())
+	s := r.pub.snapshot(time.Now())
 	if bc, ok := r.lw.(bytesCounter); ok {
 		s.BytesDecoded = bc.BytesDecoded()
 	}

@@ -2,6 +2,7 @@ package reflector
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -10,46 +11,58 @@ import (
 
 // Tests of a Reflector whose Run returns and is called again.
 
-// heldClock is a fakeClock whose AfterFunc functions, once due, wait until
-// the test runs them: a time.AfterFunc whose goroutine the scheduler has not
-// run yet. Its timer has fired, so Stop reports false, but its function is
-// still to come.
-type heldClock struct {
-	*fakeClock
-	held chan func()
-}
-
-func (c *heldClock) AfterFunc(d time.Duration, f func()) timer {
-	return c.fakeClock.AfterFunc(d, func() { c.held <- f })
-}
-
-// A resync tick that fired as Run returned, its function running only
-// after Run's cleanup, must not leave two resync timers running in the
-// next Run (resyncs at twice the rate), one of them outliving it.
+// A resync timer may fire as Run returns and its function (resyncFired,
+// on a goroutine of its own) run only after Run's cleanup: a late tick.
+// The next Run must serve it, and must not be left with two resync timers
+// (resyncs at twice the rate), one of them outliving it.
+//
+// Which comes first, the late function or the cleanup, is up to the
+// scheduler, so the test plays the late function itself, between two Runs.
+// An outliving timer shows when it fires after its Run returned: its
+// function sets the flag for the next Run, which then resyncs at once.
 func TestLateResyncTickDoesNotDoubleTheResyncTimer(t *testing.T) {
-	lw, store := newScriptLW(), newRecStore()
-	clk := &heldClock{fakeClock: newFakeClock(), held: make(chan func(), 4)}
-	r := New(lw, store, Options{WatchList: WatchListOff, clock: clk, ResyncPeriod: 30 * time.Second, StuckWatchFactor: -1})
-	stop := runInBackground(t, r)
-	lw.next(t, "list").list(podList("10", ""), nil)
-	lw.next(t, "watch").watch(watch.NewRaceFreeFake(), nil)
-	assert.Equal(t, []time.Duration{30 * time.Second}, clk.waitPending(t, 1), "the resync timer")
-	clk.Advance(30 * time.Second)
-	var late func()
-	select {
-	case late = <-clk.held:
-	case <-time.After(waitFor):
-		t.Fatal("the resync timer did not fire")
-	}
-	stop()
-	late() // the tick's function runs after Run returned
+	synctest.Test(t, func(t *testing.T) {
+		lw, store := newBubbleLW(), &recStore{}
+		r := New(lw, store, Options{WatchList: WatchListOff, ResyncPeriod: 30 * time.Second, StuckWatchFactor: -1,
+			OnError: func(err error) { t.Errorf("OnError: %v", err) }})
+		stop := runInBubble(t, r)
+		lw.next(t, "list").list(podList("10", ""), nil)
+		lw.next(t, "watch").watch(watch.NewRaceFreeFake(), nil)
+		// The resync timer: a tick a period after Run started, not before.
+		advance(30*time.Second - time.Nanosecond)
+		assert.Equal(t, []string{"replace []@10"}, store.ops())
+		advance(time.Nanosecond)
+		assert.Equal(t, []string{"replace []@10", "resync"}, store.ops(), "the resync timer")
+		stop()
+		r.resyncFired() // a tick's function runs after Run returned
 
-	stop = runInBackground(t, r)
-	w := lw.next(t, "watch")
-	assert.Equal(t, "10", w.opts.ResourceVersion)
-	w.watch(watch.NewRaceFreeFake(), nil)
-	// The late tick is served once the watch runs (it came due, after all).
-	assert.Equal(t, "resync", store.waitOps(t, 2)[1])
-	stop()
-	assert.Empty(t, clk.pending(), "a timer outlived Run")
+		stop = runInBubble(t, r)
+		w := lw.next(t, "watch")
+		assert.Equal(t, "10", w.opts.ResourceVersion)
+		w.watch(watch.NewRaceFreeFake(), nil)
+		// The late tick is served once the watch runs (it came due, after all).
+		assert.Equal(t, []string{"replace []@10", "resync", "resync"}, store.ops())
+		stop()
+
+		// No timer outlived Run: time far past every period brings nothing,
+		// and the next Run starts with no tick due...
+		advance(time.Hour)
+		lw.none(t)
+		assert.Len(t, store.ops(), 3, "a store call after Run returned")
+		stop = runInBubble(t, r)
+		lw.next(t, "watch").watch(watch.NewRaceFreeFake(), nil)
+		assert.Len(t, store.ops(), 3, "a tick due at the start of a Run: a timer outlived the last")
+		// ...and resyncs once a period, not twice.
+		for i := 4; i <= 5; i++ {
+			advance(30*time.Second - time.Nanosecond)
+			assert.Len(t, store.ops(), i-1)
+			advance(time.Nanosecond)
+			assert.Len(t, store.ops(), i)
+			assert.Equal(t, "resync", store.ops()[i-1])
+		}
+		stop()
+		advance(time.Hour)
+		lw.none(t)
+		assert.Len(t, store.ops(), 5, "a store call after Run returned")
+	})
 }

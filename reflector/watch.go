@@ -3,6 +3,7 @@ package reflector
 import (
 	"context"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,9 +34,9 @@ func (r *Reflector) watch(ctx context.Context, s watching) (state, input) {
 	w := s.stream
 	s.stream = nil
 	defer w.Stop()
-	start := r.opts.clock.Now()
+	start := time.Now()
 	err := r.consume(ctx, w, &s)
-	return s, r.watchEnded(ctx, watchEndCause(err, r.opts.clock.Now().Sub(start)))
+	return s, r.watchEnded(ctx, watchEndCause(err, time.Since(start)))
 }
 
 // openWatch makes one Watch call.
@@ -57,7 +58,7 @@ func (r *Reflector) watchEnded(ctx context.Context, err error) input {
 		return input{what: ctxDone}
 	}
 	if err == nil {
-		return input{what: watchClosed, now: r.opts.clock.Now()}
+		return input{what: watchClosed, now: time.Now()}
 	}
 	return r.fail(opWatch, classifyKind, err)
 }
@@ -71,7 +72,7 @@ func (r *Reflector) watchEnded(ctx context.Context, err error) input {
 // the events that are already waiting without the select (see
 // receive_fast.go).
 func (r *Reflector) consume(ctx context.Context, w watch.Interface, s *watching) error {
-	dog := newQuietAlarm(r.opts.clock, r.opts.stuckWatchLimit(), r.ring)
+	dog := newQuietAlarm(r.opts.stuckWatchLimit(), r.ring)
 	defer dog.stop()
 	// A tick that came due before the store had a snapshot (the alarm
 	// then rang for nobody) is served now.

@@ -62,9 +62,9 @@ func (r *Reflector) watchListFailed(ctx context.Context, err error) input {
 // WatchListTimeout, and the whole wait may not exceed the watch's own
 // timeout, whether or not the server enforces it.
 func (r *Reflector) collectInitial(ctx context.Context, w watch.Interface, total time.Duration) ([]runtime.Object, string, error) {
-	idle := newQuietAlarm(r.opts.clock, r.opts.WatchListTimeout, r.ring)
+	idle := newQuietAlarm(r.opts.WatchListTimeout, r.ring)
 	defer idle.stop()
-	deadline := r.opts.clock.NewTimer(total)
+	deadline := time.NewTimer(total)
 	defer deadline.Stop()
 	var set initialSet
 	for {
@@ -77,7 +77,7 @@ func (r *Reflector) collectInitial(ctx context.Context, w watch.Interface, total
 			if idle.due() && idle.expired() {
 				return nil, "", fmt.Errorf("%w: stream silent for %v", errWatchListTimeout, idle.silence())
 			}
-		case <-deadline.C():
+		case <-deadline.C:
 			return nil, "", fmt.Errorf("%w: none within the watch timeout %v", errWatchListTimeout, total)
 		case ev, ok := <-w.ResultChan():
 			if !ok {

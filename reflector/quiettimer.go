@@ -5,62 +5,6 @@ import (
 	"time"
 )
 
-// clock is the reflector's only source of time.
-//
-// Every wait the reflector makes (a backoff delay, the resync period, the
-// stuck-watch watchdog, the bounded wait for a WatchList bookmark) goes
-// through a clock, never through package time directly. That is what lets the
-// tests drive minutes of retries in microseconds with a fake clock, and prove
-// figures such as "the backoff resets after two minutes" without sleeping.
-// It is unexported, set only by this package's tests (Options.clock): a
-// caller outside has the wall's time, and tests outside drive time with
-// testing/synctest instead.
-//
-// Implementations must be safe for concurrent use.
-type clock interface {
-	// Now returns the current time.
-	Now() time.Time
-	// NewTimer returns a one-shot timer that delivers on its channel once d
-	// has passed.
-	NewTimer(d time.Duration) timer
-	// AfterFunc returns a one-shot timer that calls f, on a goroutine of
-	// its own, once d has passed, unless it is stopped first. Its C is nil.
-	// The reflector uses it for the timers of its busiest loop, so that
-	// they ring one alarm channel instead of each taking a place in the
-	// loop's select (see Reflector.alarm).
-	AfterFunc(d time.Duration, f func()) timer
-}
-
-// timer is a one-shot timer made by a clock, the subset of *time.Timer the
-// reflector needs.
-type timer interface {
-	// C returns the channel on which the timer delivers the time it fired.
-	C() <-chan time.Time
-	// Stop prevents the timer from firing. It reports whether the call
-	// stopped it (false when it had already fired or been stopped).
-	Stop() bool
-}
-
-// wallClock is the clock of the wall: package time. Its zero value is ready
-// to use and it is safe for concurrent use.
-type wallClock struct{}
-
-// Now returns time.Now().
-func (wallClock) Now() time.Time { return time.Now() }
-
-// NewTimer returns a timer backed by time.NewTimer.
-func (wallClock) NewTimer(d time.Duration) timer { return realTimer{time.NewTimer(d)} }
-
-// AfterFunc returns a timer backed by time.AfterFunc.
-func (wallClock) AfterFunc(d time.Duration, f func()) timer { return realTimer{time.AfterFunc(d, f)} }
-
-// realTimer adapts *time.Timer, whose channel is a field, to timer, whose
-// channel is a method (so that fakes can implement it).
-type realTimer struct{ t *time.Timer }
-
-func (t realTimer) C() <-chan time.Time { return t.t.C }
-func (t realTimer) Stop() bool          { return t.t.Stop() }
-
 // quietTimer detects silence: it fires when nothing has happened for limit.
 //
 // The reflector uses it twice: the stuck-watch watchdog (a watch with
@@ -82,11 +26,10 @@ func (t realTimer) Stop() bool          { return t.t.Stop() }
 //
 // Not safe for concurrent use: it belongs to the loop that waits on it.
 type quietTimer struct {
-	clock clock
 	limit time.Duration
 	tick  time.Duration // the length of a full tick
 	ring  func()        // called when a tick ends
-	t     timer         // the tick in progress; nil when disabled
+	t     *time.Timer   // the tick in progress; nil when disabled
 	armed time.Duration // the length of the tick in progress
 	quiet time.Duration // silence counted so far: the silent ticks since activity was last heard
 	heard bool          // activity was noted during the tick in progress
@@ -99,8 +42,8 @@ const quietTicks = 4
 
 // newQuietAlarm returns a quietTimer that calls ring at the end of every
 // tick.
-func newQuietAlarm(c clock, limit time.Duration, ring func()) *quietTimer {
-	q := &quietTimer{clock: c, limit: limit, ring: ring}
+func newQuietAlarm(limit time.Duration, ring func()) *quietTimer {
+	q := &quietTimer{limit: limit, ring: ring}
 	if limit > 0 {
 		q.tick = max(limit/quietTicks, 1)
 		q.arm()
@@ -111,7 +54,7 @@ func newQuietAlarm(c clock, limit time.Duration, ring func()) *quietTimer {
 // arm starts the next tick: a full one, or what is left of the limit.
 func (q *quietTimer) arm() {
 	q.armed = min(q.tick, q.limit-q.quiet)
-	q.t = q.clock.AfterFunc(q.armed, func() {
+	q.t = time.AfterFunc(q.armed, func() {
 		q.fired.Store(true)
 		q.ring()
 	})
