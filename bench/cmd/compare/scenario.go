@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"runtime"
 	"slices"
 	"time"
 )
@@ -45,10 +46,14 @@ type runner struct {
 	steps      int    // steps profiled so far, to number their files
 }
 
-// step names a step for its profiles and starts the parent's (the server's
-// and the writer's) CPU profile of it; end stops it. Without -profile the
-// name is empty and end does nothing.
+// step begins a step: it collects the parent's garbage first, so that
+// the server's collection of what earlier steps wrote (gigabytes at 100k
+// pods) does not fall into this step's window and count against whichever
+// side happens to come next; then it names the step for its profiles and
+// starts the parent's (the server's and the writer's) CPU profile of it;
+// end stops it. Without -profile the name is empty and end does nothing.
 func (x *runner) step(side, what, tag string) (name string, end func() error, err error) {
+	runtime.GC()
 	if x.profileDir == "" {
 		return "", func() error { return nil }, nil
 	}

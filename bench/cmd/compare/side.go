@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -184,6 +185,12 @@ func (s *child) do(ctx context.Context, c command) (reply, error) {
 		s.rec.reset()
 		r := reply{}
 		var peak *peakHeap
+		if c.Op == "events-arm" {
+			// As the parent does before each step: the drain of a backlog
+			// is short, and a collection of the informer's earlier
+			// garbage would otherwise land in it or not by chance.
+			runtime.GC()
+		}
 		if c.Op == "relist-arm" {
 			s.impl.relistArm()
 			r.Steady = heapAfterGC()
