@@ -70,6 +70,7 @@ func (s *Server) adminActions() map[string]func(*http.Request) error {
 		"faults/fail":            s.adminFail,
 		"faults/latency":         withFault(func(b adminFault) { s.faults.SetLatency(b.Verb, b.Resource, millis(b.Milliseconds)) }),
 		"faults/stall":           withFault(func(b adminFault) { s.faults.StallWatches(b.Resource, millis(b.Milliseconds)) }),
+		"faults/hold":            withFault(func(b adminFault) { s.faults.HoldWatches(b.Resource) }),
 		"faults/resume":          withFault(func(b adminFault) { s.faults.ResumeWatches(b.Resource) }),
 		"faults/cut-frame":       withFault(func(b adminFault) { s.faults.CutNextWatchFrame(b.Resource) }),
 		"faults/malformed-frame": withFault(func(b adminFault) { s.faults.MalformNextWatchFrame(b.Resource) }),

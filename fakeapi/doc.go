@@ -145,7 +145,9 @@
 //	                                     delay matching requests (0 removes)
 //	POST /fakeapi/v1/faults/stall        {"resource":"pods","milliseconds":5000}
 //	                                     hold watch streams silent (0: until resume)
-//	POST /fakeapi/v1/faults/resume       {"resource":"pods"}
+//	POST /fakeapi/v1/faults/hold         {"resource":"pods"}
+//	                                     watch streams encode but send nothing until resume, then all at once
+//	POST /fakeapi/v1/faults/resume       {"resource":"pods"}   end a stall or a hold
 //	POST /fakeapi/v1/faults/cut-frame    {"resource":"pods"}   next frame half-written, then connection aborted
 //	POST /fakeapi/v1/faults/malformed-frame {"resource":"pods"} next frame replaced by undecodable bytes
 //	POST /fakeapi/v1/faults/reset        remove every fault

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -61,6 +62,9 @@ type stallRule struct {
 	released chan struct{}
 	// until ends the stall by time; zero means "until ResumeWatches".
 	until time.Time
+	// held is set for a hold (HoldWatches): it counts the frames the
+	// resource's watches keep in memory.
+	held *atomic.Int64
 }
 
 // frameFaultKind says what to do to a watch frame.
@@ -128,7 +132,33 @@ func (f *Faults) StallWatches(resource string, d time.Duration) {
 	f.stalls[resource] = rule
 }
 
-// ResumeWatches ends a stall of resource's watches.
+// HoldWatches makes every watch of resource keep what it would send in
+// memory, as a proxy that buffers a stream would: the watch goes on reading
+// and encoding its events, from the next one on, but writes none of them
+// until ResumeWatches, which sends them all at once. A client then drains a
+// backlog that is ready, at the pace of its own reading and decoding; a
+// StallWatches backlog is encoded as it is sent. resource "" holds every
+// resource. Each watch holds at most maxHeldBytes and reads no further
+// events past that until the hold ends.
+func (f *Faults) HoldWatches(resource string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.resumeLocked(resource)
+	f.stalls[resource] = &stallRule{released: make(chan struct{}), held: new(atomic.Int64)}
+}
+
+// HeldFrames is the number of frames the watches of resource hold under
+// HoldWatches (events and bookmarks), 0 when they are not held.
+func (f *Faults) HeldFrames(resource string) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if rule, ok := f.stalls[resource]; ok && rule.held != nil {
+		return rule.held.Load()
+	}
+	return 0
+}
+
+// ResumeWatches ends a stall or a hold of resource's watches.
 func (f *Faults) ResumeWatches(resource string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -209,13 +239,14 @@ func (f *Faults) before(ctx context.Context, closed <-chan struct{}, verb, resou
 
 // stall reports whether resource's watches are stalled, by a rule for
 // resource or by one for every resource (""), with a channel closed when
-// that stall ends (by ResumeWatches, Reset or deadline).
+// that stall ends (by ResumeWatches, Reset or deadline). A hold is not a
+// stall: the watch goes on (see hold).
 func (f *Faults) stall(resource string) (<-chan struct{}, time.Duration, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, key := range []string{resource, ""} {
 		rule, ok := f.stalls[key]
-		if !ok {
+		if !ok || rule.held != nil {
 			continue
 		}
 		var left time.Duration
@@ -228,6 +259,19 @@ func (f *Faults) stall(resource string) (<-chan struct{}, time.Duration, bool) {
 		return rule.released, left, true
 	}
 	return nil, 0, false
+}
+
+// hold reports whether resource's watches are held (HoldWatches), with the
+// channel closed when the hold ends and the count of held frames.
+func (f *Faults) hold(resource string) (<-chan struct{}, *atomic.Int64, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, key := range []string{resource, ""} {
+		if rule, ok := f.stalls[key]; ok && rule.held != nil {
+			return rule.released, rule.held, true
+		}
+	}
+	return nil, nil, false
 }
 
 // frameFault takes the next frame fault for resource, if any.

@@ -66,6 +66,36 @@ func TestStallHoldsEventsUntilResumed(t *testing.T) {
 	require.Equal(t, "ADDED b 3", eventSummary(nextEvent(t, w)), "a timed stall ends by itself")
 }
 
+// A hold lets the watch read and encode its events (they are counted as
+// held) but write none of them until it ends; then they all come, in
+// order. A watch that ends while held still sends what it held.
+func TestHoldKeepsEncodedEventsUntilResumed(t *testing.T) {
+	srv := startServer(t, Options{})
+	w := openWatch(t, podsURL(srv)+"?watch=true&resourceVersion=0", "")
+	seedNamed(t, srv, "ns", "barrier")
+	require.Equal(t, "ADDED barrier 1", eventSummary(nextEvent(t, w)))
+	srv.Faults().HoldWatches("pods")
+	seedNamed(t, srv, "ns", "a", "b")
+	require.Eventually(t, func() bool { return srv.Faults().HeldFrames("pods") == 2 }, 10*time.Second, time.Millisecond,
+		"a held watch encodes its events as they come")
+	select {
+	case ev := <-w.ResultChan():
+		t.Fatalf("a held watch sent %s", eventSummary(ev))
+	case <-time.After(50 * time.Millisecond):
+	}
+	srv.Faults().ResumeWatches("pods")
+	require.Equal(t, "ADDED a 2", eventSummary(nextEvent(t, w)))
+	require.Equal(t, "ADDED b 3", eventSummary(nextEvent(t, w)))
+	require.Zero(t, srv.Faults().HeldFrames("pods"))
+
+	srv.Faults().HoldWatches("")
+	seedNamed(t, srv, "ns", "c")
+	require.Eventually(t, func() bool { return srv.Faults().HeldFrames("") == 1 }, 10*time.Second, time.Millisecond)
+	srv.DropWatches()
+	require.Equal(t, "ADDED c 4", eventSummary(nextEvent(t, w)), "a dropped watch sends what it held")
+	requireClosed(t, w)
+}
+
 func TestCutFrameAbortsTheStream(t *testing.T) {
 	srv := startServer(t, Options{})
 	seedNamed(t, srv, "ns", "a")
@@ -125,6 +155,7 @@ func TestAdminEndpoints(t *testing.T) {
 	}{
 		{"faults/latency", `{"verb":"list","resource":"pods","milliseconds":100000}`, func() bool { return len(srv.Faults().latencies) == 1 }},
 		{"faults/stall", `{"resource":"pods"}`, func() bool { _, _, ok := srv.Faults().stall("pods"); return ok }},
+		{"faults/hold", `{"resource":"services"}`, func() bool { _, _, ok := srv.Faults().hold("services"); return ok }},
 		{"faults/cut-frame", `{"resource":"pods"}`, func() bool { return len(srv.Faults().frames) == 1 }},
 		{"faults/malformed-frame", `{"resource":"pods"}`, func() bool { return len(srv.Faults().frames) == 2 }},
 	}
@@ -138,6 +169,8 @@ func TestAdminEndpoints(t *testing.T) {
 	require.Empty(t, srv.Faults().frames)
 	_, _, stalled := srv.Faults().stall("pods")
 	require.False(t, stalled)
+	_, _, held := srv.Faults().hold("services")
+	require.False(t, held)
 
 	code, body = post("faults/fail", `{"verb":"list","colour":"red"}`)
 	require.Equal(t, http.StatusBadRequest, code, "unknown fields are rejected: %s", body)

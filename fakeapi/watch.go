@@ -177,8 +177,15 @@ func (ws *watchStream) stream(ctx context.Context) {
 	startRV := ws.cursor
 	tick, last, stop := ws.bookmarkClocks()
 	defer stop()
+	// A watch that ends while held still sends what it held (an ERROR
+	// event among it), as a buffering proxy would once its upstream ends.
+	defer func() {
+		if ws.holding != nil {
+			ws.releaseHeld()
+		}
+	}()
 	for {
-		if !ws.waitWhileStalled(ctx) {
+		if !ws.waitWhileStalled(ctx) || !ws.holdOrRelease(ctx) {
 			return
 		}
 		s.mu.Lock()
@@ -204,6 +211,7 @@ func (ws *watchStream) stream(ctx context.Context) {
 		ws.flush()
 		select {
 		case <-changed:
+		case <-ws.holding: // nil, never ready, unless held
 		case <-tick:
 			// A bookmark that falls due during a stall waits for its end.
 			if !ws.waitWhileStalled(ctx) || !ws.sendBookmark(false) {

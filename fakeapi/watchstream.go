@@ -3,6 +3,7 @@ package fakeapi
 import (
 	"bytes"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -47,6 +48,13 @@ type watchStream struct {
 	// when the request arrived (see Server.dropGeneration), so that a drop
 	// issued once the server has received the request always ends it.
 	dropped <-chan struct{}
+
+	// holding is the end of the hold (HoldWatches) this watch is under,
+	// nil when it is not held; held is what it holds meanwhile, and
+	// heldFrames the hold's count of frames (watchhold.go).
+	holding    <-chan struct{}
+	held       bytes.Buffer
+	heldFrames *atomic.Int64
 }
 
 func newWatchStream(s *Server, w http.ResponseWriter, flusher http.Flusher, enc encoding, req requestInfo, opts metainternalversion.ListOptions) *watchStream {
@@ -135,7 +143,14 @@ func (ws *watchStream) writeFrame(typ watch.EventType) bool {
 		return false
 	}
 	frame := ws.frameBuf.Bytes()
-	switch ws.s.faults.frameFault(ws.res.gvr.Resource) {
+	fault := ws.s.faults.frameFault(ws.res.gvr.Resource)
+	if ws.holding != nil {
+		if fault != frameCut {
+			return ws.holdFrame(frame, fault)
+		}
+		ws.releaseHeld() // the cut frame goes out after what was held
+	}
+	switch fault {
 	case frameCut:
 		// Half a frame, then an abrupt end of the connection: the client
 		// sees a truncated event, as when a proxy dies mid-write.
@@ -153,7 +168,7 @@ func (ws *watchStream) writeFrame(typ watch.EventType) bool {
 }
 
 func (ws *watchStream) flush() {
-	if !ws.broken {
+	if !ws.broken && ws.holding == nil {
 		ws.flusher.Flush()
 	}
 }

@@ -12,7 +12,9 @@
 // look each listed object up as soon as it is decoded and hand on the
 // cached object instead (a watch event's object as it is; a list item as a
 // shallow copy of it, since a list holds its items by value), so the fresh
-// copy dies at once; the informer's queue then takes the cached object
+// copy dies at once. In a protobuf WatchList they do better: they read
+// only the object's metadata and decode it only when the cache does not
+// hold it unchanged. The informer's queue then takes the cached object
 // back in place of what it receives. The compare command's "peak heap
 // relist" row measures it (bench/cmd/compare).
 //

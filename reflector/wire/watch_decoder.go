@@ -232,6 +232,9 @@ type protobufEventDecoder struct {
 	buf    []byte // reused frame buffer, at most retainedFrameBuffer long
 	offset int64
 	header [4]byte
+	// unchanged, set for a WatchList made with a cache (relist_reuse.go),
+	// is asked about each ADDED object's identity before it is decoded.
+	unchanged func(runtime.Object) runtime.Object
 }
 
 func newProtobufEventDecoder(r io.Reader, maxFrame int64, t *target) *protobufEventDecoder {
@@ -317,6 +320,11 @@ func (d *protobufEventDecoder) decodeFrame(frame []byte) (watch.Event, error) {
 			Raw:         append([]byte(nil), env.raw...), // the frame buffer is reused
 			ContentType: ContentTypeProtobuf,
 		}}, nil
+	}
+	if typ == watch.Added && d.unchanged != nil {
+		if cached := peekUnchanged(env.raw, d.unchanged); cached != nil {
+			return watch.Event{Type: typ, Object: cached}, nil
+		}
 	}
 	obj := d.t.newForEvent(typ)
 	pu, ok := obj.(protoUnmarshaler)

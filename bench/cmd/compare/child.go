@@ -29,7 +29,8 @@ func spawn(ctx context.Context, cfg sideConfig) (*childProc, error) {
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, self, "-side", cfg.Side, "-url", cfg.URL, "-encoding", cfg.Encoding,
-		"-strip="+strconv.FormatBool(cfg.Strip), "-handlers", strconv.Itoa(cfg.Handlers), "-slow="+strconv.FormatBool(cfg.Slow))
+		"-strip="+strconv.FormatBool(cfg.Strip), "-handlers", strconv.Itoa(cfg.Handlers), "-slow="+strconv.FormatBool(cfg.Slow),
+		"-profile", cfg.Profile)
 	cmd.Stderr = os.Stderr
 	// A test binary re-executed as a child learns it from this variable
 	// (compare_test.go's TestMain); the command itself needs only -side.

@@ -36,7 +36,10 @@ func TestEveryScenarioAtSmallSize(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
-	err := run(ctx, []string{"-pods", "40", "-rounds", "1", "-components=false", "-json", jsonPath, "-svg", dir}, nil, &out)
+	profiles := filepath.Join(dir, "profiles")
+	require.NoError(t, os.Mkdir(profiles, 0o755))
+	err := run(ctx, []string{"-pods", "40", "-rounds", "1", "-components=false", "-json", jsonPath, "-svg", dir,
+		"-profile", profiles}, nil, &out)
 	require.NoError(t, err)
 	table := out.String()
 	for _, row := range []string{
@@ -44,6 +47,7 @@ func TestEveryScenarioAtSmallSize(t *testing.T) {
 		"| heap per cached pod 40 protobuf |", "| relist 40 json |", "| peak heap relist 40 protobuf (live) |",
 		"| peak heap relist / own steady 40 json (live) |", "| relist notifications for unchanged pods 40 json |",
 		"| burst 40 json (20 updates) |", "| latency p99 burst 40 protobuf |", "| backlog drain 40 protobuf (20 updates) |",
+		"| burst cpu per event 40 json |", "| backlog drain cpu per event 40 protobuf |",
 		"| burst 100 handlers one slow 40 json |", "| latency p99 100 handlers one slow 40 json |",
 	} {
 		assert.Contains(t, table, row)
@@ -61,6 +65,16 @@ func TestEveryScenarioAtSmallSize(t *testing.T) {
 		if strings.HasPrefix(f["name"].(string), "sync ") {
 			assert.Greater(t, f["ours"], 0.0, "%v", f["name"])
 			assert.Greater(t, f["clientgo"], 0.0, "%v", f["name"])
+		}
+	}
+	// One set of profiles per step, named after it: the informer's CPU
+	// and heap, the server's CPU, and a relist's heap at its peak.
+	for _, name := range []string{"01-ours-sync-40-json.child.cpu", "01-ours-sync-40-json.child.heap",
+		"01-ours-sync-40-json.server.cpu", "02-ours-relist-40-json.peak.heap", "04-ours-backlog-drain-40-json.child.cpu",
+		"09-client-go-backlog-drain-40-json.server.cpu"} {
+		fi, err := os.Stat(filepath.Join(profiles, name))
+		if assert.NoError(t, err) {
+			assert.NotZero(t, fi.Size(), name)
 		}
 	}
 	for _, svg := range []string{"sync-time.svg", "sync-heap.svg", "relist-heap.svg"} {

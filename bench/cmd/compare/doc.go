@@ -6,7 +6,7 @@
 //	go run ./cmd/compare -quick                       # about 2 minutes on 2 cores
 //	go run ./cmd/compare -json out.json -svg ../docs/img  # the full run docs/benchmarks.md shows
 //
-// The command starts one fakeapi server in its own process, seeds it with
+// The command (the parent process) runs one fakeapi server, seeds it with
 // realistic pods (internal/realpod: about 7 KB of JSON each, managedFields
 // included) and then runs every informer in a child process of its own, a
 // re-execution of this binary with -side, so that each memory figure is one
@@ -21,8 +21,17 @@
 // compaction (time, peak heap against the steady state, notifications for
 // unchanged pods); a burst of updates and a pre-built backlog (events/s
 // from the first write, or the backlog's release, to the last event
-// handled; write-to-handler latency p50 and p99); a burst with 100 handlers, one of
-// them slow; and the component benchmarks of this module (components.go).
+// handled; the informer's CPU per event; write-to-handler latency p50 and
+// p99); a burst with 100 handlers, one of them slow; and the component
+// benchmarks of this module (components.go).
+//
+// The backlog is held by the server encoded and ready (fakeapi's
+// HoldWatches) and released at once, so that its drain is the informer's
+// reading, decoding and handling, not the server's encoding.
+//
+// -profile DIR writes, for every step, the informer's CPU profile and heap
+// profile, the server's CPU profile and, for a relist, the heap profile at
+// its peak (profile.go): the evidence docs/benchmarks.md quotes.
 //
 // Peak heap is sampled every 2 ms from runtime/metrics, two ways: "live" is
 // the heap the garbage collector found reachable at the end of each cycle

@@ -8,9 +8,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
-	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -37,6 +35,7 @@ type options struct {
 	encodings  string
 	components bool
 	benchDir   string
+	profileDir string
 	side       sideConfig
 }
 
@@ -51,6 +50,7 @@ func parse(args []string) (options, error) {
 	fs.IntVar(&o.pods, "pods", 0, "one size of this many pods instead of the plan's (smoke tests)")
 	fs.BoolVar(&o.components, "components", true, "run the component benchmarks of the bench module too")
 	fs.StringVar(&o.benchDir, "bench-dir", ".", "the bench module's directory, for the component benchmarks")
+	fs.StringVar(&o.profileDir, "profile", "", "write CPU and heap profiles of every step, child and server, into this directory (profile.go)")
 	// The child side of the command: not for people.
 	fs.StringVar(&o.side.Side, "side", "", "run as a child: ours or client-go")
 	fs.StringVar(&o.side.URL, "url", "", "child: the server")
@@ -73,21 +73,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 		return err
 	}
 	if o.side.Side != "" {
-		if dir := os.Getenv("COMPARE_PROFILE_DIR"); dir != "" {
-			stop, err := profile(dir, o.side)
-			if err != nil {
-				return err
-			}
-			defer stop()
-		}
+		o.side.Profile = o.profileDir
 		return runSide(ctx, o.side, stdin, stdout)
-	}
-	if dir := os.Getenv("COMPARE_PROFILE_DIR"); dir != "" {
-		stop, err := profile(dir, sideConfig{Side: "parent"})
-		if err != nil {
-			return err
-		}
-		defer stop()
 	}
 	p := fullPlan()
 	if o.quick {
@@ -128,7 +115,7 @@ func measure(ctx context.Context, p plan, o options) (*results, error) {
 		return nil, err
 	}
 	defer c.srv.Close()
-	x := &runner{ctx: ctx, c: c, r: newResults()}
+	x := &runner{ctx: ctx, c: c, r: newResults(), profileDir: o.profileDir}
 	if err := x.run(p); err != nil {
 		return nil, err
 	}
@@ -161,26 +148,4 @@ func flagsOf(o options) string {
 		f = append(f, "-components=false")
 	}
 	return strings.Join(f, " ")
-}
-
-// profile writes a CPU profile of this child and, when it ends, a heap
-// profile, into dir (COMPARE_PROFILE_DIR): the evidence behind the "why"
-// of each row in docs/benchmarks.md.
-func profile(dir string, s sideConfig) (stop func(), err error) {
-	name := filepath.Join(dir, fmt.Sprintf("%s-%s-strip=%v-h%d-%d", s.Side, s.Encoding, s.Strip, s.Handlers, os.Getpid()))
-	f, err := os.Create(name + ".cpu")
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		return nil, err
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-		if h, err := os.Create(name + ".heap"); err == nil {
-			pprof.Lookup("heap").WriteTo(h, 0)
-			h.Close()
-		}
-	}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"runtime/metrics"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -37,6 +38,7 @@ func heapAfterGC() uint64 {
 // sampler records the heap every 2 ms until stopped.
 type sampler struct {
 	start  time.Time
+	peak   *peakHeap // told every live heap read, when profiling
 	cancel context.CancelFunc
 	done   chan struct{}
 
@@ -44,9 +46,9 @@ type sampler struct {
 	samples []heapSample
 }
 
-func startSampler() *sampler {
+func startSampler(peak *peakHeap) *sampler {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &sampler{start: time.Now(), cancel: cancel, done: make(chan struct{})}
+	s := &sampler{start: time.Now(), peak: peak, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(2 * time.Millisecond)
@@ -65,6 +67,7 @@ func startSampler() *sampler {
 
 func (s *sampler) record() {
 	live, inUse := readHeap()
+	s.peak.observe(live)
 	s.mu.Lock()
 	s.samples = append(s.samples, heapSample{At: time.Since(s.start), Live: live, InUse: inUse})
 	s.mu.Unlock()
@@ -104,6 +107,17 @@ func thin(in []heapSample, n int) []heapSample {
 		out = append(out, in[j])
 	}
 	return out
+}
+
+// processCPU is the CPU time this process has used, user and system, in
+// seconds: unlike a rate, it does not depend on how much of the shared
+// machine the process was given.
+func processCPU() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
 // latencies collects write-to-handler delays.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"runtime"
 	"slices"
 	"time"
 )
@@ -38,9 +39,31 @@ func (p plan) roundsAt(n int) int {
 
 // runner runs a plan against one cluster.
 type runner struct {
-	ctx context.Context
-	c   *cluster
-	r   *results
+	ctx        context.Context
+	c          *cluster
+	r          *results
+	profileDir string // -profile
+	steps      int    // steps profiled so far, to number their files
+}
+
+// step begins a step: it collects the parent's garbage first, so that
+// the server's collection of what earlier steps wrote (gigabytes at 100k
+// pods) does not fall into this step's window and count against whichever
+// side happens to come next; then it names the step for its profiles and
+// starts the parent's (the server's and the writer's) CPU profile of it;
+// end stops it. Without -profile the name is empty and end does nothing.
+func (x *runner) step(side, what, tag string) (name string, end func() error, err error) {
+	runtime.GC()
+	if x.profileDir == "" {
+		return "", func() error { return nil }, nil
+	}
+	x.steps++
+	name = fmt.Sprintf("%02d-%s-%s-%s", x.steps, side, what, tag)
+	p, err := startProfile(x.profileDir, name, ".server")
+	if err != nil {
+		return "", nil, err
+	}
+	return name, func() error { return p.stop("") }, nil
 }
 
 // sides returns both sides, client-go first in odd rounds.
@@ -94,7 +117,8 @@ func (x *runner) run(p plan) error {
 
 func (x *runner) spawn(side, enc string, strip bool, handlers int, slow bool) (*childProc, error) {
 	log.Printf("%s %s strip=%v handlers=%d, %d pods", side, enc, strip, handlers, x.c.pods)
-	return spawn(x.ctx, sideConfig{Side: side, URL: x.c.srv.URL(), Encoding: enc, Strip: strip, Handlers: handlers, Slow: slow})
+	return spawn(x.ctx, sideConfig{Side: side, URL: x.c.srv.URL(), Encoding: enc, Strip: strip, Handlers: handlers, Slow: slow,
+		Profile: x.profileDir})
 }
 
 // full runs cold sync, relist, burst and backlog in one process.
@@ -111,10 +135,16 @@ func (x *runner) full(side, enc string, n, m, round int) error {
 	if err := x.relist(ch, side, enc, n, tag); err != nil {
 		return err
 	}
-	if err := x.burst(ch, side, m, round, tag, "burst", x.c.writeUpdates); err != nil {
+	burst := func() (time.Time, error) { return x.c.writeUpdates(m, round) }
+	if err := x.burst(ch, side, m, tag, "burst", burst); err != nil {
 		return err
 	}
-	return x.burst(ch, side, m, round+1000, tag, "backlog drain", x.c.backlog)
+	// The backlog is built before the step begins, so that its profiles
+	// and its rate are of the drain alone.
+	if err := x.c.buildBacklog(x.ctx, m, round+1000); err != nil {
+		return err
+	}
+	return x.burst(ch, side, m, tag, "backlog drain", x.c.releaseBacklog)
 }
 
 func (x *runner) syncOnly(side, enc string, n int, strip bool) error {
@@ -131,8 +161,15 @@ func (x *runner) syncOnly(side, enc string, n int, strip bool) error {
 }
 
 func (x *runner) sync(ch *childProc, side, enc string, n int, tag string) error {
-	rep, err := ch.call(command{Op: "sync", N: n})
+	name, end, err := x.step(side, "sync", tag)
 	if err != nil {
+		return err
+	}
+	rep, err := ch.call(command{Op: "sync", N: n, Step: name})
+	if err != nil {
+		return err
+	}
+	if err := end(); err != nil {
 		return err
 	}
 	perPod := float64(rep.Retained-min(rep.Baseline, rep.Retained)) / float64(n)
@@ -146,7 +183,11 @@ func (x *runner) sync(ch *childProc, side, enc string, n int, tag string) error 
 }
 
 func (x *runner) relist(ch *childProc, side, enc string, n int, tag string) error {
-	arm, err := ch.call(command{Op: "relist-arm"})
+	name, end, err := x.step(side, "relist", tag)
+	if err != nil {
+		return err
+	}
+	arm, err := ch.call(command{Op: "relist-arm", Step: name})
 	if err != nil {
 		return err
 	}
@@ -155,6 +196,9 @@ func (x *runner) relist(ch *childProc, side, enc string, n int, tag string) erro
 	}
 	rep, err := ch.call(command{Op: "relist-wait", N: n})
 	if err != nil {
+		return err
+	}
+	if err := end(); err != nil {
 		return err
 	}
 	x.r.add("relist "+tag, "s", "lower", side, rep.Seconds)
@@ -166,13 +210,18 @@ func (x *runner) relist(ch *childProc, side, enc string, n int, tag string) erro
 	return nil
 }
 
-// burst asks the side to expect m updates, has write write them, and
-// records the rate and latency.
-func (x *runner) burst(ch *childProc, side string, m, round int, tag, what string, write func(m, round int) (time.Time, error)) error {
-	if _, err := ch.call(command{Op: "events-arm"}); err != nil {
+// burst asks the side to expect m updates, has start write them (or
+// release them), and records the rate and latency. start returns when the
+// updates became available to the informer.
+func (x *runner) burst(ch *childProc, side string, m int, tag, what string, start func() (time.Time, error)) error {
+	name, end, err := x.step(side, what, tag)
+	if err != nil {
 		return err
 	}
-	since, err := write(m, round)
+	if _, err := ch.call(command{Op: "events-arm", Step: name}); err != nil {
+		return err
+	}
+	since, err := start()
 	if err != nil {
 		return err
 	}
@@ -180,7 +229,11 @@ func (x *runner) burst(ch *childProc, side string, m, round int, tag, what strin
 	if err != nil {
 		return err
 	}
+	if err := end(); err != nil {
+		return err
+	}
 	x.r.add(fmt.Sprintf("%s %s (%d updates)", what, tag, m), "events/s", "higher", side, float64(rep.Events)/rep.Seconds)
+	x.r.add(fmt.Sprintf("%s cpu per event %s", what, tag), "µs", "lower", side, rep.CPUSeconds/float64(rep.Events)*1e6)
 	if what == "burst" {
 		x.r.add("latency p50 burst "+tag, "ms", "lower", side, rep.P50*1000)
 		x.r.add("latency p99 burst "+tag, "ms", "lower", side, rep.P99*1000)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"time"
@@ -73,13 +74,27 @@ func (c *cluster) writeUpdates(m, round int) (time.Time, error) {
 	return start, nil
 }
 
-// backlog stalls every pod watch, writes m updates and releases them at
-// once: the informer then drains a backlog the server has built. It
-// returns the moment of the release.
-func (c *cluster) backlog(m, round int) (time.Time, error) {
-	c.srv.Faults().StallWatches("pods", 0)
-	_, err := c.writeUpdates(m, round)
+// buildBacklog holds every pod watch (fakeapi's HoldWatches), writes m
+// updates and waits until the server has encoded them all: the backlog is
+// then ready, as bytes waiting in a buffering proxy would be, and
+// releaseBacklog lets the informer drain it at its own pace. With a plain
+// stall the server would encode each event as it sent it, and the drain
+// would measure the server's encoder as much as the informer.
+func (c *cluster) buildBacklog(ctx context.Context, m, round int) error {
+	c.srv.Faults().HoldWatches("pods")
+	if _, err := c.writeUpdates(m, round); err != nil {
+		return err
+	}
+	if err := waitFor(ctx, func() bool { return c.srv.Faults().HeldFrames("pods") >= int64(m) }); err != nil {
+		return fmt.Errorf("backlog: %d of %d updates encoded: %w", c.srv.Faults().HeldFrames("pods"), m, err)
+	}
+	return nil
+}
+
+// releaseBacklog releases the backlog at once, and returns the moment of
+// the release.
+func (c *cluster) releaseBacklog() (time.Time, error) {
 	released := time.Now()
 	c.srv.Faults().ResumeWatches("pods")
-	return released, err
+	return released, nil
 }

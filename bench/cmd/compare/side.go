@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -26,6 +28,7 @@ type sideConfig struct {
 	Strip    bool   // StripManagedFields, or client-go's equivalent transform
 	Handlers int    // handlers registered; handler 0 records
 	Slow     bool   // the last handler takes slowHandler per event
+	Profile  string // -profile: the directory for each step's profiles
 }
 
 // slowHandler is what the slow handler spends on each event.
@@ -40,6 +43,9 @@ type command struct {
 	// nanoseconds: rates run from then to the last event handled, so that
 	// a consumer that batches cannot look faster by starting late.
 	Since int64 `json:"since,omitempty"`
+	// Step names the step for its profiles (-profile): set on sync and on
+	// the arm commands.
+	Step string `json:"step,omitempty"`
 }
 
 // reply is a child's answer; only the fields of the step are set.
@@ -58,6 +64,7 @@ type reply struct {
 	Events       int64   `json:"events,omitempty"`
 	P50          float64 `json:"p50,omitempty"` // seconds
 	P99          float64 `json:"p99,omitempty"`
+	CPUSeconds   float64 `json:"cpuSeconds,omitempty"` // the child's user+system CPU over the step
 	HeapOverTime []heapSample
 }
 
@@ -157,11 +164,13 @@ func runSide(ctx context.Context, cfg sideConfig, in io.Reader, out io.Writer) e
 
 // child holds a side's state between commands.
 type child struct {
-	cfg  sideConfig
-	impl informerSide
-	rec  *recorder
-	heap *sampler
-	at   time.Time
+	cfg   sideConfig
+	impl  informerSide
+	rec   *recorder
+	heap  *sampler
+	at    time.Time
+	cpuAt float64      // processCPU at the arm command
+	prof  *stepProfile // the step being profiled, if any
 }
 
 // stepTimeout bounds one step; client-go's relist of 100k JSON pods takes minutes
@@ -171,16 +180,32 @@ const stepTimeout = 10 * time.Minute
 func (s *child) do(ctx context.Context, c command) (reply, error) {
 	switch c.Op {
 	case "sync":
-		return s.sync(ctx, c.N)
+		return s.sync(ctx, c.N, c.Step)
 	case "relist-arm", "events-arm":
 		s.rec.reset()
 		r := reply{}
+		var peak *peakHeap
+		if c.Op == "events-arm" {
+			// As the parent does before each step: the drain of a backlog
+			// is short, and a collection of the informer's earlier
+			// garbage would otherwise land in it or not by chance.
+			runtime.GC()
+		}
 		if c.Op == "relist-arm" {
 			s.impl.relistArm()
 			r.Steady = heapAfterGC()
-			s.heap = startSampler()
+			if s.cfg.Profile != "" {
+				peak = &peakHeap{path: filepath.Join(s.cfg.Profile, fileName(c.Step)+".peak.heap")}
+			}
 		}
-		s.at = time.Now()
+		var err error
+		if s.prof, err = startProfile(s.cfg.Profile, c.Step, ".child"); err != nil {
+			return r, err
+		}
+		if c.Op == "relist-arm" {
+			s.heap = startSampler(peak)
+		}
+		s.at, s.cpuAt = time.Now(), processCPU()
 		return r, nil
 	case "relist-wait":
 		if err := waitFor(ctx, func() bool { return s.impl.relistDone(s.rec, c.N) }); err != nil {
@@ -188,10 +213,13 @@ func (s *child) do(ctx context.Context, c command) (reply, error) {
 		}
 		r := reply{Seconds: time.Since(s.at).Seconds(), Unchanged: s.rec.unchanged.Load()}
 		r.PeakLive, r.PeakInUse, r.HeapOverTime = s.heap.stop()
-		return r, nil
+		return r, s.prof.stop(".child")
 	case "events-wait":
 		if err := waitFor(ctx, func() bool { return s.rec.events.Load() >= int64(c.N) }); err != nil {
 			return reply{}, fmt.Errorf("events: %d of %d: %w", s.rec.events.Load(), c.N, err)
+		}
+		if err := s.prof.stop(".child"); err != nil {
+			return reply{}, err
 		}
 		s.rec.mu.Lock()
 		from := s.rec.first
@@ -201,15 +229,19 @@ func (s *child) do(ctx context.Context, c command) (reply, error) {
 		span := s.rec.last.Sub(from)
 		s.rec.mu.Unlock()
 		d := s.rec.lat.take()
-		return reply{Seconds: span.Seconds(), Events: s.rec.events.Load(),
+		return reply{Seconds: span.Seconds(), Events: s.rec.events.Load(), CPUSeconds: processCPU() - s.cpuAt,
 			P50: percentile(d, 50).Seconds(), P99: percentile(d, 99).Seconds()}, nil
 	}
 	return reply{}, fmt.Errorf("unknown command %q", c.Op)
 }
 
-func (s *child) sync(ctx context.Context, n int) (reply, error) {
+func (s *child) sync(ctx context.Context, n int, step string) (reply, error) {
 	baseline := heapAfterGC()
-	heap := startSampler()
+	prof, err := startProfile(s.cfg.Profile, step, ".child")
+	if err != nil {
+		return reply{}, err
+	}
+	heap := startSampler(nil)
 	start := time.Now()
 	synced, err := s.impl.start(ctx, s.rec)
 	if err != nil {
@@ -224,7 +256,16 @@ func (s *child) sync(ctx context.Context, n int) (reply, error) {
 	}
 	r := reply{SyncSeconds: time.Since(start).Seconds(), Baseline: baseline}
 	r.PeakLive, r.PeakInUse, _ = heap.stop()
+	if err := prof.stop(""); err != nil {
+		return r, err
+	}
 	r.Retained = heapAfterGC()
+	if prof != nil {
+		// After the collection: what the cache holds, garbage gone.
+		if err := writeHeap(prof.base + ".child.heap"); err != nil {
+			return r, err
+		}
+	}
 	// The collector measures the live heap only at the end of a cycle, so
 	// the samples can miss the last stretch of a growing heap: what is
 	// live once synced is part of the sync's peak.
