@@ -5,11 +5,12 @@ import (
 	"hash/maphash"
 	"iter"
 	"maps"
-	"reflect"
 	"sync"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/seed31a95821/informer/internal/objkey"
 )
 
 // Indexer is a store of Kubernetes objects by key, with named secondary
@@ -392,11 +393,8 @@ func checkItem(key string, obj runtime.Object) error {
 	if key == "" {
 		return ErrEmptyKey
 	}
-	if obj == nil {
-		return fmt.Errorf("%w: key %q", ErrNilObject, key)
-	}
-	if v := reflect.ValueOf(obj); v.Kind() == reflect.Pointer && v.IsNil() {
-		return fmt.Errorf("%w: key %q holds a nil %T", ErrNilObject, key, obj)
+	if objkey.IsNil(obj) {
+		return fmt.Errorf("%w: key %q (%T)", ErrNilObject, key, obj)
 	}
 	return nil
 }

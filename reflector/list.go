@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/seed31a95821/informer/internal/objkey"
 )
 
 // list is the I/O of a listing: get one complete snapshot into the store,
@@ -147,7 +149,7 @@ func (s tokenSet) add(tok string) (repeated bool) {
 func (r *Reflector) listPage(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 	r.pub.update(func(p *published) { p.listRequests++ })
 	page, err := r.lw.List(ctx, opts)
-	if err == nil && (page == nil || isNilPointer(page)) {
+	if err == nil && objkey.IsNil(page) {
 		err = fmt.Errorf("%w: ListerWatcher returned a nil list", errNotList)
 	}
 	return page, err

@@ -44,7 +44,7 @@ func (tc typeCheck) admit(obj runtime.Object) (metav1.Object, error) {
 	if obj == nil {
 		return nil, fmt.Errorf("%w: nil object", errNoMetadata)
 	}
-	if isNilPointer(obj) {
+	if objkey.IsNil(obj) {
 		return nil, fmt.Errorf("%w: nil %T", errNoMetadata, obj)
 	}
 	if tc.want != nil {
@@ -76,14 +76,6 @@ func (tc typeCheck) admitNamed(obj runtime.Object) (metav1.Object, error) {
 		return nil, fmt.Errorf("%w: %T", ErrNoName, obj)
 	}
 	return m, err
-}
-
-// isNilPointer reports a typed nil, such as a (*corev1.Pod)(nil) or a
-// (*watch.FakeWatcher)(nil) from a buggy ListerWatcher: not nil to ==, yet
-// every accessor, every method, and apierrors' FromObject dereference it.
-func isNilPointer(x any) bool {
-	v := reflect.ValueOf(x)
-	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // typeName names a prototype for Options.Name: its GroupVersionKind for a

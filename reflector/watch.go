@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/seed31a95821/informer/internal/objkey"
 )
 
 // watch is the I/O of Watching: open a watch from s.rv (or take over the
@@ -42,7 +44,7 @@ func (r *Reflector) watch(ctx context.Context, s watching) (state, input) {
 // openWatch makes one Watch call.
 func (r *Reflector) openWatch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	w, err := r.lw.Watch(ctx, opts)
-	if err == nil && (w == nil || isNilPointer(w)) {
+	if err == nil && objkey.IsNil(w) {
 		err = fmt.Errorf("%w: ListerWatcher returned a nil watch", ErrDecode)
 	}
 	if err != nil {
@@ -185,7 +187,7 @@ func (r *Reflector) admitEvent(ev watch.Event) (metav1.Object, error) {
 // an error. A typed nil is passed on as nil, which apierrors.FromObject
 // reports as an unexpected object (KindDecode) instead of dereferencing it.
 func eventError(obj runtime.Object) error {
-	if isNilPointer(obj) {
+	if objkey.IsNil(obj) {
 		obj = nil
 	}
 	return apierrors.FromObject(obj)

@@ -60,7 +60,9 @@ func parts(obj runtime.Object) (namespace, name string, err error) {
 // IsNil reports whether obj is nil or an interface holding a nil pointer.
 // The second case matters: (*v1.Pod)(nil) is a non-nil runtime.Object whose
 // methods panic, and the queue and the cache promise a clear error instead.
-func IsNil(obj runtime.Object) bool {
+// It takes any, because the reflector asks it of what a ListerWatcher
+// returns too (a list, a watch.Interface), where a typed nil panics alike.
+func IsNil(obj any) bool {
 	if obj == nil {
 		return true
 	}
