@@ -35,7 +35,7 @@ const inlineHandlerLimit = 16
 // handlers that waking them is better done by the consumer, in parallel
 // with the watch.
 func (s *SharedInformer[T]) applyIdleWritesInline() {
-	fifohook.SetInline(s.queue, s.apply, func() bool { return s.proc.Len() <= inlineHandlerLimit })
+	fifohook.Inline(s.queue, s.apply, func() bool { return s.proc.Len() <= inlineHandlerLimit })
 }
 
 // Add implements reflector.Store. The queue may have applied obj inline,
