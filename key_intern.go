@@ -4,6 +4,10 @@ package informer
 // Delete this file and its one hook (KeyFunc: s.key in New), and the
 // informer is still correct, only slower: the queue then keys objects with
 // deltafifo.MetaNamespaceKey, which allocates a new string for every event.
+// Three more files serve only this one: internal/objkey/append.go (the key
+// built on the stack), internal/cachekey and indexer/intern.go (the lookup
+// in the cache, with intern_test.go); once this file is gone they can go
+// too.
 //
 // Why it pays: updates and deletes, two events in three on a busy watch,
 // are of objects the cache holds. Their key, built into a stack buffer, is

@@ -1,11 +1,12 @@
 package deltafifo
 
 // The inline hand-off: a write that finds the queue idle is applied at
-// once, on the writer's goroutine. Delete this file and its one hook, the
-// inline field of Queue (read in write, unitOf, forEachCandidate, Stats and
-// finish, one or two lines each, all calls of the methods below), and the
-// queue is still correct, only slower: every delta then waits in line for
-// the consumer's Pop.
+// once, on the writer's goroutine. Delete this file and its hook, the
+// inline field of Queue (six lines that call the methods below: in write,
+// unitOf, forEachCandidate, Stats and finish), and the queue is still
+// correct, only slower: every delta then waits in line for the consumer's
+// Pop. Its tests go with it: inline_test.go, testdata/inline.txt and the
+// inline command of script_test.go.
 //
 // Why it pays: a consumer that keeps up with its producer spends most of
 // its life asleep in Pop, and waking a goroutine for every delta costs more

@@ -187,7 +187,7 @@ func TestInlineReusedUnitsKeepKeysApart(t *testing.T) {
 	}
 }
 
-func TestInlineOKCanSendWritesToTheLine(t *testing.T) {
+func TestInlineOkFuncCanSendWritesToTheLine(t *testing.T) {
 	s := newStore()
 	rec := &inlineRecorder{s: s}
 	allow := false
@@ -195,7 +195,7 @@ func TestInlineOKCanSendWritesToTheLine(t *testing.T) {
 	a1, a2 := pod("a", "1"), pod("a", "2")
 
 	require.NoError(t, q.Add(a1))
-	assert.Empty(t, rec.seen, "InlineOK said no: the write must queue")
+	assert.Empty(t, rec.seen, "the hook's ok func said no: the write must queue")
 	assert.Equal(t, []Item{item("ns/a", add(a1))}, items(popAll(t, q, s)))
 
 	allow = true

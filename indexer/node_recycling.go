@@ -3,7 +3,8 @@ package indexer
 // Delete this file and its one hook (the spare field of editor, in trie.go,
 // with the two lines of newNode and drop that use it), and the informer is
 // still correct, only slower: every node a delete unlinks is left to the
-// garbage collector, and every node an add needs is allocated.
+// garbage collector, and every node an add needs is allocated. Its test,
+// node_recycling_test.go, goes with it.
 //
 // Why recycle: a cache whose objects come and go (pods of short-lived jobs)
 // unlinks trie nodes on every delete and makes new ones on every add, so
