@@ -335,3 +335,31 @@ func TestUnmatchedInputCarriesOn(t *testing.T) {
 	assert.Equal(t, toBackoffWatch, decide(watching{rv: "1"}, odd).then)
 	assert.Equal(t, toResume, decide(backingOff{then: listing{}}, input{what: watchClosed}).then)
 }
+
+// TestReadmeMapsEveryRow checks testdata/README.md's map from the rows of
+// doc.go's table to the scripts that show them: the same rows in the same
+// order, each naming at least one script that exists.
+func TestReadmeMapsEveryRow(t *testing.T) {
+	b, err := os.ReadFile("testdata/README.md")
+	require.NoError(t, err)
+	var got [][2]string
+	scripts := regexp.MustCompile("`([a-z_]+\\.txt)`")
+	for _, line := range strings.Split(string(b), "\n") {
+		c := strings.Split(strings.ReplaceAll(line, `\|`, "\x00"), "|")
+		if len(c) != 5 || !strings.Contains(c[3], ".txt`") { // not a row of the map
+
+			continue
+		}
+		got = append(got, [2]string{strings.TrimSpace(c[1]), strings.ReplaceAll(strings.TrimSpace(c[2]), "\x00", "|")})
+		names := scripts.FindAllStringSubmatch(c[3], -1)
+		require.NotEmpty(t, names, "README row %q names no script", line)
+		for _, n := range names {
+			assert.FileExists(t, "testdata/"+n[1], "README row %q", line)
+		}
+	}
+	var want [][2]string
+	for _, r := range docTable(t) {
+		want = append(want, [2]string{r[0], r[1]})
+	}
+	assert.Equal(t, want, got)
+}
