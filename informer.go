@@ -63,7 +63,7 @@ type Options struct {
 	// log the error, count it, or hand it to a goroutine of your own.
 	OnError func(error)
 	// Reflector tunes the list-and-watch machinery: page size, backoff,
-	// WatchList, the watchdog, the clock. It holds only what the informer
+	// WatchList, the watchdog. It holds only what the informer
 	// leaves to its user; see ReflectorOptions.
 	Reflector ReflectorOptions
 }

@@ -72,7 +72,7 @@ func (sv *server) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Int
 	}
 }
 
-// BytesDecoded is the BytesCounter capability.
+// BytesDecoded is the optional method the reflector reads for Stats.BytesDecoded.
 func (sv *server) BytesDecoded() int64 { return sv.bytes }
 
 // optsLine prints the options a request carried, the zero ones left out.
@@ -191,7 +191,7 @@ func (sv *server) newest(t *testing.T) *stream {
 const streamBuffer = 4096
 
 // stream is a scripted watch: events the script sends, then an end,
-// clean or broken (StreamError).
+// clean or broken (a stream's optional Err method).
 type stream struct {
 	s  *script
 	id int
@@ -216,7 +216,7 @@ func (w *stream) Stop() {
 	}
 }
 
-// Err says why the stream ended (the StreamError capability).
+// Err says why the stream ended (the optional method the reflector asks).
 func (w *stream) Err() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -8,8 +8,9 @@ import (
 )
 
 // State names what the reflector is doing, for readers on other goroutines
-// (Reflector.State, Stats). The machine itself steers by the richer state
-// values below, each carrying its own data; State is their public name.
+// (Reflector.State, Stats). The machine itself steers by richer state
+// values, each carrying its own data (unexported, below in this file);
+// State is their public name.
 type State int
 
 const (
