@@ -193,15 +193,8 @@ func BenchmarkWorkqueueAddAfter(b *testing.B) {
 	}
 	for _, impl := range impls {
 		b.Run("impl="+impl.name, func(b *testing.B) {
-			b.ReportAllocs()
-			var live uint64
-			for b.Loop() {
+			reportLiveHeap(b, n, func() (shutDown func()) {
 				q := impl.make()
-				var before, after runtime.MemStats
-				b.StopTimer()
-				runtime.GC()
-				runtime.ReadMemStats(&before)
-				b.StartTimer()
 				for i, k := range keys {
 					q.AddAfter(k, time.Second+time.Duration(i%3600)*time.Second)
 				}
@@ -212,17 +205,34 @@ func BenchmarkWorkqueueAddAfter(b *testing.B) {
 				if item, _ := q.Get(); item != "sentinel" {
 					b.Fatalf("got %q, want the sentinel", item)
 				}
-				b.StopTimer()
-				runtime.GC()
-				runtime.ReadMemStats(&after)
-				live += after.HeapAlloc - before.HeapAlloc
-				runtime.KeepAlive(q)
-				q.ShutDown()
-				b.StartTimer()
-			}
-			b.ReportMetric(float64(live)/float64(b.N)/n, "live-B/item")
+				return q.ShutDown
+			})
 		})
 	}
+}
+
+// reportLiveHeap runs fill once per iteration, timed, between two garbage
+// collections, and reports the heap fill left reachable per item as
+// live-B/item. fill builds a queue of n items and returns its ShutDown,
+// which holds the queue until the heap has been read.
+func reportLiveHeap(b *testing.B, n int, fill func() (shutDown func())) {
+	b.ReportAllocs()
+	var live uint64
+	for b.Loop() {
+		b.StopTimer()
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		b.StartTimer()
+		shutDown := fill()
+		b.StopTimer()
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		live += after.HeapAlloc - before.HeapAlloc
+		shutDown()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(live)/float64(b.N)/float64(n), "live-B/item")
 }
 
 // BenchmarkWorkqueueBacklog: 100,000 keys added and none taken yet, what a
@@ -235,27 +245,13 @@ func BenchmarkWorkqueueBacklog(b *testing.B) {
 	keys := workqueueKeys()[:n]
 	for _, impl := range workqueueImpls {
 		b.Run("impl="+impl.name, func(b *testing.B) {
-			b.ReportAllocs()
-			var live uint64
-			for b.Loop() {
-				b.StopTimer()
-				var before, after runtime.MemStats
-				runtime.GC()
-				runtime.ReadMemStats(&before)
+			reportLiveHeap(b, n, func() (shutDown func()) {
 				q := impl.make()
-				b.StartTimer()
 				for _, k := range keys {
 					q.Add(k)
 				}
-				b.StopTimer()
-				runtime.GC()
-				runtime.ReadMemStats(&after)
-				live += after.HeapAlloc - before.HeapAlloc
-				runtime.KeepAlive(q)
-				q.ShutDown()
-				b.StartTimer()
-			}
-			b.ReportMetric(float64(live)/float64(b.N)/n, "live-B/item")
+				return q.ShutDown
+			})
 		})
 	}
 }
