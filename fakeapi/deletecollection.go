@@ -17,20 +17,12 @@ import (
 const verbDeleteCollection = "deletecollection"
 
 func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, req requestInfo) {
-	opts, err := parseListOptions(r, req.res)
-	if err != nil {
-		s.writeError(w, r, err)
+	_, enc, q, ok := s.collectionRequest(w, r, req)
+	if !ok {
 		return
 	}
-	enc, err := s.negotiateResource(r, req)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	f := newFilter(req, opts)
-	q := listQuery{res: req.res, namespace: req.namespace, match: f.selectorMatch()}
 	var page listPage
-	_, err = s.writeLocked(func(st *store) (runtime.Object, error) {
+	_, err := s.writeLocked(func(st *store) (runtime.Object, error) {
 		var err error
 		if page, err = st.list(q); err != nil {
 			return nil, err
@@ -47,12 +39,7 @@ func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, r
 		s.writeError(w, r, err)
 		return
 	}
-	list, err := s.buildList(req.res, page)
-	if err != nil {
-		s.writeError(w, r, apierrors.NewInternalError(err))
-		return
-	}
-	s.writeObject(w, r, enc, http.StatusOK, list)
+	s.writeList(w, r, enc, req, page)
 }
 
 // deleteOne deletes one object the way a client's DELETE does.

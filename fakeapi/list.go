@@ -26,18 +26,11 @@ import (
 // A future N gets "Too large resource version"; an N older than the
 // compacted history gets 410 Expired.
 func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req requestInfo) {
-	opts, err := parseListOptions(r, req.res)
-	if err != nil {
-		s.writeError(w, r, err)
+	opts, enc, q, ok := s.collectionRequest(w, r, req)
+	if !ok {
 		return
 	}
-	enc, err := s.negotiateResource(r, req)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	f := newFilter(req, opts)
-	q := listQuery{res: req.res, namespace: req.namespace, limit: int(opts.Limit), match: f.selectorMatch()}
+	q.limit = int(opts.Limit)
 	continuing, err := planList(&q, opts)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -56,6 +49,27 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req requestIn
 		s.writeError(w, r, err)
 		return
 	}
+	s.writeList(w, r, enc, req, page)
+}
+
+// collectionRequest reads what a list or a deletecollection of req's
+// collection needs: its options, the encoding to answer in, and the query
+// its selectors make. It answers a bad request itself, and then ok is false.
+func (s *Server) collectionRequest(w http.ResponseWriter, r *http.Request, req requestInfo) (opts metainternalversion.ListOptions, enc encoding, q listQuery, ok bool) {
+	opts, err := parseListOptions(r, req.res)
+	if err == nil {
+		enc, err = s.negotiateResource(r, req)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return opts, enc, q, false
+	}
+	f := newFilter(req, opts)
+	return opts, enc, listQuery{res: req.res, namespace: req.namespace, match: f.selectorMatch()}, true
+}
+
+// writeList answers with page, as the list kind of req's resource.
+func (s *Server) writeList(w http.ResponseWriter, r *http.Request, enc encoding, req requestInfo, page listPage) {
 	list, err := s.buildList(req.res, page)
 	if err != nil {
 		s.writeError(w, r, apierrors.NewInternalError(err))
