@@ -275,9 +275,9 @@ func (q *Queue[T]) Done(item T) {
 	if e := q.items.at(i); e.dirty {
 		*e = entry{dirty: true, priority: e.priority}
 		q.pushReadyLocked(item, h, e.priority)
-		return
+	} else {
+		q.items.remove(i)
 	}
-	q.items.remove(i)
 	if q.nbusy == 0 && q.drain {
 		q.cond.Broadcast() // ShutDownWithDrain waits for this
 	}
