@@ -28,6 +28,10 @@ type delayed[T comparable] struct {
 // earlier of its two due times: there is never more than one pending add of
 // an item. A d of zero or less adds at once.
 func (q *Queue[T]) AddAfter(item T, d time.Duration) {
+	if d <= 0 {
+		q.Add(item) // hashed before the lock is taken, as every Add is
+		return
+	}
 	q.lock()
 	defer q.unlock()
 	q.addAfterLocked(item, d)
@@ -96,21 +100,38 @@ func (q *Queue[T]) armLocked() {
 	w.armed, w.pending = due, true
 }
 
+// fireBatchSize is how many due items fire moves per hold of the lock. A
+// hundred thousand items due at once would otherwise keep every worker
+// waiting while each is hashed and added; in batches, workers take the
+// first items while later ones are still being moved.
+const fireBatchSize = 256
+
 // fire runs on the timer's goroutine: it moves every due item to the ready
-// fifo and sets the timer for the next one.
+// fifo, a batch per hold of the lock, and sets the timer for the next one.
 func (q *Queue[T]) fire() {
+	for q.fireSome() {
+	}
+}
+
+// fireSome moves up to fireBatchSize due items, and reports whether more
+// may be due. When none are, it sets the timer for the next due time.
+func (q *Queue[T]) fireSome() (more bool) {
 	q.lock()
 	defer q.unlock()
 	q.waiting.pending = false
 	if q.shuttingDown {
-		return
+		return false
 	}
 	now := q.nowLocked()
-	for len(q.waiting.heap) > 0 && q.waiting.heap[0].due <= now {
+	for range fireBatchSize {
+		if len(q.waiting.heap) == 0 || q.waiting.heap[0].due > now {
+			q.armLocked()
+			return false
+		}
 		item := q.waiting.popMin()
 		q.addLocked(item, q.hash(item), PriorityNormal)
 	}
-	q.armLocked()
+	return true
 }
 
 // schedule records item as due at due, keeping the earlier time if it is

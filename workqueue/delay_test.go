@@ -78,6 +78,27 @@ func TestAddAfterOrderAndNoGoroutines(t *testing.T) {
 	})
 }
 
+// More items due at one moment than the timer moves per hold of the lock
+// all come out, and the one due later still waits.
+func TestAddAfterManyDueAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var q workqueue.Queue[string]
+		const n = 1000 // several batches of the timer's function
+		var want []string
+		for i := range n {
+			item := fmt.Sprintf("%04d", i)
+			want = append(want, item)
+			q.AddAfter(item, time.Second)
+		}
+		q.AddAfter("later", time.Hour)
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		assert.ElementsMatch(t, want, ready(&q))
+		assert.Equal(t, 1, q.Stats().Waiting, "the item due in an hour still waits")
+		q.ShutDown()
+	})
+}
+
 func TestShutDownDropsDelayed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var q workqueue.Queue[string]

@@ -1,5 +1,7 @@
 package workqueue
 
+import "slices"
+
 // fifo is a first-in, first-out ring. It grows by doubling and
 // never shrinks below what it once needed, so a queue that is filled and
 // drained again and again allocates nothing after the first rounds.
@@ -57,23 +59,62 @@ type queued[T comparable] struct {
 // queue has few priorities (usually PriorityNormal and PriorityLow), so a
 // short sorted slice beats a heap: push and pop are O(1) in the items and
 // O(priorities) at worst.
+//
+// A level that empties stays, buffer and all, so that a queue that empties
+// and fills again at one priority, the common case, neither allocates nor
+// rebuilds anything. Empty levels are dropped when a new priority needs a
+// level (one of them becomes it), so a queue fed many priorities over its
+// life keeps no more levels than it once had priorities waiting at one
+// moment.
 type levels[T comparable] struct {
 	byPriority []*level[T] // sorted by priority, highest first
 }
 
 func (ls *levels[T]) push(item T, h uint64, p Priority) {
-	i := 0
-	for ; i < len(ls.byPriority); i++ {
-		if ls.byPriority[i].priority <= p {
+	l := ls.find(p)
+	if l == nil {
+		l = ls.add(p)
+	}
+	l.items.push(queued[T]{item: item, hash: h})
+}
+
+// find returns the level of priority p, or nil.
+func (ls *levels[T]) find(p Priority) *level[T] {
+	for _, l := range ls.byPriority {
+		if l.priority == p {
+			return l
+		}
+		if l.priority < p {
 			break
 		}
 	}
-	if i == len(ls.byPriority) || ls.byPriority[i].priority != p {
-		ls.byPriority = append(ls.byPriority, nil)
-		copy(ls.byPriority[i+1:], ls.byPriority[i:])
-		ls.byPriority[i] = &level[T]{priority: p}
+	return nil
+}
+
+// add drops the empty levels, makes a level for p (from one of them, if
+// there was one) and returns it.
+func (ls *levels[T]) add(p Priority) *level[T] {
+	var l *level[T]
+	kept := ls.byPriority[:0]
+	for _, old := range ls.byPriority {
+		switch {
+		case old.items.n > 0:
+			kept = append(kept, old)
+		case l == nil:
+			l = old
+		}
 	}
-	ls.byPriority[i].items.push(queued[T]{item: item, hash: h})
+	clear(ls.byPriority[len(kept):])
+	if l == nil {
+		l = new(level[T])
+	}
+	l.priority = p
+	i := 0
+	for i < len(kept) && kept[i].priority > p {
+		i++
+	}
+	ls.byPriority = slices.Insert(kept, i, l)
+	return l
 }
 
 // pop returns the oldest item of the highest priority that has one, its

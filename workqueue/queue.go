@@ -2,7 +2,6 @@ package workqueue
 
 import (
 	"hash/maphash"
-	"runtime"
 	"sync"
 	"time"
 )
@@ -49,8 +48,8 @@ type Options[T comparable] struct {
 type Queue[T comparable] struct {
 	opts Options[T]
 
-	// once sets up the zero value: cond.L, seed, epoch and limiter are
-	// written by it and only read afterwards. It is not under mu because
+	// once sets up the zero value: mu's bed for sleepers, cond.L, seed,
+	// epoch and limiter are written by it and only read afterwards. It is not under mu because
 	// the seed is needed before mu is taken: Add and Done hash their item
 	// first, so as to hold mu for less (see states).
 	once    sync.Once
@@ -66,7 +65,7 @@ type Queue[T comparable] struct {
 	// two lines, as x86 CPUs fetch lines in pairs.
 	_ [128]byte
 
-	mu sync.Mutex // guards every field below
+	mu parkingLock // guards every field below
 
 	// ready holds the items a worker may take, by priority. An entry whose
 	// item is no longer dirty at that priority is stale and skipped: see
@@ -109,6 +108,7 @@ func New[T comparable](opts Options[T]) *Queue[T] {
 // setUp makes the zero value usable; it runs once, before any method
 // touches anything else.
 func (q *Queue[T]) setUp() {
+	q.mu.setUp()
 	q.cond.L = &q.mu
 	q.seed = maphash.MakeSeed()
 	q.epoch = time.Now()
@@ -125,24 +125,11 @@ func (q *Queue[T]) hash(item T) uint64 {
 	return maphash.Comparable(q.seed, item)
 }
 
-// lock takes mu. When another worker holds it, lock first yields its CPU
-// once and tries again, and only then waits in mu.Lock. The queue holds mu
-// for a few probes, tens of nanoseconds; sync.Mutex.Lock, finding it held,
-// spins for rounds of busy-wait instructions each far longer than that, or
-// parks and must be woken. A trip through the scheduler costs less, and
-// lets this CPU run another goroutine meanwhile. The one yield bounds what
-// it costs when the holder is itself stopped: then Lock waits as usual,
-// and sync.Mutex's own fairness (TryLock fails while a long waiter is
-// being handed the lock) is kept.
+// lock sets the queue up if need be and takes mu. A worker that finds mu
+// held sleeps until it is released (see lock.go for why it does not spin).
 func (q *Queue[T]) lock() {
 	q.once.Do(q.setUp)
-	if q.mu.TryLock() {
-		return
-	}
-	runtime.Gosched()
-	if !q.mu.TryLock() {
-		q.mu.Lock()
-	}
+	q.mu.Lock()
 }
 
 // unlock releases mu, then wakes a waiting Get for each item made ready
@@ -288,9 +275,9 @@ func (q *Queue[T]) Done(item T) {
 	if e := q.items.at(i); e.dirty {
 		*e = entry{dirty: true, priority: e.priority}
 		q.pushReadyLocked(item, h, e.priority)
-		return
+	} else {
+		q.items.remove(i)
 	}
-	q.items.remove(i)
 	if q.nbusy == 0 && q.drain {
 		q.cond.Broadcast() // ShutDownWithDrain waits for this
 	}
