@@ -32,6 +32,16 @@ func (f *fifo[T]) pop() (item T, ok bool) {
 	return item, true
 }
 
+// clear empties f, keeping its buffer. It zeroes only the slots in use:
+// the cost is the items', not the buffer's.
+func (f *fifo[T]) clear() {
+	var zero T
+	for i := range f.n {
+		f.buf[(f.head+i)&(len(f.buf)-1)] = zero
+	}
+	f.head, f.n = 0, 0
+}
+
 func (f *fifo[T]) grow() {
 	size := max(16, 2*len(f.buf))
 	buf := make([]T, size)
@@ -47,12 +57,16 @@ type level[T comparable] struct {
 	items    fifo[queued[T]]
 }
 
-// queued is an entry of a level: an item and its hash, which Get needs to
-// find the item's state and must not compute while it holds the lock (see
-// states).
+// queued is an entry of a level: an item; the low half of its hash, which
+// Get needs to find the item's state and must not compute while it holds
+// the lock (see states; tables have fewer than 2^32 slots, and states
+// compares those 32 bits); and its ticket, which tells the item's live entry
+// from one a raise left behind (see Queue.raiseLocked). Two 32-bit halves
+// keep it the size an item and a 64-bit hash were.
 type queued[T comparable] struct {
-	item T
-	hash uint64
+	item   T
+	hash   uint32
+	ticket uint32
 }
 
 // levels holds one fifo per priority in use, highest priority first. A
@@ -63,19 +77,21 @@ type queued[T comparable] struct {
 // A level that empties stays, buffer and all, so that a queue that empties
 // and fills again at one priority, the common case, neither allocates nor
 // rebuilds anything. Empty levels are dropped when a new priority needs a
-// level (one of them becomes it), so a queue fed many priorities over its
-// life keeps no more levels than it once had priorities waiting at one
-// moment.
+// level (one of them becomes it), and when nothing waits the entries raises
+// left behind are dropped (Queue.popReadyLocked); so a queue fed many
+// priorities over its life keeps no more levels than it once had priorities
+// with entries at one moment, and those entries are at most one per item
+// waiting plus one per raise not yet skipped.
 type levels[T comparable] struct {
 	byPriority []*level[T] // sorted by priority, highest first
 }
 
-func (ls *levels[T]) push(item T, h uint64, p Priority) {
+func (ls *levels[T]) push(item T, h uint64, p Priority, ticket uint32) {
 	l := ls.find(p)
 	if l == nil {
 		l = ls.add(p)
 	}
-	l.items.push(queued[T]{item: item, hash: h})
+	l.items.push(queued[T]{item: item, hash: uint32(h), ticket: ticket})
 }
 
 // find returns the level of priority p, or nil.
@@ -117,13 +133,19 @@ func (ls *levels[T]) add(p Priority) *level[T] {
 	return l
 }
 
-// pop returns the oldest item of the highest priority that has one, its
-// hash, and the priority it was queued at.
-func (ls *levels[T]) pop() (r queued[T], p Priority, ok bool) {
+// pop returns the oldest entry of the highest priority that has one.
+func (ls *levels[T]) pop() (r queued[T], ok bool) {
 	for _, l := range ls.byPriority {
 		if r, ok := l.items.pop(); ok {
-			return r, l.priority, true
+			return r, true
 		}
 	}
-	return r, 0, false
+	return r, false
+}
+
+// clear empties every level, keeping the levels and their buffers.
+func (ls *levels[T]) clear() {
+	for _, l := range ls.byPriority {
+		l.items.clear()
+	}
 }

@@ -29,8 +29,8 @@ func (q *Queue[T]) check() error {
 			busy++
 		} else if s.dirty {
 			ready++
-			if !q.queuedAt(s.item, s.priority) {
-				return fmt.Errorf("ready item %v has no entry at priority %d", s.item, s.priority)
+			if !q.queuedAt(s.item, s.priority, uint32(s.stamp)) {
+				return fmt.Errorf("ready item %v has no live entry at priority %d", s.item, s.priority)
 			}
 		}
 	}
@@ -51,14 +51,15 @@ func (q *Queue[T]) check() error {
 	return nil
 }
 
-// queuedAt reports whether ready holds an entry of item at priority p.
-func (q *Queue[T]) queuedAt(item T, p Priority) bool {
+// queuedAt reports whether ready holds an entry of item at priority p with
+// ticket t.
+func (q *Queue[T]) queuedAt(item T, p Priority, t uint32) bool {
 	for _, l := range q.ready.byPriority {
 		if l.priority != p {
 			continue
 		}
 		for i := range l.items.n {
-			if l.items.buf[(l.items.head+i)&(len(l.items.buf)-1)].item == item {
+			if r := l.items.buf[(l.items.head+i)&(len(l.items.buf)-1)]; r.item == item && r.ticket == t {
 				return true
 			}
 		}
@@ -69,7 +70,9 @@ func (q *Queue[T]) queuedAt(item T, p Priority) bool {
 // TestQueueInvariants makes random Adds at random priorities, Gets, Dones
 // and immediate AddAfters from one goroutine, checks the queue after every
 // one, and checks each Get against a model: the item handed out must be
-// waiting, not in hand, and of the highest priority waiting.
+// waiting, not in hand, of the highest priority waiting, and, of those, the
+// first in line. An item's place in line is where it was last queued: its
+// first add, the Done after an add while in hand, or a raise.
 func TestQueueInvariants(t *testing.T) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
@@ -77,8 +80,28 @@ func TestQueueInvariants(t *testing.T) {
 	type state struct {
 		dirty, busy bool
 		priority    Priority
+		since       int // when it was last queued: its place in line
 	}
 	model := map[int]*state{}
+	add := func(step, item int, p Priority) {
+		s := model[item]
+		if s == nil {
+			s = &state{}
+			model[item] = s
+		}
+		switch {
+		case !s.dirty:
+			s.dirty, s.priority = true, p
+			if !s.busy {
+				s.since = step
+			}
+		case p > s.priority:
+			s.priority = p
+			if !s.busy {
+				s.since = step
+			}
+		}
+	}
 	var q Queue[int]
 	priorities := []Priority{PriorityLow, PriorityNormal, 7, 40}
 	for step := range 20_000 {
@@ -90,26 +113,10 @@ func TestQueueInvariants(t *testing.T) {
 				p = Priority(r.IntN(1000)) // a priority used once: its level must go
 			}
 			q.AddWithPriority(item, p)
-			s := model[item]
-			if s == nil {
-				s = &state{}
-				model[item] = s
-			}
-			if !s.dirty || p > s.priority {
-				s.priority = p
-			}
-			s.dirty = true
+			add(step, item, p)
 		case op < 5:
 			q.AddAfter(item, 0)
-			s := model[item]
-			if s == nil {
-				s = &state{}
-				model[item] = s
-			}
-			if !s.dirty || PriorityNormal > s.priority {
-				s.priority = PriorityNormal
-			}
-			s.dirty = true
+			add(step, item, PriorityNormal)
 		case op < 8:
 			if q.Len() == 0 {
 				continue
@@ -120,8 +127,12 @@ func TestQueueInvariants(t *testing.T) {
 				t.Fatalf("step %d: got %d, which is not waiting (%+v)", step, got, s)
 			}
 			for other, o := range model {
-				if o.dirty && !o.busy && o.priority > s.priority {
-					t.Fatalf("step %d: got %d at %d while %d waits at %d", step, got, s.priority, other, o.priority)
+				if !o.dirty || o.busy {
+					continue
+				}
+				if o.priority > s.priority || o.priority == s.priority && o.since < s.since {
+					t.Fatalf("step %d: got %d (priority %d, queued at %d) while %d waits ahead (priority %d, queued at %d)",
+						step, got, s.priority, s.since, other, o.priority, o.since)
 				}
 			}
 			s.dirty, s.busy = false, true
@@ -129,7 +140,9 @@ func TestQueueInvariants(t *testing.T) {
 			q.Done(item)
 			if s := model[item]; s != nil && s.busy {
 				s.busy = false
-				if !s.dirty {
+				if s.dirty {
+					s.since = step
+				} else {
 					delete(model, item)
 				}
 			}

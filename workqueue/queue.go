@@ -49,9 +49,9 @@ type Queue[T comparable] struct {
 	opts Options[T]
 
 	// once sets up the zero value: mu's bed for sleepers, cond.L, seed,
-	// epoch and limiter are written by it and only read afterwards. It is not under mu because
-	// the seed is needed before mu is taken: Add and Done hash their item
-	// first, so as to hold mu for less (see states).
+	// epoch and limiter are written by it and only read afterwards. It is
+	// not under mu because the seed is needed before mu is taken: Add and
+	// Done hash their item first, so as to hold mu for less (see states).
 	once    sync.Once
 	cond    sync.Cond // signalled when an item becomes ready or processing ends; L is &mu
 	seed    maphash.Seed
@@ -67,15 +67,17 @@ type Queue[T comparable] struct {
 
 	mu parkingLock // guards every field below
 
-	// ready holds the items a worker may take, by priority. An entry whose
-	// item is no longer dirty at that priority is stale and skipped: see
-	// raise.
+	// ready holds the items a worker may take, by priority. An entry that
+	// is not its item's live one is stale and skipped: see raiseLocked.
 	ready levels[T]
 	// nready counts the live entries of ready.
 	nready int
 	// stale counts the entries of ready that raises left behind; while it
 	// is zero every entry is live and Get need not check.
 	stale int
+	// tickets numbers the entries pushed into ready, so that an item's
+	// entry knows which of them is its live one (entry.stamp).
+	tickets uint32
 	// items holds every item that is dirty, processing or both, with its
 	// state: one entry per item, so that Add, Get and Done each find an
 	// item once, by a hash computed before mu was taken.
@@ -161,15 +163,20 @@ func (q *Queue[T]) AddWithPriority(item T, p Priority) {
 // worker had it); an item that is neither has no entry, which is how states
 // tells an empty slot.
 type entry struct {
-	started  int64    // when a worker took it, on the queue's clock; while busy and timing
+	// stamp is, while the item waits in ready, the ticket of its live entry
+	// there; while a worker has it (and the queue is timing), when the
+	// worker took it, on the queue's clock. One field serves both because
+	// an item in hand has no live entry in ready.
+	stamp    int64
 	priority Priority // the priority it waits at; while dirty
 	dirty    bool
 	busy     bool
 }
 
-// staleAt reports whether an entry of ready at priority p is stale for the
-// item whose entry is e: the item is no longer dirty at p, or is in hand.
-func (e *entry) staleAt(p Priority) bool { return !e.dirty || e.priority != p || e.busy }
+// live reports whether the entry of ready with ticket t is the live one of
+// the item whose entry is e: the item waits (dirty, not in hand) and t is
+// its ticket. Any other entry was left behind by a raise.
+func (e *entry) live(t uint32) bool { return e.dirty && !e.busy && uint32(e.stamp) == t }
 
 // addLocked adds item, whose hash is h, at priority p.
 func (q *Queue[T]) addLocked(item T, h uint64, p Priority) {
@@ -179,8 +186,8 @@ func (q *Queue[T]) addLocked(item T, h uint64, p Priority) {
 	i, ok := q.items.find(item, h)
 	if !ok {
 		q.adds++
-		q.items.insert(i, item, h, entry{dirty: true, priority: p})
-		q.pushReadyLocked(item, h, p)
+		e := q.items.insert(i, item, h, entry{dirty: true, priority: p})
+		q.pushReadyLocked(item, h, e)
 		return
 	}
 	e := q.items.at(i)
@@ -196,22 +203,30 @@ func (q *Queue[T]) addLocked(item T, h uint64, p Priority) {
 }
 
 // raiseLocked moves a dirty item up to priority p. Removing it from its old
-// fifo would cost a search; instead the item is pushed again at p and the old
-// entry becomes stale: popReadyLocked skips an entry whose priority is not
-// the item's current one. Each raise leaves at most one stale entry.
+// fifo would cost a search; instead the item is pushed again at p with a new
+// ticket, and the old entry, whose ticket is no longer the item's, is stale:
+// popReadyLocked skips it. Each raise leaves at most one stale entry.
 func (q *Queue[T]) raiseLocked(item T, h uint64, e *entry, p Priority) {
 	e.priority = p
 	if e.busy {
 		return
 	}
-	q.ready.push(item, h, p)
+	q.pushLocked(item, h, e)
 	q.stale++
-	q.wake++
 }
 
-func (q *Queue[T]) pushReadyLocked(item T, h uint64, p Priority) {
-	q.ready.push(item, h, p)
+// pushReadyLocked queues item, whose entry is e, at e.priority.
+func (q *Queue[T]) pushReadyLocked(item T, h uint64, e *entry) {
+	q.pushLocked(item, h, e)
 	q.nready++
+}
+
+// pushLocked puts a new entry of item into ready at e.priority and makes it
+// the item's live one.
+func (q *Queue[T]) pushLocked(item T, h uint64, e *entry) {
+	q.tickets++
+	e.stamp = int64(q.tickets)
+	q.ready.push(item, h, e.priority, q.tickets)
 	q.wake++
 }
 
@@ -219,20 +234,26 @@ func (q *Queue[T]) pushReadyLocked(item T, h uint64, p Priority) {
 // and the item's entry. A live entry is dirty and not busy.
 func (q *Queue[T]) popReadyLocked() (T, *entry, bool) {
 	for {
-		r, p, ok := q.ready.pop()
+		r, ok := q.ready.pop()
 		if !ok {
 			return r.item, nil, false
 		}
-		i, ok := q.items.find(r.item, r.hash)
+		i, ok := q.items.find(r.item, uint64(r.hash))
 		// Stale: the item was raised, or handed out from its raised entry
-		// (and perhaps added again since, so it is busy, or Done since, so
-		// it has no state). While there is no stale entry, every entry has
-		// a state, dirty at p and not busy.
-		if q.stale > 0 && (!ok || q.items.at(i).staleAt(p)) {
+		// (and perhaps added again since, at any priority, or Done since, so
+		// it has no state). While there is no stale entry, every entry is
+		// its item's live one.
+		if q.stale > 0 && (!ok || !q.items.at(i).live(r.ticket)) {
 			q.stale--
 			continue
 		}
 		q.nready--
+		if q.nready == 0 && q.stale > 0 {
+			// Nothing waits: every entry left is stale. Dropping them now
+			// keeps the levels they hold from outliving their use.
+			q.ready.clear()
+			q.stale = 0
+		}
 		return r.item, q.items.at(i), true
 	}
 }
@@ -255,7 +276,7 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 	// clean, with nothing else to keep.
 	*e = entry{busy: true}
 	if q.timing {
-		e.started = q.nowLocked()
+		e.stamp = q.nowLocked()
 	}
 	q.nbusy++
 	return item, false
@@ -274,7 +295,7 @@ func (q *Queue[T]) Done(item T) {
 	q.nbusy--
 	if e := q.items.at(i); e.dirty {
 		*e = entry{dirty: true, priority: e.priority}
-		q.pushReadyLocked(item, h, e.priority)
+		q.pushReadyLocked(item, h, e)
 	} else {
 		q.items.remove(i)
 	}

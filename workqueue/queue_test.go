@@ -68,6 +68,7 @@ func TestQueueRules(t *testing.T) {
 		{"a live add raises a low item", []step{{op: "add", item: "a", priority: low}, {op: "add", item: "b", priority: low}, {op: "add", item: "c"}, {op: "add", item: "b"}, {op: "get", item: "c"}, {op: "get", item: "b"}, {op: "get", item: "a"}}, 0, 3, 3},
 		{"a low add does not lower", []step{{op: "add", item: "a"}, {op: "add", item: "b", priority: low}, {op: "add", item: "a", priority: low}, {op: "get", item: "a"}, {op: "get", item: "b"}}, 0, 2, 2},
 		{"the stale entry of a raise is skipped", []step{{op: "add", item: "a", priority: low}, {op: "add", item: "a"}, {op: "get", item: "a"}, {op: "done", item: "a"}, {op: "add", item: "b", priority: low}, {op: "get", item: "b"}}, 0, 2, 1},
+		{"a raise's stale entry does not jump the line", []step{{op: "add", item: "x", priority: low}, {op: "add", item: "x"}, {op: "get", item: "x"}, {op: "done", item: "x"}, {op: "add", item: "y", priority: low}, {op: "add", item: "x", priority: low}, {op: "get", item: "y"}, {op: "get", item: "x"}}, 0, 3, 2},
 		{"shutdown refuses adds, hands out what is ready", []step{{op: "add", item: "a"}, {op: "shutdown"}, {op: "add", item: "b"}, {op: "get", item: "a"}, {op: "get"}}, 0, 1, 1},
 		{"shutdown with nothing ready", []step{{op: "shutdown"}, {op: "get"}, {op: "get"}}, 0, 0, 0},
 	}
@@ -144,6 +145,24 @@ func TestQueueModel(t *testing.T) {
 	}
 	assert.LessOrEqual(t, handedOut, adds)
 	assert.Equal(t, uint64(handedOut), q.Stats().Adds, "every counted add is handed out once")
+}
+
+// Two ShutDownWithDrain calls wait for an item that was added again while
+// in hand; its Done, which puts it back, must wake both, not one.
+func TestShutDownWithDrainWakesEveryDrainer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var q workqueue.Queue[string]
+		q.Add("a")
+		item, _ := q.Get()
+		q.Add("a") // dirty while in hand: Done puts it back
+		var drained sync.WaitGroup
+		for range 2 {
+			drained.Go(q.ShutDownWithDrain)
+		}
+		synctest.Wait() // both drainers wait
+		q.Done(item)
+		drained.Wait() // a drainer not woken would be reported as a deadlock
+	})
 }
 
 // ShutDownWithDrain waits for the items in hand; ShutDown does not.

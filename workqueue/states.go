@@ -45,7 +45,7 @@ func (t *states[T]) find(item T, h uint64) (i int, ok bool) {
 		if !s.used() {
 			return i, false
 		}
-		if s.hash == h && s.item == item {
+		if uint32(s.hash) == uint32(h) && s.item == item { // the ready fifo keeps 32 bits
 			return i, true
 		}
 	}
@@ -56,9 +56,9 @@ func (t *states[T]) find(item T, h uint64) (i int, ok bool) {
 func (t *states[T]) at(i int) *entry { return &t.slots[i].entry }
 
 // insert puts item, which find did not find, with hash h and entry e (dirty
-// or busy) into slot i, the one find returned. A table three quarters full
-// doubles first.
-func (t *states[T]) insert(i int, item T, h uint64, e entry) {
+// or busy) into slot i, the one find returned, and returns the entry where
+// it now is. A table three quarters full doubles first.
+func (t *states[T]) insert(i int, item T, h uint64, e entry) *entry {
 	if 4*(t.live+1) > 3*len(t.slots) {
 		t.resize(max(16, 2*len(t.slots)))
 		i, _ = t.find(item, h)
@@ -69,6 +69,7 @@ func (t *states[T]) insert(i int, item T, h uint64, e entry) {
 	s := &t.slots[i]
 	s.item, s.hash, s.entry = item, h, e
 	t.live++
+	return &s.entry
 }
 
 // remove empties slot i, then moves back into the gap every entry after it,

@@ -50,7 +50,7 @@ func (q *Queue[T]) Stats() Stats {
 		if !e.busy {
 			continue
 		}
-		d := time.Duration(now - e.started)
+		d := time.Duration(now - e.stamp)
 		s.UnfinishedWork += d
 		s.LongestRunning = max(s.LongestRunning, d)
 	}
@@ -63,7 +63,7 @@ func (q *Queue[T]) startTimingLocked(now int64) {
 	q.timing = true
 	for _, e := range q.items.all() {
 		if e.busy {
-			e.started = now
+			e.stamp = now
 		}
 	}
 }
