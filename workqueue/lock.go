@@ -1,9 +1,8 @@
 // This file is a fast path: the queue's mutex. To go back to sync.Mutex,
 // change the type of Queue.mu to sync.Mutex, delete parkingLock's set-up
-// line in Queue.setUp, and delete this file; every test passes either way.
-// What it buys is measured by BenchmarkWorkqueue in bench/, with 8 and 64
-// workers; its own tests are TestParkingLockExcludes and
-// TestParkingLockWakesSleepers.
+// line in Queue.setUp, and delete this file and lock_test.go, its own
+// tests; every other test passes either way. What it buys is measured by
+// BenchmarkWorkqueue in bench/, with 8 and 64 workers.
 
 package workqueue
 
@@ -41,12 +40,20 @@ import "sync/atomic"
 // it and set 2, and the next Unlock wakes the next. A token nobody was
 // waiting for costs a later sleeper one extra look at state.
 //
-// Like sync.Mutex's normal mode it is not fair: a caller that arrives
+// It is not fair, and less fair than sync.Mutex: a caller that arrives
 // while the lock is free takes it ahead of a woken sleeper, which then
-// sleeps again. sync.Mutex hands the lock to a sleeper that has waited over
-// a millisecond; this lock has no such mode. For a work queue the cost of
-// unfairness falls on a worker, never on an item: items still leave in
-// priority and first-in, first-out order, whichever worker takes them.
+// sleeps again at the back of the line. sync.Mutex puts such a sleeper at
+// the front, and hands it the lock outright once it has waited over a
+// millisecond; this lock has no such mode, so under contention that never
+// lets up a caller's wait has no bound. Items still leave in priority and
+// first-in, first-out order, whichever worker takes them; but the callers
+// that take the lock seldom, the timer moving delayed items that fell due,
+// Stats and ShutDownWithDrain, may wait longer than with sync.Mutex while
+// workers contend without pause.
+//
+// wake is a channel, so a Queue first used inside a testing/synctest
+// bubble belongs to that bubble: a contended Lock or an Unlock from outside
+// it is a fatal error of the test binary.
 //
 // Its zero value is not ready: Queue.setUp makes wake. It must not be
 // copied after first use.
@@ -76,8 +83,11 @@ func (l *parkingLock) Lock() {
 
 // Unlock releases the lock and, if someone may be asleep, wakes one.
 func (l *parkingLock) Unlock() {
-	if l.state.Swap(unlocked) != contended {
+	switch l.state.Swap(unlocked) {
+	case locked:
 		return
+	case unlocked:
+		panic("workqueue: unlock of an unlocked queue lock")
 	}
 	select {
 	case l.wake <- struct{}{}:

@@ -10,26 +10,26 @@ import (
 )
 
 // TestParkingLockExcludes has eight goroutines take the lock in turn many
-// times and change a plain counter under it: were two ever inside at once,
-// the in-lock count would see it, the race detector would report the
-// counter, and increments would be lost.
+// times; each writes its name to a plain variable under the lock, counts,
+// and reads the name back. Were two ever inside at once, a goroutine would
+// read another's name, the race detector would report the plain variables
+// (nothing but the lock orders them), and increments would be lost.
 func TestParkingLockExcludes(t *testing.T) {
 	var l parkingLock
 	l.setUp()
 	const goroutines, rounds = 8, 20_000
-	var inside atomic.Int32
+	holder, count := -1, 0
 	var overlaps atomic.Int32
-	count := 0
 	var wg sync.WaitGroup
-	for range goroutines {
+	for g := range goroutines {
 		wg.Go(func() {
 			for range rounds {
 				l.Lock()
-				if inside.Add(1) != 1 {
+				holder = g
+				count++
+				if holder != g {
 					overlaps.Add(1)
 				}
-				count++
-				inside.Add(-1)
 				l.Unlock()
 			}
 		})
@@ -38,6 +38,15 @@ func TestParkingLockExcludes(t *testing.T) {
 	require.Zero(t, overlaps.Load(), "two goroutines held the lock at once")
 	require.Equal(t, goroutines*rounds, count)
 	require.Equal(t, unlocked, l.state.Load())
+}
+
+// An Unlock of a lock nobody holds is a bug in the queue: it would let a
+// second caller in while the first still holds it. It panics, as
+// sync.Mutex's fatal error does.
+func TestParkingLockUnlockOfUnlockedPanics(t *testing.T) {
+	var l parkingLock
+	l.setUp()
+	require.Panics(t, l.Unlock)
 }
 
 // TestParkingLockWakesSleepers holds the lock while three goroutines come
