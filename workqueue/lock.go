@@ -6,7 +6,10 @@
 
 package workqueue
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // parkingLock is the queue's mutex. It differs from sync.Mutex in one
 // thing: a caller that finds it held goes to sleep at once, where
@@ -30,26 +33,28 @@ import "sync/atomic"
 // A lock that is never contended costs what sync.Mutex costs: one
 // compare-and-swap to take it and one swap to release it.
 //
-// The protocol is the classic three-state one (Drepper, "Futexes Are
-// Tricky"): state is 0 when the lock is free, 1 when it is held, 2 when it
-// is held and someone may be asleep. A caller that must sleep first sets
-// 2, so the holder knows to wake one sleeper when it unlocks; a woken
-// sleeper sets 2 again as it takes the lock, because others may still be
-// asleep. wake is the sleepers' bed: a channel of one token. An Unlock
-// that finds the token already there leaves it: one sleeper will wake on
-// it and set 2, and the next Unlock wakes the next. A token nobody was
+// The protocol is the classic one of a futex mutex (Drepper, "Futexes Are
+// Tricky"), with sync.Mutex's guard against starvation. state holds three
+// bits: locked; sleepers, someone may be asleep; and starving, below. A
+// caller that must sleep first sets sleepers, so the holder knows to wake
+// one when it unlocks; a woken sleeper sets sleepers again as it takes the
+// lock, because others may still be asleep. wake is the sleepers' bed: a
+// channel of one token, on which they sleep first come, first woken. An
+// Unlock that finds the token already there leaves it: one sleeper will
+// wake on it, and the next Unlock wakes the next. A token nobody was
 // waiting for costs a later sleeper one extra look at state.
 //
-// It is not fair, and less fair than sync.Mutex: a caller that arrives
-// while the lock is free takes it ahead of a woken sleeper, which then
-// sleeps again at the back of the line. sync.Mutex puts such a sleeper at
-// the front, and hands it the lock outright once it has waited over a
-// millisecond; this lock has no such mode, so under contention that never
-// lets up a caller's wait has no bound. Items still leave in priority and
-// first-in, first-out order, whichever worker takes them; but the callers
-// that take the lock seldom, the timer moving delayed items that fell due,
-// Stats and ShutDownWithDrain, may wait longer than with sync.Mutex while
-// workers contend without pause.
+// A caller that arrives while the lock is free takes it, even if a woken
+// sleeper was about to: that is what keeps the lock on one CPU. But a
+// sleeper beaten that way goes back to sleep at the back of the line, and
+// under contention that never lets up it could wait without end. So a
+// sleeper that is woken and beaten after waiting over starveAfter sets
+// starving; while it is set, only callers that have slept may take the
+// free lock, and the newcomers sleep behind them, until the starving one
+// has its turn and clears it. So the callers that take the lock seldom,
+// the timer moving delayed items that fell due, Stats and
+// ShutDownWithDrain, wait about as long as with sync.Mutex
+// (TestParkingLockStarvingSleeperGoesFirst).
 //
 // wake is a channel, so a Queue first used inside a testing/synctest
 // bubble belongs to that bubble: a contended Lock or an Unlock from outside
@@ -58,15 +63,21 @@ import "sync/atomic"
 // Its zero value is not ready: Queue.setUp makes wake. It must not be
 // copied after first use.
 type parkingLock struct {
-	state atomic.Int32
+	state atomic.Int32 // the bits below
 	wake  chan struct{}
 }
 
+// The bits of parkingLock.state.
 const (
-	unlocked  int32 = 0
-	locked    int32 = 1
-	contended int32 = 2 // locked, and a caller may be asleep in wake
+	unlocked int32 = 0
+	locked   int32 = 1 << iota // someone holds the lock
+	sleepers                   // someone may be asleep in wake
+	starving                   // a sleeper has waited too long: no barging
 )
+
+// starveAfter is how long a sleeper waits, woken and beaten, before it sets
+// starving. sync.Mutex uses the same bound.
+const starveAfter = time.Millisecond
 
 // setUp makes the lock ready; Queue.setUp calls it once.
 func (l *parkingLock) setUp() { l.wake = make(chan struct{}, 1) }
@@ -76,18 +87,59 @@ func (l *parkingLock) Lock() {
 	if l.state.CompareAndSwap(unlocked, locked) {
 		return
 	}
-	for l.state.Swap(contended) != unlocked {
+	l.lockSlow()
+}
+
+// lockSlow is Lock when the lock is held, or a sleeper is starving. A
+// caller may take a free lock unless someone is starving; a caller woken
+// from wake may take it even then, and only a caller that has slept in
+// wake may become starving. The one that takes it sets sleepers, as others
+// may still sleep, and, if it was starving, clears starving: any other
+// starving sleeper sets it again before it next sleeps.
+func (l *parkingLock) lockSlow() {
+	woken, hungry := false, false
+	var since time.Time
+	for {
+		old := l.state.Load()
+		if old&locked == 0 && (old&starving == 0 || woken) {
+			next := old | locked | sleepers
+			if hungry {
+				next &^= starving
+			}
+			if l.state.CompareAndSwap(old, next) {
+				return
+			}
+			continue
+		}
+		if woken && !hungry && time.Since(since) > starveAfter {
+			hungry = true
+		}
+		next := old | sleepers
+		if hungry {
+			next |= starving
+		}
+		if !l.state.CompareAndSwap(old, next) {
+			continue
+		}
+		if since.IsZero() {
+			since = time.Now()
+		}
 		<-l.wake
+		woken = true
 	}
 }
 
 // Unlock releases the lock and, if someone may be asleep, wakes one.
 func (l *parkingLock) Unlock() {
-	switch l.state.Swap(unlocked) {
-	case locked:
+	if l.state.CompareAndSwap(locked, unlocked) {
 		return
-	case unlocked:
+	}
+	old := l.state.And(^(locked | sleepers)) // starving stays: only a woken sleeper may take it
+	if old&locked == 0 {
 		panic("workqueue: unlock of an unlocked queue lock")
+	}
+	if old&sleepers == 0 {
+		return
 	}
 	select {
 	case l.wake <- struct{}{}:

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -68,11 +69,44 @@ func TestParkingLockWakesSleepers(t *testing.T) {
 			})
 		}
 		synctest.Wait() // all three asleep in wake
-		require.Equal(t, contended, l.state.Load(), "a sleeper must mark the lock contended")
+		require.Equal(t, locked|sleepers, l.state.Load(), "a sleeper must mark the lock as having sleepers")
 		require.Zero(t, got)
 		l.Unlock()
 		wg.Wait()
 		require.Equal(t, 3, got)
 		require.Equal(t, unlocked, l.state.Load())
+	})
+}
+
+// TestParkingLockStarvingSleeperGoesFirst: a sleeper that is woken but
+// finds the lock taken again, after waiting over starveAfter, marks the
+// lock starving; from then on a caller that has not slept may not take the
+// free lock ahead of it. The test wakes the sleeper while still holding the
+// lock (what an Unlock and a faster caller's Lock amount to), then unlocks
+// and at once comes for the lock again: it must get it second.
+func TestParkingLockStarvingSleeperGoesFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var l parkingLock
+		l.setUp()
+		var order []string
+		l.Lock()
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			l.Lock()
+			order = append(order, "sleeper")
+			l.Unlock()
+		})
+		synctest.Wait() // asleep
+		time.Sleep(2 * starveAfter)
+		l.wake <- struct{}{} // woken, and beaten: the lock is still held
+		synctest.Wait()
+		require.Equal(t, locked|sleepers|starving, l.state.Load(), "the beaten sleeper must be starving")
+		l.Unlock()
+		l.Lock() // may not barge: sleeps until the sleeper has had its turn
+		order = append(order, "barger")
+		l.Unlock()
+		wg.Wait()
+		require.Equal(t, []string{"sleeper", "barger"}, order)
+		require.Equal(t, unlocked, l.state.Load(), "starving is cleared by the sleeper that set it")
 	})
 }
