@@ -22,7 +22,7 @@ func (q *Queue[T]) check() error {
 			continue
 		}
 		live++
-		if i, ok := q.items.find(s.item, s.hash); !ok || i != k {
+		if i, ok := q.items.find(s.item, uint64(s.hash)); !ok || i != k {
 			return fmt.Errorf("item %v in slot %d is not found from its hash", s.item, k)
 		}
 		if s.busy {

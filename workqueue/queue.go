@@ -165,9 +165,11 @@ func (q *Queue[T]) AddWithPriority(item T, p Priority) {
 type entry struct {
 	// stamp is, while the item waits in ready, the ticket of its live entry
 	// there; while a worker has it (and the queue is timing), when the
-	// worker took it, on the queue's clock. One field serves both because
-	// an item in hand has no live entry in ready.
-	stamp    int64
+	// worker took it, in milliseconds on the queue's clock (see
+	// millisLocked). One field serves both because an item in hand has no
+	// live entry in ready; 32 bits for each keep a slot of states at 32
+	// bytes for string items.
+	stamp    uint32
 	priority Priority // the priority it waits at; while dirty
 	dirty    bool
 	busy     bool
@@ -176,7 +178,7 @@ type entry struct {
 // live reports whether the entry of ready with ticket t is the live one of
 // the item whose entry is e: the item waits (dirty, not in hand) and t is
 // its ticket. Any other entry was left behind by a raise.
-func (e *entry) live(t uint32) bool { return e.dirty && !e.busy && uint32(e.stamp) == t }
+func (e *entry) live(t uint32) bool { return e.dirty && !e.busy && e.stamp == t }
 
 // addLocked adds item, whose hash is h, at priority p.
 func (q *Queue[T]) addLocked(item T, h uint64, p Priority) {
@@ -225,7 +227,7 @@ func (q *Queue[T]) pushReadyLocked(item T, h uint64, e *entry) {
 // the item's live one.
 func (q *Queue[T]) pushLocked(item T, h uint64, e *entry) {
 	q.tickets++
-	e.stamp = int64(q.tickets)
+	e.stamp = q.tickets
 	q.ready.push(item, h, e.priority, q.tickets)
 	q.wake++
 }
@@ -276,7 +278,7 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 	// clean, with nothing else to keep.
 	*e = entry{busy: true}
 	if q.timing {
-		e.stamp = q.nowLocked()
+		e.stamp = q.millisLocked()
 	}
 	q.nbusy++
 	return item, false
@@ -351,3 +353,10 @@ func (q *Queue[T]) ShuttingDown() bool {
 // up, from the monotonic clock, so a change of wall time cannot make a
 // duration negative.
 func (q *Queue[T]) nowLocked() int64 { return int64(time.Since(q.epoch)) }
+
+// millisLocked is the queue's clock in milliseconds, modulo 2^32: the time
+// an item in hand keeps in its entry. A difference of two readings is right
+// for any item held less than 49 days, however long the queue has run.
+func (q *Queue[T]) millisLocked() uint32 {
+	return uint32(time.Since(q.epoch) / time.Millisecond)
+}

@@ -24,10 +24,12 @@ type states[T comparable] struct {
 	live  int        // slots in use
 }
 
-// state is one slot of states: an item, its hash and its entry.
+// state is one slot of states: an item, the low 32 bits of its hash and
+// its entry. Those bits are all the table uses: they pick the home slot of
+// any table under 2^32 slots, and they are what the ready fifo keeps.
 type state[T comparable] struct {
 	item T
-	hash uint64
+	hash uint32
 	entry
 }
 
@@ -45,7 +47,7 @@ func (t *states[T]) find(item T, h uint64) (i int, ok bool) {
 		if !s.used() {
 			return i, false
 		}
-		if uint32(s.hash) == uint32(h) && s.item == item { // the ready fifo keeps 32 bits
+		if s.hash == uint32(h) && s.item == item {
 			return i, true
 		}
 	}
@@ -67,7 +69,7 @@ func (t *states[T]) insert(i int, item T, h uint64, e entry) *entry {
 	// copied out with loads wider than the stores that built it, which
 	// stalls the CPU on every add.
 	s := &t.slots[i]
-	s.item, s.hash, s.entry = item, h, e
+	s.item, s.hash, s.entry = item, uint32(h), e
 	t.live++
 	return &s.entry
 }

@@ -22,7 +22,8 @@ type Stats struct {
 	// means a stuck worker. The queue times its items only once Stats has
 	// been called: an item handed out before the first call counts from
 	// that call. So a dashboard's first poll reads zero, and its later polls
-	// the true figures.
+	// the true figures. It is to the millisecond, for items held less than
+	// 49 days.
 	LongestRunning time.Duration
 	// UnfinishedWork is the sum of how long every item still processing has
 	// been at it (workqueue_unfinished_work_seconds), timed as
@@ -42,7 +43,7 @@ func (q *Queue[T]) Stats() Stats {
 		Adds:       q.adds,
 		Retries:    q.retries,
 	}
-	now := q.nowLocked()
+	now := q.millisLocked()
 	if !q.timing {
 		q.startTimingLocked(now)
 	}
@@ -50,7 +51,7 @@ func (q *Queue[T]) Stats() Stats {
 		if !e.busy {
 			continue
 		}
-		d := time.Duration(now - e.stamp)
+		d := time.Duration(now-e.stamp) * time.Millisecond
 		s.UnfinishedWork += d
 		s.LongestRunning = max(s.LongestRunning, d)
 	}
@@ -59,7 +60,7 @@ func (q *Queue[T]) Stats() Stats {
 
 // startTimingLocked makes Get note when it hands an item out, and counts the
 // items already in hand from now.
-func (q *Queue[T]) startTimingLocked(now int64) {
+func (q *Queue[T]) startTimingLocked(now uint32) {
 	q.timing = true
 	for _, e := range q.items.all() {
 		if e.busy {
