@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // check verifies what the queue's fields must agree on, which no single
@@ -157,4 +159,26 @@ func TestQueueInvariants(t *testing.T) {
 			t.Fatalf("step %d: %d levels kept", step, n)
 		}
 	}
+}
+
+// TestStaleEntriesDroppedWhenNothingWaits raises items through several
+// priorities, leaving an entry behind at each, then takes every item: once
+// nothing waits, the entries left behind must be gone, not kept (with their
+// levels) until Get happens to reach them.
+func TestStaleEntriesDroppedWhenNothingWaits(t *testing.T) {
+	var q Queue[string]
+	for _, item := range []string{"a", "b", "c"} {
+		for _, p := range []Priority{PriorityLow, PriorityNormal, 10, 20} {
+			q.AddWithPriority(item, p)
+		}
+	}
+	require.Equal(t, 9, q.stale, "three raises of each of three items")
+	for range 3 {
+		q.Get()
+	}
+	require.Zero(t, q.stale)
+	for _, l := range q.ready.byPriority {
+		require.Zero(t, l.items.n, "level %d keeps entries", l.priority)
+	}
+	require.NoError(t, q.check())
 }

@@ -31,7 +31,7 @@ import (
 // other CPU is free for other work: work a controller's workers have
 // plenty of between Get and Done. The same load then costs 150 ns per op.
 // A lock that is never contended costs what sync.Mutex costs: one
-// compare-and-swap to take it and one swap to release it.
+// compare-and-swap to take it and one to release it.
 //
 // The protocol is the classic one of a futex mutex (Drepper, "Futexes Are
 // Tricky"), with sync.Mutex's guard against starvation. state holds three
@@ -51,10 +51,13 @@ import (
 // sleeper that is woken and beaten after waiting over starveAfter sets
 // starving; while it is set, only callers that have slept may take the
 // free lock, and the newcomers sleep behind them, until the starving one
-// has its turn and clears it. So the callers that take the lock seldom,
-// the timer moving delayed items that fell due, Stats and
-// ShutDownWithDrain, wait about as long as with sync.Mutex
-// (TestParkingLockStarvingSleeperGoesFirst).
+// has its turn and clears it (TestParkingLockStarvingSleeperGoesFirst). So
+// the callers that take the lock seldom, the timer moving delayed items
+// that fell due, Stats and ShutDownWithDrain, get their turn once the
+// sleepers ahead of them have had theirs. The guard is weaker than
+// sync.Mutex's in two ways: a beaten sleeper, starving or not, sleeps
+// again at the back of the line, where sync.Mutex puts it at the front;
+// and it can only set starving once it has run after being woken.
 //
 // wake is a channel, so a Queue first used inside a testing/synctest
 // bubble belongs to that bubble: a contended Lock or an Unlock from outside
@@ -134,10 +137,10 @@ func (l *parkingLock) Unlock() {
 	if l.state.CompareAndSwap(locked, unlocked) {
 		return
 	}
-	old := l.state.And(^(locked | sleepers)) // starving stays: only a woken sleeper may take it
-	if old&locked == 0 {
+	if l.state.Load()&locked == 0 { // only the holder changes locked: this reading is sure
 		panic("workqueue: unlock of an unlocked queue lock")
 	}
+	old := l.state.And(^(locked | sleepers)) // starving stays: only a woken sleeper may take it
 	if old&sleepers == 0 {
 		return
 	}

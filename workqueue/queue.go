@@ -37,8 +37,9 @@ type Options[T comparable] struct {
 //     (the dirty set deduplicates).
 //   - An item added while it is being processed is handed out again after
 //     Done, so the change that arrived meanwhile is not lost.
-//   - Items are handed out by priority, then in the order they were first
-//     added.
+//   - Items are handed out by priority, then first in, first out: in the
+//     order they were last queued, by an add while not waiting, an add at
+//     a higher priority, or the Done after an add while in hand.
 //
 // AddAfter and AddRateLimited delay an item without a goroutine or a timer of
 // its own: all delayed items share one heap and one timer.
@@ -76,7 +77,11 @@ type Queue[T comparable] struct {
 	// is zero every entry is live and Get need not check.
 	stale int
 	// tickets numbers the entries pushed into ready, so that an item's
-	// entry knows which of them is its live one (entry.stamp).
+	// entry knows which of them is its live one (entry.stamp). It wraps
+	// after 2^32 pushes: a stale entry that stays in ready that long (the
+	// queue never empties meanwhile) and meets its item's new ticket is
+	// taken for the live one, and the live one is skipped in its turn. The
+	// item goes out once, early; nothing is lost or handed out twice.
 	tickets uint32
 	// items holds every item that is dirty, processing or both, with its
 	// state: one entry per item, so that Add, Get and Done each find an
@@ -89,7 +94,8 @@ type Queue[T comparable] struct {
 	// of an add+get+done (BenchmarkWorkqueue in bench/), for a figure most
 	// queues are never asked for.
 	timing bool
-	// wake counts the items made ready under this hold of mu: unlock
+	// wake counts the items made ready under this hold of mu (a raise
+	// makes none: its item was ready already): unlock
 	// signals that many waiting workers once mu is released, so a woken
 	// worker does not go straight back to sleep on mu.
 	wake int
@@ -221,6 +227,7 @@ func (q *Queue[T]) raiseLocked(item T, h uint64, e *entry, p Priority) {
 func (q *Queue[T]) pushReadyLocked(item T, h uint64, e *entry) {
 	q.pushLocked(item, h, e)
 	q.nready++
+	q.wake++
 }
 
 // pushLocked puts a new entry of item into ready at e.priority and makes it
@@ -229,7 +236,6 @@ func (q *Queue[T]) pushLocked(item T, h uint64, e *entry) {
 	q.tickets++
 	e.stamp = q.tickets
 	q.ready.push(item, h, e.priority, q.tickets)
-	q.wake++
 }
 
 // popReadyLocked takes the next live entry of ready, and returns its item

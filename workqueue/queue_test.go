@@ -147,22 +147,29 @@ func TestQueueModel(t *testing.T) {
 	assert.Equal(t, uint64(handedOut), q.Stats().Adds, "every counted add is handed out once")
 }
 
-// Two ShutDownWithDrain calls wait for an item that was added again while
-// in hand; its Done, which puts it back, must wake both, not one.
+// Two ShutDownWithDrain calls wait for the last item in hand; its Done
+// must wake both, not one: when the item was added again while in hand
+// (Done puts it back) and when it was not (Done forgets it).
 func TestShutDownWithDrainWakesEveryDrainer(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var q workqueue.Queue[string]
-		q.Add("a")
-		item, _ := q.Get()
-		q.Add("a") // dirty while in hand: Done puts it back
-		var drained sync.WaitGroup
-		for range 2 {
-			drained.Go(q.ShutDownWithDrain)
-		}
-		synctest.Wait() // both drainers wait
-		q.Done(item)
-		drained.Wait() // a drainer not woken would be reported as a deadlock
-	})
+	for _, readded := range []bool{true, false} {
+		t.Run(fmt.Sprintf("added again while in hand: %v", readded), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var q workqueue.Queue[string]
+				q.Add("a")
+				item, _ := q.Get()
+				if readded {
+					q.Add("a")
+				}
+				var drained sync.WaitGroup
+				for range 2 {
+					drained.Go(q.ShutDownWithDrain)
+				}
+				synctest.Wait() // both drainers wait
+				q.Done(item)
+				drained.Wait() // a drainer not woken would be reported as a deadlock
+			})
+		})
+	}
 }
 
 // ShutDownWithDrain waits for the items in hand; ShutDown does not.

@@ -42,7 +42,7 @@ func (t *states[T]) find(item T, h uint64) (i int, ok bool) {
 		return 0, false
 	}
 	mask := len(t.slots) - 1
-	for i = int(h) & mask; ; i = (i + 1) & mask {
+	for i = int(uint32(h)) & mask; ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if !s.used() {
 			return i, false
