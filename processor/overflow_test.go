@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -40,7 +41,7 @@ func collect(t *testing.T, g *gate, k int) []Notification {
 // Update starting from the version it last saw.
 func TestStuckHandlerBacklogIsBoundedByKeys(t *testing.T) {
 	p := New(Options{})
-	g := newGate()
+	g := newGate(t)
 	reg, err := p.AddHandler(g, HandlerOptions{}, nil)
 	require.NoError(t, err)
 	startProcessor(t, p)
@@ -118,7 +119,7 @@ func switchToBacklog(t *testing.T, p *Processor, g *gate, reg *Registration) int
 // re-creation after a Delete is a Delete then an Add.
 func TestCoalescingKeepsEveryDelete(t *testing.T) {
 	p := New(Options{})
-	g := newGate()
+	g := newGate(t)
 	reg, err := p.AddHandler(g, HandlerOptions{BacklogLimit: 1}, nil)
 	require.NoError(t, err)
 	startProcessor(t, p)
@@ -146,7 +147,7 @@ func TestCoalescingKeepsEveryDelete(t *testing.T) {
 // has been told everything distributed before MarkSynced.
 func TestCoalescingHandlerSyncsAfterItsBacklog(t *testing.T) {
 	p := New(Options{})
-	g := newGate()
+	g := newGate(t)
 	reg, err := p.AddHandler(g, HandlerOptions{BacklogLimit: 1}, nil)
 	require.NoError(t, err)
 	startProcessor(t, p)
@@ -167,34 +168,37 @@ func TestCoalescingHandlerSyncsAfterItsBacklog(t *testing.T) {
 }
 
 // A handler due for a resync gets it in its backlog too; one that is not
-// due does not.
+// due does not. It runs in a synctest bubble, so that the resync period
+// passes when the test sleeps.
 func TestCoalescingHandlerGetsOnlyItsResyncs(t *testing.T) {
-	clock := newFakeClock()
-	p := New(Options{Now: clock.Now})
-	g := newGate()
-	reg, err := p.AddHandler(g, HandlerOptions{BacklogLimit: 1, ResyncPeriod: MinResyncPeriod}, nil)
-	require.NoError(t, err)
-	startProcessor(t, p)
-	filled := switchToBacklog(t, p, g, reg)
+	synctest.Test(t, func(t *testing.T) {
+		p := New(Options{})
+		g := newGate(t)
+		reg, err := p.AddHandler(g, HandlerOptions{BacklogLimit: 1, ResyncPeriod: MinResyncPeriod}, nil)
+		require.NoError(t, err)
+		startProcessor(t, p)
+		filled := switchToBacklog(t, p, g, reg)
 
-	require.False(t, p.ShouldResync(clock.Now()))
-	p.Distribute(versioned("not-due", 0, 1), true)
-	clock.Advance(MinResyncPeriod)
-	require.True(t, p.ShouldResync(clock.Now()))
-	p.Distribute(versioned("due", 0, 1), true)
+		require.False(t, p.ShouldResync(time.Now()))
+		p.Distribute(versioned("not-due", 0, 1), true)
+		time.Sleep(MinResyncPeriod)
+		require.True(t, p.ShouldResync(time.Now()))
+		p.Distribute(versioned("due", 0, 1), true)
 
-	close(g.release)
-	got := collect(t, g, filled)
-	assert.Equal(t, "ns/due", got[filled-1].Key)
-	require.Eventually(t, func() bool { return reg.Stats().Pending == 0 }, waitFor, millisecond)
-	assert.Zero(t, reg.Stats().Coalesced)
+		close(g.release)
+		got := collect(t, g, filled)
+		assert.Equal(t, "ns/due", got[filled-1].Key)
+		synctest.Wait() // the handler is idle: everything it was owed is handled
+		require.Zero(t, reg.Stats().Pending)
+		assert.Zero(t, reg.Stats().Coalesced)
+	})
 }
 
 // Removing a coalescing handler drops its backlog and its claims on the
 // journal, even while it is stuck in Handle.
 func TestRemoveCoalescingHandler(t *testing.T) {
 	p := New(Options{})
-	g := newGate()
+	g := newGate(t)
 	reg, err := p.AddHandler(g, HandlerOptions{BacklogLimit: 1}, nil)
 	require.NoError(t, err)
 	startProcessor(t, p)
@@ -214,7 +218,7 @@ func TestRemoveCoalescingHandler(t *testing.T) {
 // KeepAllUpdates: every notification is delivered, however far behind.
 func TestKeepAllUpdatesNeverCoalesces(t *testing.T) {
 	p := New(Options{})
-	g := newGate()
+	g := newGate(t)
 	reg, err := p.AddHandler(g, HandlerOptions{KeepAllUpdates: true, BacklogLimit: 1}, nil)
 	require.NoError(t, err)
 	startProcessor(t, p)

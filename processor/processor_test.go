@@ -41,7 +41,7 @@ func TestDeliversInOrderToEveryHandler(t *testing.T) {
 // checks that Distribute returns and the other handler receives everything.
 func TestSlowHandlerDoesNotDelayOthers(t *testing.T) {
 	p := New(Options{})
-	slow, fast := newGate(), newRecorder()
+	slow, fast := newGate(t), newRecorder()
 	slowReg, err := p.AddHandler(slow, HandlerOptions{Name: "slow"}, nil)
 	require.NoError(t, err)
 	_, err = p.AddHandler(fast, HandlerOptions{Name: "fast"}, nil)
@@ -76,7 +76,7 @@ func TestSlowHandlerDoesNotDelayOthers(t *testing.T) {
 // overflow_test.go).
 func TestBufferCapacityShrinksAfterBurst(t *testing.T) {
 	p := New(Options{})
-	g := newGate()
+	g := newGate(t)
 	reg, err := p.AddHandler(g, HandlerOptions{KeepAllUpdates: true}, nil)
 	require.NoError(t, err)
 	startProcessor(t, p)
@@ -152,7 +152,7 @@ func TestPanicIsRecoveredReportedAndHandlerSyncs(t *testing.T) {
 // that later notifications do not hold it back.
 func TestHasSyncedWaitsForEveryEarlierNotification(t *testing.T) {
 	p := New(Options{})
-	g := newGate()
+	g := newGate(t)
 	reg, err := p.AddHandler(g, HandlerOptions{}, nil)
 	require.NoError(t, err)
 	startProcessor(t, p)
@@ -200,7 +200,7 @@ func TestLateHandlerReplaysThenGoesLive(t *testing.T) {
 	p.MarkSynced()
 	early.nextKeys(t, 2)
 
-	g := newGate()
+	g := newGate(t)
 	snapshot := stateOf(pod("ns", "a"), pod("ns", "b"))
 	late, err := p.AddHandler(g, HandlerOptions{Name: "late"}, snapshot)
 	require.NoError(t, err) // returned although the replay is stuck below
@@ -272,7 +272,7 @@ func TestAddHandlerErrors(t *testing.T) {
 
 func TestAddHandlerWhileStoppingReturnsErrStopped(t *testing.T) {
 	p := New(Options{})
-	g := newGate()
+	g := newGate(t)
 	_, err := p.AddHandler(g, HandlerOptions{}, nil)
 	require.NoError(t, err)
 	cancel, runDone := startProcessor(t, p)
@@ -290,7 +290,7 @@ func TestAddHandlerWhileStoppingReturnsErrStopped(t *testing.T) {
 // but drops what is still buffered.
 func TestRunDropsPendingOnStop(t *testing.T) {
 	p := New(Options{})
-	g := newGate()
+	g := newGate(t)
 	reg, err := p.AddHandler(g, HandlerOptions{}, nil)
 	require.NoError(t, err)
 	cancel, runDone := startProcessor(t, p)
@@ -361,7 +361,7 @@ func TestDistributeAllocatesNothingPerNotification(t *testing.T) {
 // without bound while the others keep up.
 func TestRemovedStuckHandlerDoesNotHoldTheJournal(t *testing.T) {
 	p := New(Options{})
-	stuck, live := newGate(), newRecorder()
+	stuck, live := newGate(t), newRecorder()
 	reg, err := p.AddHandler(stuck, HandlerOptions{}, nil)
 	require.NoError(t, err)
 	liveReg, err := p.AddHandler(live, HandlerOptions{}, nil)

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -14,7 +15,7 @@ import (
 
 func TestRemoveWaitsForHandlerAndIsIdempotent(t *testing.T) {
 	p := New(Options{})
-	g, other := newGate(), newRecorder()
+	g, other := newGate(t), newRecorder()
 	reg, err := p.AddHandler(g, HandlerOptions{}, nil)
 	require.NoError(t, err)
 	_, err = p.AddHandler(other, HandlerOptions{}, nil)
@@ -92,31 +93,34 @@ func TestHandlerCanRemoveItself(t *testing.T) {
 	require.Empty(t, calls, "nothing after the self-removal")
 }
 
+// TestStatsWithFakeClock runs in a synctest bubble: the handler's sleeps are
+// the only time that passes, so the handling durations are exact.
 func TestStatsWithFakeClock(t *testing.T) {
-	clock := newFakeClock()
-	p := New(Options{Now: clock.Now})
-	cost := map[string]time.Duration{"ns/a": 5 * time.Millisecond, "ns/b": 20 * time.Millisecond, "ns/c": 10 * time.Millisecond}
-	h := HandlerFunc(func(n Notification) { clock.Advance(cost[n.Key]) })
-	reg, err := p.AddHandler(h, HandlerOptions{Name: "timed"}, nil)
-	require.NoError(t, err)
-	for _, k := range []string{"a", "b", "c"} {
-		p.Distribute(addOf("ns", k), false)
-	}
-	p.MarkSynced()
-	before := reg.Stats()
-	assert.Equal(t, HandlerStats{Name: "timed", Pending: 3, MaxPending: 3, BufferCapacity: pageLen}, before)
+	synctest.Test(t, func(t *testing.T) {
+		p := New(Options{})
+		cost := map[string]time.Duration{"ns/a": 5 * time.Millisecond, "ns/b": 20 * time.Millisecond, "ns/c": 10 * time.Millisecond}
+		h := HandlerFunc(func(n Notification) { time.Sleep(cost[n.Key]) })
+		reg, err := p.AddHandler(h, HandlerOptions{Name: "timed"}, nil)
+		require.NoError(t, err)
+		for _, k := range []string{"a", "b", "c"} {
+			p.Distribute(addOf("ns", k), false)
+		}
+		p.MarkSynced()
+		before := reg.Stats()
+		assert.Equal(t, HandlerStats{Name: "timed", Pending: 3, MaxPending: 3, BufferCapacity: pageLen}, before)
 
-	startProcessor(t, p)
-	waitClosed(t, reg.Synced(), "sync")
-	assert.Equal(t, HandlerStats{
-		Name:               "timed",
-		Pending:            0,
-		MaxPending:         3,
-		Delivered:          3,
-		LastHandleDuration: 10 * time.Millisecond,
-		MaxHandleDuration:  20 * time.Millisecond,
-		BufferCapacity:     pageLen,
-	}, reg.Stats())
+		startProcessor(t, p)
+		waitClosed(t, reg.Synced(), "sync")
+		assert.Equal(t, HandlerStats{
+			Name:               "timed",
+			Pending:            0,
+			MaxPending:         3,
+			Delivered:          3,
+			LastHandleDuration: 10 * time.Millisecond,
+			MaxHandleDuration:  20 * time.Millisecond,
+			BufferCapacity:     pageLen,
+		}, reg.Stats())
+	})
 }
 
 // TestConcurrentUse distributes a numbered stream while other goroutines add,
@@ -215,7 +219,7 @@ func TestRemovedBeforeSyncNeverSyncs(t *testing.T) {
 	for _, late := range []bool{true, false} {
 		t.Run(map[bool]string{true: "late, in its replay", false: "early, before the marker"}[late], func(t *testing.T) {
 			p := New(Options{})
-			g := newGate()
+			g := newGate(t)
 			var reg *Registration
 			var err error
 			if late {
@@ -251,7 +255,7 @@ func TestMaxPendingSeesTheBacklogDuringReplay(t *testing.T) {
 	for i := range initial {
 		state = append(state, stateOf(pod("init", fmt.Sprint(i)))...)
 	}
-	g := newGate()
+	g := newGate(t)
 	reg, err := p.AddHandler(g, HandlerOptions{}, state)
 	require.NoError(t, err)
 	g.waitEntered(t) // stuck on its first replayed object
