@@ -16,11 +16,10 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // waitFor is the longest any test waits for something that should happen
-// promptly; reaching it means the behaviour is broken, not slow.
+// promptly; reaching it means the behaviour is broken, not slow. In a
+// synctest bubble it is the bubble's time, which jumps to the deadline as
+// soon as every goroutine is blocked: there a broken test fails at once.
 const waitFor = 10 * time.Second
-
-// millisecond is the polling step of require.Eventually.
-const millisecond = time.Millisecond
 
 func pod(ns, name string) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}

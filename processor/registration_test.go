@@ -131,84 +131,88 @@ func TestStatsWithFakeClock(t *testing.T) {
 // on, in order, without a gap or a duplicate, and those still registered
 // must reach its end. Run it with -race.
 func TestConcurrentUse(t *testing.T) {
-	seed := time.Now().UnixNano()
-	t.Logf("seed=%d", seed)
-	rng := rand.New(rand.NewPCG(uint64(seed), 1))
-	p := New(Options{})
-	const total = 3000
-	var failed sync.Once
-	fail := make(chan string, 1)
-	// orderChecker returns a handler that checks that each notification
-	// follows the previous one, and the number of the last one it saw.
-	orderChecker := func(name string) (Handler, *atomic.Int64) {
-		var last atomic.Int64
-		last.Store(-1)
-		return HandlerFunc(func(n Notification) {
-			var seq int64
-			fmt.Sscanf(n.Key, "ns/%d", &seq)
-			if prev := last.Load(); prev >= 0 && seq != prev+1 {
-				failed.Do(func() { fail <- fmt.Sprintf("%s got %d after %d", name, seq, prev) })
-			}
-			last.Store(seq)
-		}), &last
-	}
-	h, _ := orderChecker("permanent")
-	permanent, err := p.AddHandler(h, HandlerOptions{}, nil)
-	require.NoError(t, err)
-	startProcessor(t, p)
-
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for i := range total {
-			p.Distribute(addOf("ns", fmt.Sprint(i)), false)
-			if i == total/2 {
-				p.MarkSynced()
-			}
+	synctest.Test(t, func(t *testing.T) {
+		seed := time.Now().UnixNano()
+		t.Logf("seed=%d", seed)
+		rng := rand.New(rand.NewPCG(uint64(seed), 1))
+		p := New(Options{})
+		const total = 3000
+		var failed sync.Once
+		fail := make(chan string, 1)
+		// orderChecker returns a handler that checks that each notification
+		// follows the previous one, and the number of the last one it saw.
+		orderChecker := func(name string) (Handler, *atomic.Int64) {
+			var last atomic.Int64
+			last.Store(-1)
+			return HandlerFunc(func(n Notification) {
+				var seq int64
+				fmt.Sscanf(n.Key, "ns/%d", &seq)
+				if prev := last.Load(); prev >= 0 && seq != prev+1 {
+					failed.Do(func() { fail <- fmt.Sprintf("%s got %d after %d", name, seq, prev) })
+				}
+				last.Store(seq)
+			}), &last
 		}
-	})
-	churnSeeds := []uint64{rng.Uint64(), rng.Uint64()}
-	kept := make([][]*atomic.Int64, len(churnSeeds))
-	for w, s := range churnSeeds {
+		h, _ := orderChecker("permanent")
+		permanent, err := p.AddHandler(h, HandlerOptions{}, nil)
+		require.NoError(t, err)
+		startProcessor(t, p)
+
+		var wg sync.WaitGroup
 		wg.Go(func() {
-			r := rand.New(rand.NewPCG(s, 2))
-			var regs []*Registration
-			lasts := map[*Registration]*atomic.Int64{}
-			for i := range 50 {
-				h, last := orderChecker(fmt.Sprintf("w%d-%d", w, i))
-				reg, err := p.AddHandler(h, HandlerOptions{ResyncPeriod: time.Second}, nil)
-				if err != nil {
-					failed.Do(func() { fail <- err.Error() })
-					return
+			for i := range total {
+				p.Distribute(addOf("ns", fmt.Sprint(i)), false)
+				if i == total/2 {
+					p.MarkSynced()
 				}
-				regs = append(regs, reg)
-				lasts[reg] = last
-				_ = reg.Stats()
-				p.ShouldResync(time.Now())
-				if r.IntN(2) == 0 {
-					victim := regs[r.IntN(len(regs))]
-					<-victim.Remove()
-					delete(lasts, victim)
-				}
-			}
-			for _, last := range lasts {
-				kept[w] = append(kept[w], last)
 			}
 		})
-	}
-	wg.Wait()
-	require.Eventually(t, func() bool { return permanent.Stats().Delivered == total }, waitFor, millisecond)
-	require.True(t, permanent.HasSynced())
-	for _, lasts := range kept {
-		for _, last := range lasts {
-			// A handler that joined after the last notification saw none.
-			require.Eventually(t, func() bool { l := last.Load(); return l == total-1 || l == -1 }, waitFor, millisecond)
+		churnSeeds := []uint64{rng.Uint64(), rng.Uint64()}
+		kept := make([][]*atomic.Int64, len(churnSeeds))
+		for w, s := range churnSeeds {
+			wg.Go(func() {
+				r := rand.New(rand.NewPCG(s, 2))
+				var regs []*Registration
+				lasts := map[*Registration]*atomic.Int64{}
+				for i := range 50 {
+					h, last := orderChecker(fmt.Sprintf("w%d-%d", w, i))
+					reg, err := p.AddHandler(h, HandlerOptions{ResyncPeriod: time.Second}, nil)
+					if err != nil {
+						failed.Do(func() { fail <- err.Error() })
+						return
+					}
+					regs = append(regs, reg)
+					lasts[reg] = last
+					_ = reg.Stats()
+					p.ShouldResync(time.Now())
+					if r.IntN(2) == 0 {
+						victim := regs[r.IntN(len(regs))]
+						<-victim.Remove()
+						delete(lasts, victim)
+					}
+				}
+				for _, last := range lasts {
+					kept[w] = append(kept[w], last)
+				}
+			})
 		}
-	}
-	select {
-	case msg := <-fail:
-		t.Fatal(msg)
-	default:
-	}
+		wg.Wait()
+		synctest.Wait() // every handler is idle: it has handled what it was told
+		require.EqualValues(t, total, permanent.Stats().Delivered)
+		require.True(t, permanent.HasSynced())
+		for _, lasts := range kept {
+			for _, last := range lasts {
+				// A handler that joined after the last notification saw none.
+				l := last.Load()
+				require.True(t, l == total-1 || l == -1, "last seen %d", l)
+			}
+		}
+		select {
+		case msg := <-fail:
+			t.Fatal(msg)
+		default:
+		}
+	})
 }
 
 // TestRemovedBeforeSyncNeverSyncs removes a handler while it handles the
