@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -365,33 +366,36 @@ func TestHasSyncedWaitsForProcessing(t *testing.T) {
 	}
 }
 
+// TestStats runs in a synctest bubble, so that the ages it reads are exactly
+// the time it slept.
 func TestStats(t *testing.T) {
-	ok := must(t)
-	now := time.Unix(1000, 0)
-	q := New(Options{Now: func() time.Time { return now }, KnownObjects: newStore(pod("x", "1"))})
-	require.Equal(t, Stats{}, q.Stats())
-	ok(q.Add(pod("a", "1")))
-	now = now.Add(time.Second)
-	ok(q.Add(pod("b", "1")))
-	ok(q.Update(pod("a", "2")))
-	ok(q.Update(pod("a", "3")))   // compacted
-	ok(q.Delete(pod("zzz", "1"))) // ignored
-	now = now.Add(2 * time.Second)
-	s := q.Stats()
-	require.Equal(t, 2, s.Depth)
-	require.Equal(t, 3, s.Deltas) // a: Added, Updated; b: Added
-	require.Equal(t, 3*time.Second, s.OldestAge)
-	require.EqualValues(t, 4, s.Enqueued)
-	require.EqualValues(t, 1, s.Coalesced)
-	require.EqualValues(t, 1, s.IgnoredDeletes)
-	ok(q.Pop(t.Context(), func(Batch) error {
-		in := q.Stats()
-		require.Equal(t, 1, in.InFlight)
-		require.Equal(t, 1, in.Depth)
-		require.Equal(t, 2*time.Second, in.OldestAge, "b is now the oldest")
-		return nil
-	}))
-	s = q.Stats()
-	require.Zero(t, s.InFlight)
-	require.EqualValues(t, 1, s.Delivered)
+	synctest.Test(t, func(t *testing.T) {
+		ok := must(t)
+		q := New(Options{KnownObjects: newStore(pod("x", "1"))})
+		require.Equal(t, Stats{}, q.Stats())
+		ok(q.Add(pod("a", "1")))
+		time.Sleep(time.Second)
+		ok(q.Add(pod("b", "1")))
+		ok(q.Update(pod("a", "2")))
+		ok(q.Update(pod("a", "3")))   // compacted
+		ok(q.Delete(pod("zzz", "1"))) // ignored
+		time.Sleep(2 * time.Second)
+		s := q.Stats()
+		require.Equal(t, 2, s.Depth)
+		require.Equal(t, 3, s.Deltas) // a: Added, Updated; b: Added
+		require.Equal(t, 3*time.Second, s.OldestAge)
+		require.EqualValues(t, 4, s.Enqueued)
+		require.EqualValues(t, 1, s.Coalesced)
+		require.EqualValues(t, 1, s.IgnoredDeletes)
+		ok(q.Pop(t.Context(), func(Batch) error {
+			in := q.Stats()
+			require.Equal(t, 1, in.InFlight)
+			require.Equal(t, 1, in.Depth)
+			require.Equal(t, 2*time.Second, in.OldestAge, "b is now the oldest")
+			return nil
+		}))
+		s = q.Stats()
+		require.Zero(t, s.InFlight)
+		require.EqualValues(t, 1, s.Delivered)
+	})
 }
