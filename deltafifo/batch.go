@@ -51,8 +51,8 @@ type Stats struct {
 	// compaction on, it stays close to Depth however many updates arrive.
 	Deltas int
 	// OldestAge is how long the unit at the head of the queue has waited
-	// (by Options.Now); zero when nothing waits. A growing OldestAge means
-	// the consumer is not keeping up.
+	// (on the monotonic clock); zero when nothing waits. A growing
+	// OldestAge means the consumer is not keeping up.
 	OldestAge time.Duration
 	// InFlight is the number of Items handed to a process function that
 	// has not returned yet.

@@ -34,7 +34,11 @@ package deltafifo
 // Only package informer turns it on, through internal/fifohook: it is a
 // performance hook, not API.
 
-import "github.com/seed31a95821/informer/internal/fifohook"
+import (
+	"time"
+
+	"github.com/seed31a95821/informer/internal/fifohook"
+)
 
 func init() {
 	fifohook.SetInline = func(q, process any, ok func() bool) {
@@ -117,7 +121,7 @@ func (q *Queue) settleInline(back bool) bool {
 		q.inline.spare = u
 		return true
 	}
-	u.queuedAt = q.now() // it skipped the line, so it was never stamped
+	u.queuedAt = time.Now() // it skipped the line, so it was never stamped
 	if key := u.items[0].Key; q.entries[key] == nil {
 		q.entries[key] = u
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -20,37 +21,50 @@ func (q *Queue) waiters() bool {
 }
 
 func TestPopContext(t *testing.T) {
-	q := New(Options{})
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	require.NoError(t, q.Add(pod("a", "1")))
-	err := q.Pop(ctx, func(Batch) error { t.Fatal("process called with a cancelled context"); return nil })
-	require.ErrorIs(t, err, context.Canceled)
-	require.Equal(t, 1, q.Stats().Depth, "the item stays queued")
+	synctest.Test(t, func(t *testing.T) {
+		q := New(Options{})
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		require.NoError(t, q.Add(pod("a", "1")))
+		err := q.Pop(ctx, func(Batch) error { t.Fatal("process called with a cancelled context"); return nil })
+		require.ErrorIs(t, err, context.Canceled)
+		require.Equal(t, 1, q.Stats().Depth, "the item stays queued")
 
-	// A Pop asleep on an empty queue wakes when its context ends.
-	empty := New(Options{})
-	ctx, cancel = context.WithCancel(t.Context())
-	done := make(chan error)
-	go func() { done <- empty.Pop(ctx, func(Batch) error { return nil }) }()
-	require.Eventually(t, empty.waiters, 5*time.Second, time.Millisecond)
-	cancel()
-	require.ErrorIs(t, <-done, context.Canceled)
+		// A Pop asleep on an empty queue wakes when its context ends.
+		empty := New(Options{})
+		ctx, cancel = context.WithCancel(t.Context())
+		defer cancel() // if the test fails before it does
+		done := make(chan error, 1)
+		go func() { done <- empty.Pop(ctx, func(Batch) error { return nil }) }()
+		synctest.Wait() // the Pop is asleep
+		require.True(t, empty.waiters())
+		cancel()
+		require.ErrorIs(t, <-done, context.Canceled)
+	})
 }
 
 func TestCloseWakesEveryWaiter(t *testing.T) {
-	q := New(Options{})
-	const n = 8
-	errs := make(chan error, n)
-	for range n {
-		go func() { errs <- q.Pop(t.Context(), func(Batch) error { return nil }) }()
-	}
-	require.Eventually(t, q.waiters, 5*time.Second, time.Millisecond)
-	q.Close()
-	for range n {
-		require.ErrorIs(t, <-errs, ErrClosed)
-	}
-	q.Close() // idempotent
+	synctest.Test(t, func(t *testing.T) {
+		q := New(Options{})
+		// Cancelled when the test returns, failed or not, so that no Pop
+		// outlives it (the bubble would end in a deadlock panic).
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		const n = 8
+		errs := make(chan error, n)
+		for range n {
+			go func() { errs <- q.Pop(ctx, func(Batch) error { return nil }) }()
+		}
+		synctest.Wait() // every Pop is asleep
+		require.True(t, q.waiters())
+		q.Close()
+		synctest.Wait()
+		require.Len(t, errs, n, "every Pop returned")
+		for range n {
+			require.ErrorIs(t, <-errs, ErrClosed)
+		}
+		q.Close() // idempotent
+	})
 }
 
 func TestCloseDrainsThenFails(t *testing.T) {
@@ -109,45 +123,62 @@ func TestSlowConsumerDoesNotBlockWriters(t *testing.T) {
 // TestPopsTakeTurns runs several consumers at once and checks that no two
 // process functions ever overlap and that every key arrives exactly once.
 func TestPopsTakeTurns(t *testing.T) {
-	q := New(Options{})
-	const keys = 200
-	for i := range keys {
-		require.NoError(t, q.Add(pod(string(rune('A'+i%26))+string(rune('a'+i/26)), "1")))
-	}
-	var running atomic.Int32
-	var overlapped atomic.Bool
-	var mu sync.Mutex // guards seen
-	seen := map[string]int{}
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() {
-			for {
-				err := q.PopBatch(t.Context(), 3, func(b Batch) error {
-					if running.Add(1) > 1 {
-						overlapped.Store(true)
+	synctest.Test(t, func(t *testing.T) {
+		q := New(Options{})
+		const keys = 200
+		for i := range keys {
+			require.NoError(t, q.Add(pod(string(rune('A'+i%26))+string(rune('a'+i/26)), "1")))
+		}
+		var running atomic.Int32
+		var overlapped atomic.Bool
+		var mu sync.Mutex // guards seen
+		seen := map[string]int{}
+		// Stopped when the test returns, failed or not, so that no
+		// consumer outlives it (the bubble would end in a deadlock panic).
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+		for range 4 {
+			wg.Go(func() {
+				for {
+					err := q.PopBatch(ctx, 3, func(b Batch) error {
+						if running.Add(1) > 1 {
+							overlapped.Store(true)
+						}
+						mu.Lock()
+						for _, it := range b.Items {
+							seen[it.Key]++
+						}
+						mu.Unlock()
+						// Hold the turn a while (the bubble's time, so no
+						// real wait): the other consumers get every chance
+						// to take a batch meanwhile, and would overlap this
+						// one if Pops did not take turns.
+						time.Sleep(time.Millisecond)
+						running.Add(-1)
+						return nil
+					})
+					if err != nil {
+						return
 					}
-					mu.Lock()
-					for _, it := range b.Items {
-						seen[it.Key]++
-					}
-					mu.Unlock()
-					running.Add(-1)
-					return nil
-				})
-				if err != nil {
-					return
 				}
-			}
-		})
-	}
-	require.Eventually(t, func() bool { return q.Stats().Depth == 0 && q.Stats().InFlight == 0 }, 10*time.Second, time.Millisecond)
-	q.Close()
-	wg.Wait()
-	require.False(t, overlapped.Load(), "two process functions ran at once")
-	require.Len(t, seen, keys)
-	for k, n := range seen {
-		require.Equal(t, 1, n, k)
-	}
+			})
+		}
+		// 200 keys in batches of 3 are 67 turns of a millisecond each: after a
+		// second of the bubble's time the consumers are asleep in Pop.
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.Zero(t, q.Stats().Depth)
+		require.Zero(t, q.Stats().InFlight)
+		q.Close()
+		wg.Wait()
+		require.False(t, overlapped.Load(), "two process functions ran at once")
+		require.Len(t, seen, keys)
+		for k, n := range seen {
+			require.Equal(t, 1, n, k)
+		}
+	})
 }
 
 // TestInFlightCountsAsApplied checks the rule that makes unlocked Pop safe:
@@ -365,33 +396,36 @@ func TestHasSyncedWaitsForProcessing(t *testing.T) {
 	}
 }
 
+// TestStats runs in a synctest bubble, so that the ages it reads are exactly
+// the time it slept.
 func TestStats(t *testing.T) {
-	ok := must(t)
-	now := time.Unix(1000, 0)
-	q := New(Options{Now: func() time.Time { return now }, KnownObjects: newStore(pod("x", "1"))})
-	require.Equal(t, Stats{}, q.Stats())
-	ok(q.Add(pod("a", "1")))
-	now = now.Add(time.Second)
-	ok(q.Add(pod("b", "1")))
-	ok(q.Update(pod("a", "2")))
-	ok(q.Update(pod("a", "3")))   // compacted
-	ok(q.Delete(pod("zzz", "1"))) // ignored
-	now = now.Add(2 * time.Second)
-	s := q.Stats()
-	require.Equal(t, 2, s.Depth)
-	require.Equal(t, 3, s.Deltas) // a: Added, Updated; b: Added
-	require.Equal(t, 3*time.Second, s.OldestAge)
-	require.EqualValues(t, 4, s.Enqueued)
-	require.EqualValues(t, 1, s.Coalesced)
-	require.EqualValues(t, 1, s.IgnoredDeletes)
-	ok(q.Pop(t.Context(), func(Batch) error {
-		in := q.Stats()
-		require.Equal(t, 1, in.InFlight)
-		require.Equal(t, 1, in.Depth)
-		require.Equal(t, 2*time.Second, in.OldestAge, "b is now the oldest")
-		return nil
-	}))
-	s = q.Stats()
-	require.Zero(t, s.InFlight)
-	require.EqualValues(t, 1, s.Delivered)
+	synctest.Test(t, func(t *testing.T) {
+		ok := must(t)
+		q := New(Options{KnownObjects: newStore(pod("x", "1"))})
+		require.Equal(t, Stats{}, q.Stats())
+		ok(q.Add(pod("a", "1")))
+		time.Sleep(time.Second)
+		ok(q.Add(pod("b", "1")))
+		ok(q.Update(pod("a", "2")))
+		ok(q.Update(pod("a", "3")))   // compacted
+		ok(q.Delete(pod("zzz", "1"))) // ignored
+		time.Sleep(2 * time.Second)
+		s := q.Stats()
+		require.Equal(t, 2, s.Depth)
+		require.Equal(t, 3, s.Deltas) // a: Added, Updated; b: Added
+		require.Equal(t, 3*time.Second, s.OldestAge)
+		require.EqualValues(t, 4, s.Enqueued)
+		require.EqualValues(t, 1, s.Coalesced)
+		require.EqualValues(t, 1, s.IgnoredDeletes)
+		ok(q.Pop(t.Context(), func(Batch) error {
+			in := q.Stats()
+			require.Equal(t, 1, in.InFlight)
+			require.Equal(t, 1, in.Depth)
+			require.Equal(t, 2*time.Second, in.OldestAge, "b is now the oldest")
+			return nil
+		}))
+		s = q.Stats()
+		require.Zero(t, s.InFlight)
+		require.EqualValues(t, 1, s.Delivered)
+	})
 }

@@ -51,8 +51,6 @@ type Options struct {
 	// is stalled. See the package doc for what compaction does and does
 	// not change.
 	KeepAllUpdates bool
-	// Now is the clock for Stats.OldestAge; nil means time.Now.
-	Now func() time.Time
 }
 
 // Queue holds, for every object key, the deltas the consumer has not seen
@@ -69,7 +67,6 @@ type Queue struct {
 	transform      func(runtime.Object) (runtime.Object, error)
 	atomicRelist   bool
 	keepAllUpdates bool
-	now            func() time.Time
 	// inline is the inline hand-off (inline.go), off unless package
 	// informer turns it on; its fields say what guards them.
 	inline inlineHandOff
@@ -126,14 +123,10 @@ func New(opts Options) *Queue {
 		transform:      opts.Transform,
 		atomicRelist:   opts.AtomicRelist,
 		keepAllUpdates: opts.KeepAllUpdates,
-		now:            opts.Now,
 		entries:        make(map[string]*unit),
 	}
 	if q.keyOf == nil {
 		q.keyOf = MetaNamespaceKey
-	}
-	if q.now == nil {
-		q.now = time.Now
 	}
 	return q
 }
@@ -174,7 +167,7 @@ func (q *Queue) write(t DeltaType, obj runtime.Object) error {
 		q.mu.Unlock()
 		return q.run(b, q.inline.process)
 	}
-	q.enqueue(key, d, &opClock{now: q.now})
+	q.enqueue(key, d, &opClock{})
 	q.mu.Unlock()
 	return nil
 }
@@ -305,7 +298,7 @@ func (q *Queue) Bookmark(rv string) error {
 	if q.closed {
 		return ErrClosed
 	}
-	q.pushMarker(rv, &opClock{now: q.now})
+	q.pushMarker(rv, &opClock{})
 	return nil
 }
 
@@ -341,7 +334,7 @@ func (q *Queue) Stats() Stats {
 	s := q.counters
 	s.Depth, s.Deltas = q.depth, q.deltas
 	if head := q.waiting.front(); head != nil {
-		s.OldestAge = q.now().Sub(head.queuedAt)
+		s.OldestAge = time.Since(head.queuedAt)
 	}
 	for _, u := range q.inFlight {
 		s.InFlight += u.size()
@@ -350,19 +343,18 @@ func (q *Queue) Stats() Stats {
 	return s
 }
 
-// opClock reads the queue's clock at most once per operation, and only if
+// opClock reads the clock at most once per operation, and only if
 // the operation creates a unit. A Replace that queues 10,000 units stamps
 // them all with one reading: clock reads are not free (about 250 ns on a
 // VM whose clock source is kvm-clock).
 type opClock struct {
-	now  func() time.Time
 	t    time.Time
 	read bool
 }
 
 func (c *opClock) get() time.Time {
 	if !c.read {
-		c.t, c.read = c.now(), true
+		c.t, c.read = time.Now(), true
 	}
 	return c.t
 }

@@ -34,7 +34,7 @@ func (q *Queue) Replace(list []runtime.Object, rv string) error {
 	}
 	first := !q.populated
 	tombstones := q.tombstones(index)
-	clk := &opClock{now: q.now}
+	clk := &opClock{}
 	if q.atomicRelist {
 		q.queueRelist(objs, index, tombstones, rv, first, clk)
 		return nil
@@ -215,7 +215,7 @@ func (q *Queue) Resync() error {
 	if q.known == nil || q.relist != nil {
 		return nil
 	}
-	clk := &opClock{now: q.now}
+	clk := &opClock{}
 	for _, key := range q.known.ListKeys() {
 		if q.unitOf(key) != nil {
 			continue

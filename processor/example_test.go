@@ -126,17 +126,19 @@ func ExampleHandlerPanicError() {
 }
 
 // Resyncs reach only the handlers that are due, each on its own period.
+// The informer asks with the current time at every tick of its resync
+// timer; here the ticks are the times the handlers were added at plus 30s,
+// 1m and 5m.
 func ExampleProcessor_ShouldResync() {
-	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	now := start
-	p := processor.New(processor.Options{Now: func() time.Time { return now }})
+	p := processor.New(processor.Options{})
 	for _, period := range []time.Duration{time.Minute, 5 * time.Minute} {
 		_, _ = p.AddHandler(processor.HandlerFunc(func(processor.Notification) {}),
 			processor.HandlerOptions{Name: period.String(), ResyncPeriod: period}, nil)
 	}
+	// Read after AddHandler, so that no handler's schedule starts later.
+	start := time.Now()
 	for _, elapsed := range []time.Duration{30 * time.Second, time.Minute, 5 * time.Minute} {
-		now = start.Add(elapsed)
-		fmt.Printf("after %v: resync %v\n", elapsed, p.ShouldResync(now))
+		fmt.Printf("after %v: resync %v\n", elapsed, p.ShouldResync(start.Add(elapsed)))
 	}
 	// Output:
 	// after 30s: resync false

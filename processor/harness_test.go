@@ -16,11 +16,10 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // waitFor is the longest any test waits for something that should happen
-// promptly; reaching it means the behaviour is broken, not slow.
+// promptly; reaching it means the behaviour is broken, not slow. In a
+// synctest bubble it is the bubble's time, which jumps to the deadline as
+// soon as every goroutine is blocked: there a broken test fails at once.
 const waitFor = 10 * time.Second
-
-// millisecond is the polling step of require.Eventually.
-const millisecond = time.Millisecond
 
 func pod(ns, name string) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
@@ -28,28 +27,6 @@ func pod(ns, name string) *corev1.Pod {
 
 func addOf(ns, name string) Notification {
 	return Notification{Type: Add, Key: ns + "/" + name, Object: pod(ns, name)}
-}
-
-// fakeClock is a manually advanced clock, safe for concurrent use.
-type fakeClock struct {
-	mu  sync.Mutex // guards now
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
 }
 
 // recorder is a handler that sends every notification it receives to a
@@ -95,19 +72,28 @@ func (r *recorder) none(t *testing.T) {
 
 // gate is a handler that blocks in Handle until the test lets it through,
 // one notification per release. entered reports each notification as Handle
-// starts, so a test knows the handler is busy.
+// starts, so a test knows the handler is busy. When the test ends, the gate
+// opens for good: a test that fails while its handler is stuck then reports
+// its failure instead of leaving the goroutine blocked (which, in a synctest
+// bubble, would end the whole run with a deadlock panic).
 type gate struct {
 	entered chan Notification
 	release chan struct{}
+	ended   chan struct{} // closed when the test ends
 }
 
-func newGate() *gate {
-	return &gate{entered: make(chan Notification, 1<<16), release: make(chan struct{})}
+func newGate(t *testing.T) *gate {
+	g := &gate{entered: make(chan Notification, 1<<16), release: make(chan struct{}), ended: make(chan struct{})}
+	t.Cleanup(func() { close(g.ended) })
+	return g
 }
 
 func (g *gate) Handle(n Notification) {
 	g.entered <- n
-	<-g.release
+	select {
+	case <-g.release:
+	case <-g.ended:
+	}
 }
 
 // open lets k notifications through.

@@ -19,10 +19,6 @@ type Options struct {
 	// goroutines, possibly concurrently, so it must be safe for concurrent
 	// use; it must not panic. Nil means: log with the standard log package.
 	OnError func(error)
-	// Now is the clock used for resync schedules and handling durations.
-	// Tests inject a fake clock to make them deterministic. Nil means
-	// time.Now.
-	Now func() time.Time
 }
 
 // withDefaults fills the nil fields, so that the rest of the package never
@@ -30,9 +26,6 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.OnError == nil {
 		o.OnError = func(err error) { log.Print(err) }
-	}
-	if o.Now == nil {
-		o.Now = time.Now
 	}
 	return o
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -39,46 +40,51 @@ func collect(t *testing.T, g *gate, k int) []Notification {
 // handler moves again it is told the newest version of each pod, each
 // Update starting from the version it last saw.
 func TestStuckHandlerBacklogIsBoundedByKeys(t *testing.T) {
-	p := New(Options{})
-	g := newGate()
-	reg, err := p.AddHandler(g, HandlerOptions{}, nil)
-	require.NoError(t, err)
-	startProcessor(t, p)
+	synctest.Test(t, func(t *testing.T) {
+		p := New(Options{})
+		g := newGate(t)
+		reg, err := p.AddHandler(g, HandlerOptions{}, nil)
+		require.NoError(t, err)
+		startProcessor(t, p)
 
-	const updates, pods = 20_000, 5
-	for i := range updates {
-		p.Distribute(versioned(fmt.Sprint(i%pods), i+1-pods, i+1), false)
-		if i == 0 {
-			g.waitEntered(t) // stuck in the first one from now on
+		const updates, pods = 20_000, 5
+		for i := range updates {
+			p.Distribute(versioned(fmt.Sprint(i%pods), i+1-pods, i+1), false)
+			if i == 0 {
+				g.waitEntered(t) // stuck in the first one from now on
+			}
 		}
-	}
-	st := reg.Stats()
-	require.True(t, st.Coalescing, "%+v", st)
-	bound := DefaultBacklogLimit + pageLen + pods
-	require.LessOrEqual(t, st.Pending, bound, "%+v", st)
-	require.LessOrEqual(t, st.BufferCapacity, DefaultBacklogLimit+2*pageLen, "journal pages kept: %+v", st)
-	require.EqualValues(t, updates-st.Pending, st.Coalesced, "every notification is pending or merged: %+v", st)
+		st := reg.Stats()
+		require.True(t, st.Coalescing, "%+v", st)
+		bound := DefaultBacklogLimit + pageLen + pods
+		require.LessOrEqual(t, st.Pending, bound, "%+v", st)
+		require.LessOrEqual(t, st.BufferCapacity, DefaultBacklogLimit+2*pageLen, "journal pages kept: %+v", st)
+		require.EqualValues(t, updates-st.Pending, st.Coalesced, "every notification is pending or merged: %+v", st)
 
-	// Let it go: the journal part comes unmerged, then one Update per pod.
-	close(g.release)
-	got := collect(t, g, st.Pending-1) // the first is the one it is stuck in
-	seen := map[string]string{}
-	for _, n := range got {
-		if old, ok := seen[n.Key]; ok {
-			require.Equal(t, old, n.Old.(*corev1.Pod).ResourceVersion, "%s: Old is the version last delivered", n.Key)
+		// Let it go: the journal part comes unmerged, then one Update per pod.
+		close(g.release)
+		got := collect(t, g, st.Pending-1) // the first is the one it is stuck in
+		seen := map[string]string{}
+		for _, n := range got {
+			if old, ok := seen[n.Key]; ok {
+				require.Equal(t, old, n.Old.(*corev1.Pod).ResourceVersion, "%s: Old is the version last delivered", n.Key)
+			}
+			seen[n.Key] = rvOf(n)
 		}
-		seen[n.Key] = rvOf(n)
-	}
-	for k := range pods {
-		assert.Equal(t, strconv.Itoa(updates-pods+k+1), seen["ns/"+fmt.Sprint(k)], "pod %d ends at its newest version", k)
-	}
-	require.Eventually(t, func() bool { s := reg.Stats(); return !s.Coalescing && s.Pending == 0 }, waitFor, millisecond)
+		for k := range pods {
+			assert.Equal(t, strconv.Itoa(updates-pods+k+1), seen["ns/"+fmt.Sprint(k)], "pod %d ends at its newest version", k)
+		}
+		synctest.Wait() // the handler is idle: it was told everything
+		caughtUp := reg.Stats()
+		require.False(t, caughtUp.Coalescing, "%+v", caughtUp)
+		require.Zero(t, caughtUp.Pending, "%+v", caughtUp)
 
-	// Back on the journal: nothing is merged any more.
-	p.Distribute(versioned("0", updates-pods+1, updates+1), false)
-	p.Distribute(versioned("0", updates+1, updates+2), false)
-	assert.Equal(t, []string{strconv.Itoa(updates + 1), strconv.Itoa(updates + 2)}, rvsOf(collect(t, g, 2)))
-	assert.Equal(t, st.Coalesced, reg.Stats().Coalesced)
+		// Back on the journal: nothing is merged any more.
+		p.Distribute(versioned("0", updates-pods+1, updates+1), false)
+		p.Distribute(versioned("0", updates+1, updates+2), false)
+		assert.Equal(t, []string{strconv.Itoa(updates + 1), strconv.Itoa(updates + 2)}, rvsOf(collect(t, g, 2)))
+		assert.Equal(t, st.Coalesced, reg.Stats().Coalesced)
+	})
 }
 
 // step lets the handler finish the notification it is in and returns the
@@ -117,36 +123,39 @@ func switchToBacklog(t *testing.T, p *Processor, g *gate, reg *Registration) int
 // not delivered; a Delete of what it saw is, whatever came between; a
 // re-creation after a Delete is a Delete then an Add.
 func TestCoalescingKeepsEveryDelete(t *testing.T) {
-	p := New(Options{})
-	g := newGate()
-	reg, err := p.AddHandler(g, HandlerOptions{BacklogLimit: 1}, nil)
-	require.NoError(t, err)
-	startProcessor(t, p)
-	filled := switchToBacklog(t, p, g, reg)
+	synctest.Test(t, func(t *testing.T) {
+		p := New(Options{})
+		g := newGate(t)
+		reg, err := p.AddHandler(g, HandlerOptions{BacklogLimit: 1}, nil)
+		require.NoError(t, err)
+		startProcessor(t, p)
+		filled := switchToBacklog(t, p, g, reg)
 
-	p.Distribute(Notification{Type: Add, Key: "ns/gone", Object: pod("ns", "gone")}, false)
-	p.Distribute(Notification{Type: Delete, Key: "ns/gone", Object: pod("ns", "gone")}, false)
-	p.Distribute(versioned("f-0", 1, 2), false) // f-0 was delivered: the handler saw it
-	p.Distribute(Notification{Type: Delete, Key: "ns/f-0", Object: pod("ns", "f-0")}, false)
-	p.Distribute(Notification{Type: Delete, Key: "ns/f-1", Object: pod("ns", "f-1")}, false)
-	p.Distribute(Notification{Type: Add, Key: "ns/f-1", Object: pod("ns", "f-1")}, false)
+		p.Distribute(Notification{Type: Add, Key: "ns/gone", Object: pod("ns", "gone")}, false)
+		p.Distribute(Notification{Type: Delete, Key: "ns/gone", Object: pod("ns", "gone")}, false)
+		p.Distribute(versioned("f-0", 1, 2), false) // f-0 was delivered: the handler saw it
+		p.Distribute(Notification{Type: Delete, Key: "ns/f-0", Object: pod("ns", "f-0")}, false)
+		p.Distribute(Notification{Type: Delete, Key: "ns/f-1", Object: pod("ns", "f-1")}, false)
+		p.Distribute(Notification{Type: Add, Key: "ns/f-1", Object: pod("ns", "f-1")}, false)
 
-	close(g.release)
-	got := collect(t, g, filled-1+3) // the rest of the journal, then three
-	var tail []string
-	for _, n := range got[filled-1:] {
-		tail = append(tail, n.Type.String()+" "+n.Key)
-	}
-	assert.Equal(t, []string{"Delete ns/f-0", "Delete ns/f-1", "Add ns/f-1"}, tail)
-	require.Eventually(t, func() bool { return reg.Stats().Pending == 0 }, waitFor, millisecond)
-	assert.EqualValues(t, 3, reg.Stats().Coalesced, "the add and delete of gone, the update of f-0")
+		close(g.release)
+		got := collect(t, g, filled-1+3) // the rest of the journal, then three
+		var tail []string
+		for _, n := range got[filled-1:] {
+			tail = append(tail, n.Type.String()+" "+n.Key)
+		}
+		assert.Equal(t, []string{"Delete ns/f-0", "Delete ns/f-1", "Add ns/f-1"}, tail)
+		synctest.Wait() // the handler is idle: it was told everything
+		require.Zero(t, reg.Stats().Pending)
+		assert.EqualValues(t, 3, reg.Stats().Coalesced, "the add and delete of gone, the update of f-0")
+	})
 }
 
 // The sync marker keeps its place in a backlog: the handler syncs once it
 // has been told everything distributed before MarkSynced.
 func TestCoalescingHandlerSyncsAfterItsBacklog(t *testing.T) {
 	p := New(Options{})
-	g := newGate()
+	g := newGate(t)
 	reg, err := p.AddHandler(g, HandlerOptions{BacklogLimit: 1}, nil)
 	require.NoError(t, err)
 	startProcessor(t, p)
@@ -167,34 +176,37 @@ func TestCoalescingHandlerSyncsAfterItsBacklog(t *testing.T) {
 }
 
 // A handler due for a resync gets it in its backlog too; one that is not
-// due does not.
+// due does not. It runs in a synctest bubble, so that the resync period
+// passes when the test sleeps.
 func TestCoalescingHandlerGetsOnlyItsResyncs(t *testing.T) {
-	clock := newFakeClock()
-	p := New(Options{Now: clock.Now})
-	g := newGate()
-	reg, err := p.AddHandler(g, HandlerOptions{BacklogLimit: 1, ResyncPeriod: MinResyncPeriod}, nil)
-	require.NoError(t, err)
-	startProcessor(t, p)
-	filled := switchToBacklog(t, p, g, reg)
+	synctest.Test(t, func(t *testing.T) {
+		p := New(Options{})
+		g := newGate(t)
+		reg, err := p.AddHandler(g, HandlerOptions{BacklogLimit: 1, ResyncPeriod: MinResyncPeriod}, nil)
+		require.NoError(t, err)
+		startProcessor(t, p)
+		filled := switchToBacklog(t, p, g, reg)
 
-	require.False(t, p.ShouldResync(clock.Now()))
-	p.Distribute(versioned("not-due", 0, 1), true)
-	clock.Advance(MinResyncPeriod)
-	require.True(t, p.ShouldResync(clock.Now()))
-	p.Distribute(versioned("due", 0, 1), true)
+		require.False(t, p.ShouldResync(time.Now()))
+		p.Distribute(versioned("not-due", 0, 1), true)
+		time.Sleep(MinResyncPeriod)
+		require.True(t, p.ShouldResync(time.Now()))
+		p.Distribute(versioned("due", 0, 1), true)
 
-	close(g.release)
-	got := collect(t, g, filled)
-	assert.Equal(t, "ns/due", got[filled-1].Key)
-	require.Eventually(t, func() bool { return reg.Stats().Pending == 0 }, waitFor, millisecond)
-	assert.Zero(t, reg.Stats().Coalesced)
+		close(g.release)
+		got := collect(t, g, filled)
+		assert.Equal(t, "ns/due", got[filled-1].Key)
+		synctest.Wait() // the handler is idle: everything it was owed is handled
+		require.Zero(t, reg.Stats().Pending)
+		assert.Zero(t, reg.Stats().Coalesced)
+	})
 }
 
 // Removing a coalescing handler drops its backlog and its claims on the
 // journal, even while it is stuck in Handle.
 func TestRemoveCoalescingHandler(t *testing.T) {
 	p := New(Options{})
-	g := newGate()
+	g := newGate(t)
 	reg, err := p.AddHandler(g, HandlerOptions{BacklogLimit: 1}, nil)
 	require.NoError(t, err)
 	startProcessor(t, p)
@@ -214,7 +226,7 @@ func TestRemoveCoalescingHandler(t *testing.T) {
 // KeepAllUpdates: every notification is delivered, however far behind.
 func TestKeepAllUpdatesNeverCoalesces(t *testing.T) {
 	p := New(Options{})
-	g := newGate()
+	g := newGate(t)
 	reg, err := p.AddHandler(g, HandlerOptions{KeepAllUpdates: true, BacklogLimit: 1}, nil)
 	require.NoError(t, err)
 	startProcessor(t, p)
@@ -243,7 +255,8 @@ func TestNegativeBacklogLimit(t *testing.T) {
 // view is a handler that rebuilds the state from what it is told, checking
 // that no key's version ever goes backwards and that every Update starts
 // from the version it was last told about. It sleeps now and then, so that
-// it falls behind, switches to its backlog and comes back, again and again.
+// it falls behind, switches to its backlog and comes back, again and again
+// (in a synctest bubble, its sleeps end while the writer pauses).
 type view struct {
 	t     *testing.T
 	slow  func(i int) bool
@@ -277,59 +290,76 @@ func (v *view) Handle(n Notification) {
 // writer runs: every one ends with the writer's state, sees no version go
 // backwards, and its counters add up.
 func TestCoalescingUnderConcurrency(t *testing.T) {
-	p := New(Options{})
-	type handler struct {
-		v   *view
-		reg *Registration
-	}
-	var hs []handler
-	for i, slow := range []func(int) bool{
-		func(int) bool { return false },
-		func(c int) bool { return c%3 == 0 },
-		func(c int) bool { return c%50 < 25 },
-		func(c int) bool { return true },
-	} {
-		v := &view{t: t, slow: slow, state: map[string]int{}}
-		reg, err := p.AddHandler(v, HandlerOptions{BacklogLimit: 1 + i*40}, nil)
-		require.NoError(t, err)
-		hs = append(hs, handler{v, reg})
-	}
-	startProcessor(t, p)
-
-	// The writer's state: key -> version, created, updated and deleted in
-	// turn, as the informer would tell it.
-	want := map[string]int{}
-	rv := 0
-	for i := range 20_000 {
-		key := "k" + strconv.Itoa(i%7)
-		rv++
-		obj := pod("ns", key)
-		obj.ResourceVersion = strconv.Itoa(rv)
-		old, exists := want[key]
-		switch {
-		case !exists:
-			p.Distribute(Notification{Type: Add, Key: key, Object: obj}, false)
-			want[key] = rv
-		case i%11 == 0:
-			p.Distribute(Notification{Type: Delete, Key: key, Object: obj}, false)
-			delete(want, key)
-		default:
-			was := pod("ns", key)
-			was.ResourceVersion = strconv.Itoa(old)
-			p.Distribute(Notification{Type: Update, Key: key, Object: obj, Old: was}, false)
-			want[key] = rv
+	synctest.Test(t, func(t *testing.T) {
+		p := New(Options{})
+		type handler struct {
+			v   *view
+			reg *Registration
 		}
-	}
-	var coalesced uint64
-	for i, h := range hs {
-		require.Eventually(t, func() bool { return h.reg.Stats().Pending == 0 }, waitFor, millisecond, "handler %d", i)
-		st := h.reg.Stats()
-		assert.EqualValues(t, 20_000, st.Delivered+st.Coalesced, "handler %d: %+v", i, st)
-		<-h.reg.Remove() // its goroutine is done: its state may be read
-		assert.Equal(t, want, h.v.state, "handler %d", i)
-		assert.Empty(t, h.v.bad, "handler %d", i)
-		t.Logf("handler %d: delivered %d, coalesced %d, max pending %d", i, st.Delivered, st.Coalesced, st.MaxPending)
-		coalesced += st.Coalesced
-	}
-	assert.Positive(t, coalesced, "some handler fell behind and coalesced")
+		var hs []handler
+		for i, slow := range []func(int) bool{
+			func(int) bool { return false },
+			func(c int) bool { return c%3 == 0 },
+			func(c int) bool { return c%50 < 25 },
+			func(c int) bool { return true },
+		} {
+			v := &view{t: t, slow: slow, state: map[string]int{}}
+			reg, err := p.AddHandler(v, HandlerOptions{BacklogLimit: 1 + i*40}, nil)
+			require.NoError(t, err)
+			hs = append(hs, handler{v, reg})
+		}
+		startProcessor(t, p)
+
+		// The writer's state: key -> version, created, updated and deleted in
+		// turn, as the informer would tell it.
+		want := map[string]int{}
+		rv := 0
+		for i := range 20_000 {
+			key := "k" + strconv.Itoa(i%7)
+			rv++
+			obj := pod("ns", key)
+			obj.ResourceVersion = strconv.Itoa(rv)
+			old, exists := want[key]
+			switch {
+			case !exists:
+				p.Distribute(Notification{Type: Add, Key: key, Object: obj}, false)
+				want[key] = rv
+			case i%11 == 0:
+				p.Distribute(Notification{Type: Delete, Key: key, Object: obj}, false)
+				delete(want, key)
+			default:
+				was := pod("ns", key)
+				was.ResourceVersion = strconv.Itoa(old)
+				p.Distribute(Notification{Type: Update, Key: key, Object: obj, Old: was}, false)
+				want[key] = rv
+			}
+			if i%1024 < 512 && i%16 == 15 {
+				// In the bubble, time passes only while the writer
+				// pauses, so the slow handlers' sleeps end only then.
+				// It pauses often for half of every 1024 notifications,
+				// and not at all for the other half: in turn the
+				// handlers catch up, and fall behind (even the one
+				// that never sleeps), again and again while it writes.
+				time.Sleep(10 * time.Microsecond)
+			}
+		}
+		// What a handler still owes is at most its limit, a page or two and
+		// a key or seven, each a 50µs sleep at worst: a second of the
+		// bubble's time is plenty for all of it, and then every handler is
+		// idle.
+		time.Sleep(time.Second)
+		synctest.Wait()
+		var coalesced uint64
+		for i, h := range hs {
+			st := h.reg.Stats()
+			require.Zero(t, st.Pending, "handler %d: %+v", i, st)
+			assert.EqualValues(t, 20_000, st.Delivered+st.Coalesced, "handler %d: %+v", i, st)
+			<-h.reg.Remove() // its goroutine is done: its state may be read
+			assert.Equal(t, want, h.v.state, "handler %d", i)
+			assert.Empty(t, h.v.bad, "handler %d", i)
+			t.Logf("handler %d: delivered %d, coalesced %d, max pending %d", i, st.Delivered, st.Coalesced, st.MaxPending)
+			coalesced += st.Coalesced
+		}
+		assert.Positive(t, coalesced, "some handler fell behind and coalesced")
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // runState is the processor's lifecycle: it moves forward only,
@@ -79,7 +80,7 @@ type Processor struct {
 func New(opts Options) *Processor {
 	p := &Processor{
 		opts:   opts.withDefaults(),
-		watch:  newStopwatch(opts.Now),
+		watch:  newStopwatch(),
 		j:      newJournal(),
 		marker: &recipients{marker: true},
 	}
@@ -169,7 +170,7 @@ func (p *Processor) AddHandler(h Handler, opts HandlerOptions, initial InitialOb
 	}
 	r := newRegistration(p, h, name, period, limit, initial)
 	if period > 0 {
-		r.nextResync = p.opts.Now().Add(period)
+		r.nextResync = time.Now().Add(period)
 	}
 	// The upstream cache may already be synced (the marker is behind the
 	// join point): this handler is synced as soon as it has replayed

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -40,33 +41,36 @@ func TestDeliversInOrderToEveryHandler(t *testing.T) {
 // TestSlowHandlerDoesNotDelayOthers blocks one handler inside Handle and
 // checks that Distribute returns and the other handler receives everything.
 func TestSlowHandlerDoesNotDelayOthers(t *testing.T) {
-	p := New(Options{})
-	slow, fast := newGate(), newRecorder()
-	slowReg, err := p.AddHandler(slow, HandlerOptions{Name: "slow"}, nil)
-	require.NoError(t, err)
-	_, err = p.AddHandler(fast, HandlerOptions{Name: "fast"}, nil)
-	require.NoError(t, err)
-	startProcessor(t, p)
+	synctest.Test(t, func(t *testing.T) {
+		p := New(Options{})
+		slow, fast := newGate(t), newRecorder()
+		slowReg, err := p.AddHandler(slow, HandlerOptions{Name: "slow"}, nil)
+		require.NoError(t, err)
+		_, err = p.AddHandler(fast, HandlerOptions{Name: "fast"}, nil)
+		require.NoError(t, err)
+		startProcessor(t, p)
 
-	const n = 1000
-	for i := range n {
-		p.Distribute(addOf("ns", fmt.Sprint(i)), false) // must not block on slow
-	}
-	slow.waitEntered(t) // slow is now stuck in its first Handle
-	require.Len(t, fast.nextKeys(t, n), n, "the fast handler got everything while the slow one is stuck")
+		const n = 1000
+		for i := range n {
+			p.Distribute(addOf("ns", fmt.Sprint(i)), false) // must not block on slow
+		}
+		slow.waitEntered(t) // slow is now stuck in its first Handle
+		require.Len(t, fast.nextKeys(t, n), n, "the fast handler got everything while the slow one is stuck")
 
-	st := slowReg.Stats()
-	assert.Equal(t, n, st.Pending, "the one in progress plus the buffered ones")
-	assert.Equal(t, n, st.MaxPending)
-	assert.Zero(t, st.Delivered)
+		st := slowReg.Stats()
+		assert.Equal(t, n, st.Pending, "the one in progress plus the buffered ones")
+		assert.Equal(t, n, st.MaxPending)
+		assert.Zero(t, st.Delivered)
 
-	slow.open(t, 1)
-	for range n - 1 {
-		slow.waitEntered(t)
 		slow.open(t, 1)
-	}
-	require.Eventually(t, func() bool { return slowReg.Stats().Delivered == n }, waitFor, millisecond)
-	assert.Zero(t, slowReg.Stats().Pending)
+		for range n - 1 {
+			slow.waitEntered(t)
+			slow.open(t, 1)
+		}
+		synctest.Wait() // the handler returned from the last one
+		require.EqualValues(t, n, slowReg.Stats().Delivered)
+		assert.Zero(t, slowReg.Stats().Pending)
+	})
 }
 
 // TestBufferCapacityShrinksAfterBurst is kubernetes#122067 at the processor
@@ -75,76 +79,83 @@ func TestSlowHandlerDoesNotDelayOthers(t *testing.T) {
 // journal: with the default bound it would go to its backlog instead (see
 // overflow_test.go).
 func TestBufferCapacityShrinksAfterBurst(t *testing.T) {
-	p := New(Options{})
-	g := newGate()
-	reg, err := p.AddHandler(g, HandlerOptions{KeepAllUpdates: true}, nil)
-	require.NoError(t, err)
-	startProcessor(t, p)
+	synctest.Test(t, func(t *testing.T) {
+		p := New(Options{})
+		g := newGate(t)
+		reg, err := p.AddHandler(g, HandlerOptions{KeepAllUpdates: true}, nil)
+		require.NoError(t, err)
+		startProcessor(t, p)
 
-	const burst = 20_000
-	for i := range burst {
-		p.Distribute(addOf("ns", fmt.Sprint(i)), false)
-	}
-	g.waitEntered(t)
-	grown := reg.Stats().BufferCapacity
-	require.GreaterOrEqual(t, grown, burst-batchLen, "the backlog is buffered")
+		const burst = 20_000
+		for i := range burst {
+			p.Distribute(addOf("ns", fmt.Sprint(i)), false)
+		}
+		g.waitEntered(t)
+		grown := reg.Stats().BufferCapacity
+		require.GreaterOrEqual(t, grown, burst-batchLen, "the backlog is buffered")
 
-	// Let the handler drain by closing the gate's release channel: every
-	// further Handle returns at once.
-	close(g.release)
-	require.Eventually(t, func() bool { return reg.Stats().Delivered == burst }, waitFor, millisecond)
-	st := reg.Stats()
-	assert.LessOrEqual(t, st.BufferCapacity, 2*pageLen, "capacity fell back from %d", grown)
-	assert.Equal(t, burst, st.MaxPending)
-	assert.Zero(t, st.Pending)
+		// Let the handler drain by closing the gate's release channel: every
+		// further Handle returns at once.
+		close(g.release)
+		synctest.Wait() // the handler drained the burst
+		require.EqualValues(t, burst, reg.Stats().Delivered)
+		st := reg.Stats()
+		assert.LessOrEqual(t, st.BufferCapacity, 2*pageLen, "capacity fell back from %d", grown)
+		assert.Equal(t, burst, st.MaxPending)
+		assert.Zero(t, st.Pending)
+	})
 }
 
 func TestPanicIsRecoveredReportedAndHandlerSyncs(t *testing.T) {
-	sink := newErrSink()
-	p := New(Options{OnError: sink.OnError})
-	rec := newRecorder()
-	h := HandlerFunc(func(n Notification) {
-		switch n.Key {
-		case "ns/bad":
-			panic("boom")
-		case "ns/eof":
-			panic(io.EOF)
+	synctest.Test(t, func(t *testing.T) {
+		sink := newErrSink()
+		p := New(Options{OnError: sink.OnError})
+		rec := newRecorder()
+		h := HandlerFunc(func(n Notification) {
+			switch n.Key {
+			case "ns/bad":
+				panic("boom")
+			case "ns/eof":
+				panic(io.EOF)
+			}
+			rec.Handle(n)
+		})
+		reg, err := p.AddHandler(h, HandlerOptions{Name: "fragile"}, nil)
+		require.NoError(t, err)
+
+		for _, name := range []string{"a", "bad", "b", "eof"} {
+			n := addOf("ns", name)
+			n.InInitialList = true
+			p.Distribute(n, false)
 		}
-		rec.Handle(n)
+		p.MarkSynced()
+		p.Distribute(addOf("ns", "live"), false)
+		startProcessor(t, p)
+
+		waitClosed(t, reg.Synced(), "the panicking handler to sync")
+		require.True(t, reg.HasSynced())
+		require.Equal(t, []string{"ns/a", "ns/b", "ns/live"}, rec.nextKeys(t, 3), "the handler kept running after each panic")
+
+		var pe *HandlerPanicError
+		require.ErrorAs(t, sink.next(t), &pe)
+		assert.Equal(t, "fragile", pe.Handler)
+		assert.Equal(t, "ns/bad", pe.Key)
+		assert.Equal(t, Add, pe.Type)
+		assert.Equal(t, "boom", pe.Value)
+		assert.Contains(t, string(pe.Stack), "TestPanicIsRecoveredReportedAndHandlerSyncs", "the stack shows where it panicked")
+		assert.Contains(t, pe.Error(), `"fragile"`)
+		assert.Contains(t, pe.Error(), `"ns/bad"`)
+
+		err = sink.next(t)
+		require.ErrorIs(t, err, io.EOF, "an error panic value is unwrapped")
+
+		// The recorder hears "ns/live" from inside Handle; the counters are
+		// updated just after Handle returns, so wait for the handler to be
+		// idle.
+		synctest.Wait()
+		require.EqualValues(t, 5, reg.Stats().Delivered)
+		assert.EqualValues(t, 2, reg.Stats().Panics)
 	})
-	reg, err := p.AddHandler(h, HandlerOptions{Name: "fragile"}, nil)
-	require.NoError(t, err)
-
-	for _, name := range []string{"a", "bad", "b", "eof"} {
-		n := addOf("ns", name)
-		n.InInitialList = true
-		p.Distribute(n, false)
-	}
-	p.MarkSynced()
-	p.Distribute(addOf("ns", "live"), false)
-	startProcessor(t, p)
-
-	waitClosed(t, reg.Synced(), "the panicking handler to sync")
-	require.True(t, reg.HasSynced())
-	require.Equal(t, []string{"ns/a", "ns/b", "ns/live"}, rec.nextKeys(t, 3), "the handler kept running after each panic")
-
-	var pe *HandlerPanicError
-	require.ErrorAs(t, sink.next(t), &pe)
-	assert.Equal(t, "fragile", pe.Handler)
-	assert.Equal(t, "ns/bad", pe.Key)
-	assert.Equal(t, Add, pe.Type)
-	assert.Equal(t, "boom", pe.Value)
-	assert.Contains(t, string(pe.Stack), "TestPanicIsRecoveredReportedAndHandlerSyncs", "the stack shows where it panicked")
-	assert.Contains(t, pe.Error(), `"fragile"`)
-	assert.Contains(t, pe.Error(), `"ns/bad"`)
-
-	err = sink.next(t)
-	require.ErrorIs(t, err, io.EOF, "an error panic value is unwrapped")
-
-	// The recorder hears "ns/live" from inside Handle; the counters are
-	// updated just after Handle returns, so wait for them.
-	require.Eventually(t, func() bool { return reg.Stats().Delivered == 5 }, waitFor, millisecond)
-	assert.EqualValues(t, 2, reg.Stats().Panics)
 }
 
 // TestHasSyncedWaitsForEveryEarlierNotification checks that HasSynced turns
@@ -152,7 +163,7 @@ func TestPanicIsRecoveredReportedAndHandlerSyncs(t *testing.T) {
 // that later notifications do not hold it back.
 func TestHasSyncedWaitsForEveryEarlierNotification(t *testing.T) {
 	p := New(Options{})
-	g := newGate()
+	g := newGate(t)
 	reg, err := p.AddHandler(g, HandlerOptions{}, nil)
 	require.NoError(t, err)
 	startProcessor(t, p)
@@ -200,7 +211,7 @@ func TestLateHandlerReplaysThenGoesLive(t *testing.T) {
 	p.MarkSynced()
 	early.nextKeys(t, 2)
 
-	g := newGate()
+	g := newGate(t)
 	snapshot := stateOf(pod("ns", "a"), pod("ns", "b"))
 	late, err := p.AddHandler(g, HandlerOptions{Name: "late"}, snapshot)
 	require.NoError(t, err) // returned although the replay is stuck below
@@ -272,7 +283,7 @@ func TestAddHandlerErrors(t *testing.T) {
 
 func TestAddHandlerWhileStoppingReturnsErrStopped(t *testing.T) {
 	p := New(Options{})
-	g := newGate()
+	g := newGate(t)
 	_, err := p.AddHandler(g, HandlerOptions{}, nil)
 	require.NoError(t, err)
 	cancel, runDone := startProcessor(t, p)
@@ -290,7 +301,7 @@ func TestAddHandlerWhileStoppingReturnsErrStopped(t *testing.T) {
 // but drops what is still buffered.
 func TestRunDropsPendingOnStop(t *testing.T) {
 	p := New(Options{})
-	g := newGate()
+	g := newGate(t)
 	reg, err := p.AddHandler(g, HandlerOptions{}, nil)
 	require.NoError(t, err)
 	cancel, runDone := startProcessor(t, p)
@@ -360,31 +371,34 @@ func TestDistributeAllocatesNothingPerNotification(t *testing.T) {
 // after its removal alive, or one stuck handler would make the journal grow
 // without bound while the others keep up.
 func TestRemovedStuckHandlerDoesNotHoldTheJournal(t *testing.T) {
-	p := New(Options{})
-	stuck, live := newGate(), newRecorder()
-	reg, err := p.AddHandler(stuck, HandlerOptions{}, nil)
-	require.NoError(t, err)
-	liveReg, err := p.AddHandler(live, HandlerOptions{}, nil)
-	require.NoError(t, err)
-	startProcessor(t, p)
-	p.Distribute(addOf("ns", "first"), false)
-	stuck.waitEntered(t)
-	done := reg.Remove()
+	synctest.Test(t, func(t *testing.T) {
+		p := New(Options{})
+		stuck, live := newGate(t), newRecorder()
+		reg, err := p.AddHandler(stuck, HandlerOptions{}, nil)
+		require.NoError(t, err)
+		liveReg, err := p.AddHandler(live, HandlerOptions{}, nil)
+		require.NoError(t, err)
+		startProcessor(t, p)
+		p.Distribute(addOf("ns", "first"), false)
+		stuck.waitEntered(t)
+		done := reg.Remove()
 
-	made := p.j.made()
-	for i := range 50 * pageLen {
-		p.Distribute(addOf("ns", strconv.Itoa(i)), false)
-		if i%pageLen == 0 { // the live handler catches up, a page at a time
-			want := uint64(i + 2)
-			require.Eventually(t, func() bool { return liveReg.Stats().Delivered == want }, waitFor, millisecond)
+		made := p.j.made()
+		for i := range 50 * pageLen {
+			p.Distribute(addOf("ns", strconv.Itoa(i)), false)
+			if i%pageLen == 0 { // the live handler catches up, a page at a time
+				want := uint64(i + 2)
+				synctest.Wait()
+				require.Equal(t, want, liveReg.Stats().Delivered)
+			}
 		}
-	}
-	assert.LessOrEqual(t, p.j.made()-made, spareLen+4, "pages were reused, not kept for the removed handler")
+		assert.LessOrEqual(t, p.j.made()-made, spareLen+4, "pages were reused, not kept for the removed handler")
 
-	close(stuck.release)
-	waitClosed(t, done, "the removed handler's goroutine")
-	assert.Zero(t, reg.Stats().Pending)
-	assert.Zero(t, reg.Stats().BufferCapacity)
+		close(stuck.release)
+		waitClosed(t, done, "the removed handler's goroutine")
+		assert.Zero(t, reg.Stats().Pending)
+		assert.Zero(t, reg.Stats().BufferCapacity)
+	})
 }
 
 func TestLenCountsRegisteredHandlers(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -14,7 +15,7 @@ import (
 
 func TestRemoveWaitsForHandlerAndIsIdempotent(t *testing.T) {
 	p := New(Options{})
-	g, other := newGate(), newRecorder()
+	g, other := newGate(t), newRecorder()
 	reg, err := p.AddHandler(g, HandlerOptions{}, nil)
 	require.NoError(t, err)
 	_, err = p.AddHandler(other, HandlerOptions{}, nil)
@@ -92,31 +93,34 @@ func TestHandlerCanRemoveItself(t *testing.T) {
 	require.Empty(t, calls, "nothing after the self-removal")
 }
 
+// TestStatsWithFakeClock runs in a synctest bubble: the handler's sleeps are
+// the only time that passes, so the handling durations are exact.
 func TestStatsWithFakeClock(t *testing.T) {
-	clock := newFakeClock()
-	p := New(Options{Now: clock.Now})
-	cost := map[string]time.Duration{"ns/a": 5 * time.Millisecond, "ns/b": 20 * time.Millisecond, "ns/c": 10 * time.Millisecond}
-	h := HandlerFunc(func(n Notification) { clock.Advance(cost[n.Key]) })
-	reg, err := p.AddHandler(h, HandlerOptions{Name: "timed"}, nil)
-	require.NoError(t, err)
-	for _, k := range []string{"a", "b", "c"} {
-		p.Distribute(addOf("ns", k), false)
-	}
-	p.MarkSynced()
-	before := reg.Stats()
-	assert.Equal(t, HandlerStats{Name: "timed", Pending: 3, MaxPending: 3, BufferCapacity: pageLen}, before)
+	synctest.Test(t, func(t *testing.T) {
+		p := New(Options{})
+		cost := map[string]time.Duration{"ns/a": 5 * time.Millisecond, "ns/b": 20 * time.Millisecond, "ns/c": 10 * time.Millisecond}
+		h := HandlerFunc(func(n Notification) { time.Sleep(cost[n.Key]) })
+		reg, err := p.AddHandler(h, HandlerOptions{Name: "timed"}, nil)
+		require.NoError(t, err)
+		for _, k := range []string{"a", "b", "c"} {
+			p.Distribute(addOf("ns", k), false)
+		}
+		p.MarkSynced()
+		before := reg.Stats()
+		assert.Equal(t, HandlerStats{Name: "timed", Pending: 3, MaxPending: 3, BufferCapacity: pageLen}, before)
 
-	startProcessor(t, p)
-	waitClosed(t, reg.Synced(), "sync")
-	assert.Equal(t, HandlerStats{
-		Name:               "timed",
-		Pending:            0,
-		MaxPending:         3,
-		Delivered:          3,
-		LastHandleDuration: 10 * time.Millisecond,
-		MaxHandleDuration:  20 * time.Millisecond,
-		BufferCapacity:     pageLen,
-	}, reg.Stats())
+		startProcessor(t, p)
+		waitClosed(t, reg.Synced(), "sync")
+		assert.Equal(t, HandlerStats{
+			Name:               "timed",
+			Pending:            0,
+			MaxPending:         3,
+			Delivered:          3,
+			LastHandleDuration: 10 * time.Millisecond,
+			MaxHandleDuration:  20 * time.Millisecond,
+			BufferCapacity:     pageLen,
+		}, reg.Stats())
+	})
 }
 
 // TestConcurrentUse distributes a numbered stream while other goroutines add,
@@ -127,84 +131,88 @@ func TestStatsWithFakeClock(t *testing.T) {
 // on, in order, without a gap or a duplicate, and those still registered
 // must reach its end. Run it with -race.
 func TestConcurrentUse(t *testing.T) {
-	seed := time.Now().UnixNano()
-	t.Logf("seed=%d", seed)
-	rng := rand.New(rand.NewPCG(uint64(seed), 1))
-	p := New(Options{})
-	const total = 3000
-	var failed sync.Once
-	fail := make(chan string, 1)
-	// orderChecker returns a handler that checks that each notification
-	// follows the previous one, and the number of the last one it saw.
-	orderChecker := func(name string) (Handler, *atomic.Int64) {
-		var last atomic.Int64
-		last.Store(-1)
-		return HandlerFunc(func(n Notification) {
-			var seq int64
-			fmt.Sscanf(n.Key, "ns/%d", &seq)
-			if prev := last.Load(); prev >= 0 && seq != prev+1 {
-				failed.Do(func() { fail <- fmt.Sprintf("%s got %d after %d", name, seq, prev) })
-			}
-			last.Store(seq)
-		}), &last
-	}
-	h, _ := orderChecker("permanent")
-	permanent, err := p.AddHandler(h, HandlerOptions{}, nil)
-	require.NoError(t, err)
-	startProcessor(t, p)
-
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for i := range total {
-			p.Distribute(addOf("ns", fmt.Sprint(i)), false)
-			if i == total/2 {
-				p.MarkSynced()
-			}
+	synctest.Test(t, func(t *testing.T) {
+		seed := time.Now().UnixNano()
+		t.Logf("seed=%d", seed)
+		rng := rand.New(rand.NewPCG(uint64(seed), 1))
+		p := New(Options{})
+		const total = 3000
+		var failed sync.Once
+		fail := make(chan string, 1)
+		// orderChecker returns a handler that checks that each notification
+		// follows the previous one, and the number of the last one it saw.
+		orderChecker := func(name string) (Handler, *atomic.Int64) {
+			var last atomic.Int64
+			last.Store(-1)
+			return HandlerFunc(func(n Notification) {
+				var seq int64
+				fmt.Sscanf(n.Key, "ns/%d", &seq)
+				if prev := last.Load(); prev >= 0 && seq != prev+1 {
+					failed.Do(func() { fail <- fmt.Sprintf("%s got %d after %d", name, seq, prev) })
+				}
+				last.Store(seq)
+			}), &last
 		}
-	})
-	churnSeeds := []uint64{rng.Uint64(), rng.Uint64()}
-	kept := make([][]*atomic.Int64, len(churnSeeds))
-	for w, s := range churnSeeds {
+		h, _ := orderChecker("permanent")
+		permanent, err := p.AddHandler(h, HandlerOptions{}, nil)
+		require.NoError(t, err)
+		startProcessor(t, p)
+
+		var wg sync.WaitGroup
 		wg.Go(func() {
-			r := rand.New(rand.NewPCG(s, 2))
-			var regs []*Registration
-			lasts := map[*Registration]*atomic.Int64{}
-			for i := range 50 {
-				h, last := orderChecker(fmt.Sprintf("w%d-%d", w, i))
-				reg, err := p.AddHandler(h, HandlerOptions{ResyncPeriod: time.Second}, nil)
-				if err != nil {
-					failed.Do(func() { fail <- err.Error() })
-					return
+			for i := range total {
+				p.Distribute(addOf("ns", fmt.Sprint(i)), false)
+				if i == total/2 {
+					p.MarkSynced()
 				}
-				regs = append(regs, reg)
-				lasts[reg] = last
-				_ = reg.Stats()
-				p.ShouldResync(time.Now())
-				if r.IntN(2) == 0 {
-					victim := regs[r.IntN(len(regs))]
-					<-victim.Remove()
-					delete(lasts, victim)
-				}
-			}
-			for _, last := range lasts {
-				kept[w] = append(kept[w], last)
 			}
 		})
-	}
-	wg.Wait()
-	require.Eventually(t, func() bool { return permanent.Stats().Delivered == total }, waitFor, millisecond)
-	require.True(t, permanent.HasSynced())
-	for _, lasts := range kept {
-		for _, last := range lasts {
-			// A handler that joined after the last notification saw none.
-			require.Eventually(t, func() bool { l := last.Load(); return l == total-1 || l == -1 }, waitFor, millisecond)
+		churnSeeds := []uint64{rng.Uint64(), rng.Uint64()}
+		kept := make([][]*atomic.Int64, len(churnSeeds))
+		for w, s := range churnSeeds {
+			wg.Go(func() {
+				r := rand.New(rand.NewPCG(s, 2))
+				var regs []*Registration
+				lasts := map[*Registration]*atomic.Int64{}
+				for i := range 50 {
+					h, last := orderChecker(fmt.Sprintf("w%d-%d", w, i))
+					reg, err := p.AddHandler(h, HandlerOptions{ResyncPeriod: time.Second}, nil)
+					if err != nil {
+						failed.Do(func() { fail <- err.Error() })
+						return
+					}
+					regs = append(regs, reg)
+					lasts[reg] = last
+					_ = reg.Stats()
+					p.ShouldResync(time.Now())
+					if r.IntN(2) == 0 {
+						victim := regs[r.IntN(len(regs))]
+						<-victim.Remove()
+						delete(lasts, victim)
+					}
+				}
+				for _, last := range lasts {
+					kept[w] = append(kept[w], last)
+				}
+			})
 		}
-	}
-	select {
-	case msg := <-fail:
-		t.Fatal(msg)
-	default:
-	}
+		wg.Wait()
+		synctest.Wait() // every handler is idle: it has handled what it was told
+		require.EqualValues(t, total, permanent.Stats().Delivered)
+		require.True(t, permanent.HasSynced())
+		for _, lasts := range kept {
+			for _, last := range lasts {
+				// A handler that joined after the last notification saw none.
+				l := last.Load()
+				require.True(t, l == total-1 || l == -1, "last seen %d", l)
+			}
+		}
+		select {
+		case msg := <-fail:
+			t.Fatal(msg)
+		default:
+		}
+	})
 }
 
 // TestRemovedBeforeSyncNeverSyncs removes a handler while it handles the
@@ -215,7 +223,7 @@ func TestRemovedBeforeSyncNeverSyncs(t *testing.T) {
 	for _, late := range []bool{true, false} {
 		t.Run(map[bool]string{true: "late, in its replay", false: "early, before the marker"}[late], func(t *testing.T) {
 			p := New(Options{})
-			g := newGate()
+			g := newGate(t)
 			var reg *Registration
 			var err error
 			if late {
@@ -251,7 +259,7 @@ func TestMaxPendingSeesTheBacklogDuringReplay(t *testing.T) {
 	for i := range initial {
 		state = append(state, stateOf(pod("init", fmt.Sprint(i)))...)
 	}
-	g := newGate()
+	g := newGate(t)
 	reg, err := p.AddHandler(g, HandlerOptions{}, state)
 	require.NoError(t, err)
 	g.waitEntered(t) // stuck on its first replayed object

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -59,85 +60,88 @@ func TestNormalizedResync(t *testing.T) {
 	}
 }
 
-// TestResyncReachesOnlyDueHandlers drives resync rounds with a fake clock and
-// checks, round by round, which handlers a sync notification reaches.
+// TestResyncReachesOnlyDueHandlers drives resync rounds in a synctest
+// bubble, where time moves only when the test sleeps, and checks, round by
+// round, which handlers a sync notification reaches.
 func TestResyncReachesOnlyDueHandlers(t *testing.T) {
-	clock := newFakeClock()
-	p := New(Options{Now: clock.Now})
-	periods := map[string]time.Duration{
-		"every-1s": time.Second,
-		"every-3s": 3 * time.Second,
-		"never":    0,
-		"raised":   200 * time.Millisecond, // behaves as 1s
-	}
-	names := []string{"every-1s", "every-3s", "never", "raised"}
-	recs := map[string]*recorder{}
-	for _, name := range names {
-		recs[name] = newRecorder()
-		_, err := p.AddHandler(recs[name], HandlerOptions{Name: name, ResyncPeriod: periods[name]}, nil)
-		require.NoError(t, err)
-	}
-	require.Equal(t, time.Second, p.ResyncInterval())
-	startProcessor(t, p)
-
-	rounds := []struct {
-		advance time.Duration
-		want    []string // handlers that must get the sync notification
-	}{
-		{500 * time.Millisecond, nil}, // "raised" would be due here with 200ms
-		{500 * time.Millisecond, []string{"every-1s", "raised"}},
-		{time.Second, []string{"every-1s", "raised"}},
-		{time.Second, []string{"every-1s", "every-3s", "raised"}},
-		{500 * time.Millisecond, nil},
-		{2500 * time.Millisecond, []string{"every-1s", "every-3s", "raised"}},
-		{5 * time.Second, []string{"every-1s", "every-3s", "raised"}}, // stalled: each due once
-	}
-	for i, round := range rounds {
-		clock.Advance(round.advance)
-		anyDue := p.ShouldResync(clock.Now())
-		assert.Equal(t, len(round.want) > 0, anyDue, "round %d", i)
-
-		obj := pod("ns", "a")
-		p.Distribute(Notification{Type: Update, Key: "ns/a", Object: obj, Old: obj}, true)
-		p.Distribute(addOf("ns", fmt.Sprintf("barrier-%d", i)), false) // reaches everyone
-		var got []string
-		for _, name := range names {
-			if recs[name].next(t).Key == "ns/a" {
-				got = append(got, name)
-				require.Equal(t, fmt.Sprintf("ns/barrier-%d", i), recs[name].next(t).Key)
-			}
+	synctest.Test(t, func(t *testing.T) {
+		p := New(Options{})
+		periods := map[string]time.Duration{
+			"every-1s": time.Second,
+			"every-3s": 3 * time.Second,
+			"never":    0,
+			"raised":   200 * time.Millisecond, // behaves as 1s
 		}
-		assert.Equal(t, round.want, got, "round %d", i)
-	}
+		names := []string{"every-1s", "every-3s", "never", "raised"}
+		recs := map[string]*recorder{}
+		for _, name := range names {
+			recs[name] = newRecorder()
+			_, err := p.AddHandler(recs[name], HandlerOptions{Name: name, ResyncPeriod: periods[name]}, nil)
+			require.NoError(t, err)
+		}
+		require.Equal(t, time.Second, p.ResyncInterval())
+		startProcessor(t, p)
+
+		rounds := []struct {
+			advance time.Duration
+			want    []string // handlers that must get the sync notification
+		}{
+			{500 * time.Millisecond, nil}, // "raised" would be due here with 200ms
+			{500 * time.Millisecond, []string{"every-1s", "raised"}},
+			{time.Second, []string{"every-1s", "raised"}},
+			{time.Second, []string{"every-1s", "every-3s", "raised"}},
+			{500 * time.Millisecond, nil},
+			{2500 * time.Millisecond, []string{"every-1s", "every-3s", "raised"}},
+			{5 * time.Second, []string{"every-1s", "every-3s", "raised"}}, // stalled: each due once
+		}
+		for i, round := range rounds {
+			time.Sleep(round.advance)
+			anyDue := p.ShouldResync(time.Now())
+			assert.Equal(t, len(round.want) > 0, anyDue, "round %d", i)
+
+			obj := pod("ns", "a")
+			p.Distribute(Notification{Type: Update, Key: "ns/a", Object: obj, Old: obj}, true)
+			p.Distribute(addOf("ns", fmt.Sprintf("barrier-%d", i)), false) // reaches everyone
+			var got []string
+			for _, name := range names {
+				if recs[name].next(t).Key == "ns/a" {
+					got = append(got, name)
+					require.Equal(t, fmt.Sprintf("ns/barrier-%d", i), recs[name].next(t).Key)
+				}
+			}
+			assert.Equal(t, round.want, got, "round %d", i)
+		}
+	})
 }
 
 // TestResyncMarksLastUntilNextRound checks that all sync notifications of a
 // round (a whole resync or relist) reach the due handlers, that a handler
 // added mid-round is not due, and that the next round clears the marks.
 func TestResyncMarksLastUntilNextRound(t *testing.T) {
-	clock := newFakeClock()
-	p := New(Options{Now: clock.Now})
-	a := newRecorder()
-	_, err := p.AddHandler(a, HandlerOptions{ResyncPeriod: time.Second}, nil)
-	require.NoError(t, err)
-	startProcessor(t, p)
+	synctest.Test(t, func(t *testing.T) {
+		p := New(Options{})
+		a := newRecorder()
+		_, err := p.AddHandler(a, HandlerOptions{ResyncPeriod: time.Second}, nil)
+		require.NoError(t, err)
+		startProcessor(t, p)
 
-	clock.Advance(time.Second)
-	require.True(t, p.ShouldResync(clock.Now()))
-	b := newRecorder()
-	_, err = p.AddHandler(b, HandlerOptions{ResyncPeriod: time.Second}, nil)
-	require.NoError(t, err)
-	for _, name := range []string{"x", "y", "z"} {
-		p.Distribute(addOf("ns", name), true)
-	}
-	require.Equal(t, []string{"ns/x", "ns/y", "ns/z"}, a.nextKeys(t, 3))
+		time.Sleep(time.Second)
+		require.True(t, p.ShouldResync(time.Now()))
+		b := newRecorder()
+		_, err = p.AddHandler(b, HandlerOptions{ResyncPeriod: time.Second}, nil)
+		require.NoError(t, err)
+		for _, name := range []string{"x", "y", "z"} {
+			p.Distribute(addOf("ns", name), true)
+		}
+		require.Equal(t, []string{"ns/x", "ns/y", "ns/z"}, a.nextKeys(t, 3))
 
-	require.False(t, p.ShouldResync(clock.Now()), "a's next resync is a second away, b's too")
-	p.Distribute(addOf("ns", "after"), true)
-	p.Distribute(addOf("ns", "barrier"), false)
-	for _, r := range []*recorder{a, b} {
-		require.Equal(t, "ns/barrier", r.next(t).Key, "no handler is due any more")
-	}
+		require.False(t, p.ShouldResync(time.Now()), "a's next resync is a second away, b's too")
+		p.Distribute(addOf("ns", "after"), true)
+		p.Distribute(addOf("ns", "barrier"), false)
+		for _, r := range []*recorder{a, b} {
+			require.Equal(t, "ns/barrier", r.next(t).Key, "no handler is due any more")
+		}
+	})
 }
 
 func TestResyncIntervalFollowsHandlers(t *testing.T) {
@@ -159,22 +163,23 @@ func TestResyncIntervalFollowsHandlers(t *testing.T) {
 // tick starts no round and leaves the last round's due set in force, so a
 // sync notification still queued from that round keeps its addressees.
 func TestNoResyncRoundWithoutAPeriod(t *testing.T) {
-	clock := newFakeClock()
-	p := New(Options{Now: clock.Now})
-	_, err := p.AddHandler(newRecorder(), HandlerOptions{}, nil)
-	require.NoError(t, err)
-	clock.Advance(time.Hour)
-	require.False(t, p.ShouldResync(clock.Now()))
+	synctest.Test(t, func(t *testing.T) {
+		p := New(Options{})
+		_, err := p.AddHandler(newRecorder(), HandlerOptions{}, nil)
+		require.NoError(t, err)
+		time.Sleep(time.Hour)
+		require.False(t, p.ShouldResync(time.Now()))
 
-	periodic, err := p.AddHandler(newRecorder(), HandlerOptions{ResyncPeriod: time.Second}, nil)
-	require.NoError(t, err)
-	clock.Advance(time.Second)
-	require.True(t, p.ShouldResync(clock.Now()))
-	round := p.due.Load()
-	waitClosed(t, periodic.Remove(), "removal")
-	clock.Advance(time.Second)
-	require.False(t, p.ShouldResync(clock.Now()))
-	require.Same(t, round, p.due.Load(), "a tick without periodic handlers replaced the round")
+		periodic, err := p.AddHandler(newRecorder(), HandlerOptions{ResyncPeriod: time.Second}, nil)
+		require.NoError(t, err)
+		time.Sleep(time.Second)
+		require.True(t, p.ShouldResync(time.Now()))
+		round := p.due.Load()
+		waitClosed(t, periodic.Remove(), "removal")
+		time.Sleep(time.Second)
+		require.False(t, p.ShouldResync(time.Now()))
+		require.Same(t, round, p.due.Load(), "a tick without periodic handlers replaced the round")
+	})
 }
 
 // TestResyncRoundIsFixedWhenDistributed checks that whether a handler gets a
@@ -183,32 +188,33 @@ func TestNoResyncRoundWithoutAPeriod(t *testing.T) {
 // stuck behind reads an earlier round's notifications after a later round
 // has started.
 func TestResyncRoundIsFixedWhenDistributed(t *testing.T) {
-	clock := newFakeClock()
-	p := New(Options{Now: clock.Now})
-	behind, other := newGate(), newRecorder()
-	_, err := p.AddHandler(behind, HandlerOptions{Name: "behind", ResyncPeriod: time.Second}, nil)
-	require.NoError(t, err)
-	_, err = p.AddHandler(other, HandlerOptions{Name: "other", ResyncPeriod: 3 * time.Second}, nil)
-	require.NoError(t, err)
-	startProcessor(t, p)
-	p.Distribute(addOf("ns", "first"), false)
-	got := []string{behind.waitEntered(t).Key} // stuck until released
+	synctest.Test(t, func(t *testing.T) {
+		p := New(Options{})
+		behind, other := newGate(t), newRecorder()
+		_, err := p.AddHandler(behind, HandlerOptions{Name: "behind", ResyncPeriod: time.Second}, nil)
+		require.NoError(t, err)
+		_, err = p.AddHandler(other, HandlerOptions{Name: "other", ResyncPeriod: 3 * time.Second}, nil)
+		require.NoError(t, err)
+		startProcessor(t, p)
+		p.Distribute(addOf("ns", "first"), false)
+		got := []string{behind.waitEntered(t).Key} // stuck until released
 
-	clock.Advance(time.Second) // t=1s: behind is due, other is not
-	require.True(t, p.ShouldResync(clock.Now()))
-	p.Distribute(addOf("ns", "round-1"), true)
-	clock.Advance(2 * time.Second) // t=3s: other is due, and behind again
-	require.True(t, p.ShouldResync(clock.Now()))
-	p.Distribute(addOf("ns", "round-2"), true)
-	clock.Advance(time.Second / 2) // t=3.5s: nobody is due
-	require.False(t, p.ShouldResync(clock.Now()))
-	p.Distribute(addOf("ns", "round-3"), true)
-	p.Distribute(addOf("ns", "last"), false)
+		time.Sleep(time.Second) // t=1s: behind is due, other is not
+		require.True(t, p.ShouldResync(time.Now()))
+		p.Distribute(addOf("ns", "round-1"), true)
+		time.Sleep(2 * time.Second) // t=3s: other is due, and behind again
+		require.True(t, p.ShouldResync(time.Now()))
+		p.Distribute(addOf("ns", "round-2"), true)
+		time.Sleep(time.Second / 2) // t=3.5s: nobody is due
+		require.False(t, p.ShouldResync(time.Now()))
+		p.Distribute(addOf("ns", "round-3"), true)
+		p.Distribute(addOf("ns", "last"), false)
 
-	assert.Equal(t, []string{"ns/first", "ns/round-2", "ns/last"}, other.nextKeys(t, 3))
-	close(behind.release)
-	for range 3 {
-		got = append(got, behind.waitEntered(t).Key)
-	}
-	assert.Equal(t, []string{"ns/first", "ns/round-1", "ns/round-2", "ns/last"}, got)
+		assert.Equal(t, []string{"ns/first", "ns/round-2", "ns/last"}, other.nextKeys(t, 3))
+		close(behind.release)
+		for range 3 {
+			got = append(got, behind.waitEntered(t).Key)
+		}
+		assert.Equal(t, []string{"ns/first", "ns/round-1", "ns/round-2", "ns/last"}, got)
+	})
 }

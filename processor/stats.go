@@ -24,7 +24,7 @@ type HandlerStats struct {
 	// Panics counts the notifications during which the handler panicked.
 	Panics uint64
 	// LastHandleDuration is how long the latest Handle call took, measured
-	// with Options.Now (with the real clock, the monotonic clock). To read
+	// on the monotonic clock. To read
 	// the clock once per notification, back-to-back calls share readings,
 	// so a duration includes the few nanoseconds of bookkeeping between
 	// two calls.
@@ -48,29 +48,18 @@ type HandlerStats struct {
 }
 
 // stopwatch reads the time elapsed since the processor was created, for
-// measuring handling durations. With the real clock it reads only the
-// monotonic clock (time.Since): time.Now also reads the wall clock, and two
-// time.Now calls per notification were a visible share of the per-delivery
-// cost. With an injected clock it uses Options.Now, so tests stay
-// deterministic.
+// measuring handling durations. It reads only the monotonic clock
+// (time.Since): time.Now also reads the wall clock, and two time.Now calls
+// per notification were a visible share of the per-delivery cost. In a
+// testing/synctest bubble it reads the bubble's fake time, which is how the
+// tests make durations exact.
 //
 // A stopwatch is immutable and safe for concurrent use.
 type stopwatch struct {
-	base     time.Time
-	injected func() time.Time // nil for the real clock
+	base time.Time
 }
 
-func newStopwatch(injected func() time.Time) stopwatch {
-	if injected == nil {
-		return stopwatch{base: time.Now()}
-	}
-	return stopwatch{base: injected(), injected: injected}
-}
+func newStopwatch() stopwatch { return stopwatch{base: time.Now()} }
 
 // read returns the time elapsed since the stopwatch was created.
-func (s stopwatch) read() time.Duration {
-	if s.injected == nil {
-		return time.Since(s.base)
-	}
-	return s.injected().Sub(s.base)
-}
+func (s stopwatch) read() time.Duration { return time.Since(s.base) }
