@@ -14,12 +14,19 @@ import (
 // no further events until the hold ends.
 const maxHeldBytes = 512 << 20
 
-// holdOrRelease starts holding if a hold applies to this watch, and writes
-// what it held once the hold is over, waiting for that end if the watch
-// already holds maxHeldBytes. It reports false when the stream should end.
+// startHolding makes the watch hold its frames if a hold applies to it.
+// writeFrame calls it before every frame it writes while not holding, so
+// that a hold applies from the first frame written after HoldWatches
+// returns, however far the stream's loop has got.
+func (ws *watchStream) startHolding() {
+	ws.holding, ws.heldFrames, _ = ws.s.faults.hold(ws.res.gvr.Resource)
+}
+
+// holdOrRelease writes what the watch held once the hold is over, waiting
+// for that end if the watch already holds maxHeldBytes. It reports false
+// when the stream should end.
 func (ws *watchStream) holdOrRelease(ctx context.Context) bool {
 	if ws.holding == nil {
-		ws.holding, ws.heldFrames, _ = ws.s.faults.hold(ws.res.gvr.Resource)
 		return true
 	}
 	if ws.held.Len() >= maxHeldBytes && !ws.waitStall(ctx, ws.holding, 0) {

@@ -144,6 +144,9 @@ func (ws *watchStream) writeFrame(typ watch.EventType) bool {
 	}
 	frame := ws.frameBuf.Bytes()
 	fault := ws.s.faults.frameFault(ws.res.gvr.Resource)
+	if ws.holding == nil {
+		ws.startHolding()
+	}
 	if ws.holding != nil {
 		if fault != frameCut {
 			return ws.holdFrame(frame, fault)
