@@ -95,9 +95,9 @@ type Queue[T comparable] struct {
 	// queues are never asked for.
 	timing bool
 	// wake counts the items made ready under this hold of mu (a raise
-	// makes none: its item was ready already): unlock
-	// signals that many waiting workers once mu is released, so a woken
-	// worker does not go straight back to sleep on mu.
+	// makes none: its item was ready already): unlock signals that many
+	// waiting workers once mu is released, so a woken worker does not go
+	// straight back to sleep on mu.
 	wake int
 	// waiting holds the delayed items; see delay.go.
 	waiting delays[T]

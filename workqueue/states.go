@@ -7,10 +7,10 @@ import "iter"
 // matters when many workers share a queue: the caller hashes the item
 // before it takes the queue's lock and passes the hash in, so the lock is
 // held for a probe and a compare, never for hashing a key; and Get hashes
-// nothing, as the ready fifo keeps each item's hash next to it. With a Go
-// map, hashing was most of the time an Add, Get and Done held the lock, and
-// the time the lock is held is what 8 or 64 workers queue up behind
-// (BenchmarkWorkqueue in bench/).
+// nothing, as the ready fifo keeps the 32 bits of hash the table uses next
+// to each item. With a Go map, hashing was most of the time an Add, Get and
+// Done held the lock, and the time the lock is held is what 8 or 64
+// workers queue up behind (BenchmarkWorkqueue in bench/).
 //
 // It is a textbook open-addressing table with linear probing: an item's
 // hash picks a slot, and the item is in the first slot from there on that
