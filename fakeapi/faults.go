@@ -147,12 +147,14 @@ func (f *Faults) HoldWatches(resource string) {
 	f.stalls[resource] = &stallRule{released: make(chan struct{}), held: new(atomic.Int64)}
 }
 
-// HeldFrames is the number of frames the watches of resource hold under
-// HoldWatches (events and bookmarks), 0 when they are not held.
+// HeldFrames is the number of frames (events and bookmarks) the watches of
+// resource have held so far under the hold that applies to them, its own or
+// HoldWatches(""); 0 when they are not held. It counts up only: frames of a
+// watch that ended while held still count.
 func (f *Faults) HeldFrames(resource string) int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if rule, ok := f.stalls[resource]; ok && rule.held != nil {
+	if rule := f.holdRuleLocked(resource); rule != nil {
 		return rule.held.Load()
 	}
 	return 0
@@ -266,18 +268,42 @@ func (f *Faults) stall(resource string) (<-chan struct{}, time.Duration, bool) {
 func (f *Faults) hold(resource string) (<-chan struct{}, *atomic.Int64, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, key := range []string{resource, ""} {
-		if rule, ok := f.stalls[key]; ok && rule.held != nil {
-			return rule.released, rule.held, true
-		}
+	return f.holdLocked(resource)
+}
+
+func (f *Faults) holdLocked(resource string) (<-chan struct{}, *atomic.Int64, bool) {
+	if rule := f.holdRuleLocked(resource); rule != nil {
+		return rule.released, rule.held, true
 	}
 	return nil, nil, false
 }
 
-// frameFault takes the next frame fault for resource, if any.
-func (f *Faults) frameFault(resource string) frameFaultKind {
+// holdRuleLocked is the hold that applies to resource's watches: its own,
+// or the one of every resource (""), or nil.
+func (f *Faults) holdRuleLocked(resource string) *stallRule {
+	for _, key := range []string{resource, ""} {
+		if rule, ok := f.stalls[key]; ok && rule.held != nil {
+			return rule
+		}
+	}
+	return nil
+}
+
+// onFrame is what a watch asks before each frame it writes, under one hold
+// of the lock: the next frame fault for resource, if any, and, unless the
+// watch holds already, the hold that applies to it now, if any.
+func (f *Faults) onFrame(resource string, holding bool) (fault frameFaultKind, released <-chan struct{}, held *atomic.Int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	fault = f.frameFaultLocked(resource)
+	if !holding {
+		released, held, _ = f.holdLocked(resource)
+	}
+	return fault, released, held
+}
+
+// frameFaultLocked takes the next frame fault for resource, if any.
+func (f *Faults) frameFaultLocked(resource string) frameFaultKind {
 	for i, rule := range f.frames {
 		if rule.resource == "" || rule.resource == resource {
 			f.frames = append(f.frames[:i], f.frames[i+1:]...)

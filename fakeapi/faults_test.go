@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -94,6 +95,23 @@ func TestHoldKeepsEncodedEventsUntilResumed(t *testing.T) {
 	srv.DropWatches()
 	require.Equal(t, "ADDED c 4", eventSummary(nextEvent(t, w)), "a dropped watch sends what it held")
 	requireClosed(t, w)
+}
+
+// A watch that fails as it starts while held (its resourceVersion is
+// compacted) still sends its ERROR: what a watch held goes out however it
+// ends, as from a buffering proxy once its upstream ends.
+func TestHeldWatchStillSendsItsStartError(t *testing.T) {
+	srv := startServer(t, Options{})
+	seedNamed(t, srv, "ns", "a", "b")
+	srv.Compact()
+	srv.Faults().HoldWatches("")
+	resp, err := http.Get(podsURL(srv) + "?watch=true&resourceVersion=1")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	require.NoError(t, err)
+	require.Contains(t, string(body), `"type":"ERROR"`)
+	require.Contains(t, string(body), `"code":410`)
 }
 
 func TestCutFrameAbortsTheStream(t *testing.T) {

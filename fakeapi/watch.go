@@ -91,6 +91,9 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req requestI
 		enc.as = asPartial
 	}
 	ws := newWatchStream(s, w, flusher, enc, req, opts)
+	// Held frames go out however the watch ends, in start (a 410 ERROR
+	// when the resourceVersion is too old) or in stream.
+	defer ws.endHold()
 	ctx := r.Context()
 	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds > 0 {
 		timeout := time.Duration(*opts.TimeoutSeconds) * time.Second
@@ -177,13 +180,6 @@ func (ws *watchStream) stream(ctx context.Context) {
 	startRV := ws.cursor
 	tick, last, stop := ws.bookmarkClocks()
 	defer stop()
-	// A watch that ends while held still sends what it held (an ERROR
-	// event among it), as a buffering proxy would once its upstream ends.
-	defer func() {
-		if ws.holding != nil {
-			ws.releaseHeld()
-		}
-	}()
 	for {
 		if !ws.waitWhileStalled(ctx) || !ws.holdOrRelease(ctx) {
 			return

@@ -14,14 +14,6 @@ import (
 // no further events until the hold ends.
 const maxHeldBytes = 512 << 20
 
-// startHolding makes the watch hold its frames if a hold applies to it.
-// writeFrame calls it before every frame it writes while not holding, so
-// that a hold applies from the first frame written after HoldWatches
-// returns, however far the stream's loop has got.
-func (ws *watchStream) startHolding() {
-	ws.holding, ws.heldFrames, _ = ws.s.faults.hold(ws.res.gvr.Resource)
-}
-
 // holdOrRelease writes what the watch held once the hold is over, waiting
 // for that end if the watch already holds maxHeldBytes. It reports false
 // when the stream should end.
@@ -48,6 +40,14 @@ func (ws *watchStream) holdFrame(frame []byte, fault frameFaultKind) bool {
 	ws.held.Write(frame)
 	ws.heldFrames.Add(1)
 	return true
+}
+
+// endHold writes what the watch still holds as it ends (an ERROR event
+// among it, perhaps), as a buffering proxy would once its upstream ends.
+func (ws *watchStream) endHold() {
+	if ws.holding != nil {
+		ws.releaseHeld()
+	}
 }
 
 // releaseHeld writes and flushes what the watch held, and stops holding.

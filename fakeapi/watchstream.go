@@ -143,9 +143,11 @@ func (ws *watchStream) writeFrame(typ watch.EventType) bool {
 		return false
 	}
 	frame := ws.frameBuf.Bytes()
-	fault := ws.s.faults.frameFault(ws.res.gvr.Resource)
-	if ws.holding == nil {
-		ws.startHolding()
+	// A hold applies from the first frame written after HoldWatches
+	// returns, however far the stream's loop has got.
+	fault, released, held := ws.s.faults.onFrame(ws.res.gvr.Resource, ws.holding != nil)
+	if ws.holding == nil && released != nil {
+		ws.holding, ws.heldFrames = released, held
 	}
 	if ws.holding != nil {
 		if fault != frameCut {
