@@ -58,14 +58,10 @@ func (c *Cache) Begin() {
 // resourceVersion, or nil when there is none, and remembers it for Take.
 func (c *Cache) Unchanged(decoded runtime.Object) runtime.Object {
 	m, err := meta.Accessor(decoded)
-	if err != nil || m.GetResourceVersion() == "" || m.GetUID() == "" {
+	if err != nil || m.GetName() == "" || m.GetResourceVersion() == "" || m.GetUID() == "" {
 		return nil
 	}
-	key, err := objkey.Of(decoded)
-	if err != nil {
-		return nil
-	}
-	cached, ok := c.get(key)
+	cached, ok := c.get(objkey.Join(m.GetNamespace(), m.GetName()))
 	if !ok {
 		return nil
 	}

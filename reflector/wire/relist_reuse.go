@@ -64,13 +64,15 @@ func reuseWatch(ctx context.Context, opts metav1.ListOptions, dec eventDecoder) 
 	if !initial && c.Prepare == nil {
 		return dec
 	}
+	d := &reusingDecoder{eventDecoder: dec, cache: c, initial: initial}
 	if initial {
 		c.Begin()
 		if pd, ok := dec.(*protobufEventDecoder); ok {
-			pd.unchanged = c.Unchanged
+			d.peeked = true
+			pd.unchanged = d.peek
 		}
 	}
-	return &reusingDecoder{eventDecoder: dec, cache: c, initial: initial}
+	return d
 }
 
 // peekUnchanged reads only the identity of an enveloped protobuf object
@@ -114,17 +116,35 @@ type reusingDecoder struct {
 	eventDecoder
 	cache   *reuse.Cache
 	initial bool // a WatchList: ADDED objects may be unchanged
+	// peeked is set when the decoder looks each ADDED object up in the
+	// cache itself, before decoding it (a protobuf one: peekUnchanged);
+	// hit then says whether the current event's object came from there,
+	// so that Next asks the cache once per object, not twice.
+	peeked, hit bool
+}
+
+// peek is the protobuf decoder's cache lookup; it notes whether it hit.
+func (d *reusingDecoder) peek(decoded runtime.Object) runtime.Object {
+	cached := d.cache.Unchanged(decoded)
+	d.hit = cached != nil
+	return cached
 }
 
 func (d *reusingDecoder) Next() (watch.Event, error) {
+	d.hit = false
 	ev, err := d.eventDecoder.Next()
 	if err != nil || (ev.Type != watch.Added && ev.Type != watch.Modified) {
 		return ev, err
 	}
 	if d.initial && ev.Type == watch.Added {
-		if cached := d.cache.Unchanged(ev.Object); cached != nil {
-			ev.Object = cached
-			return ev, nil
+		if d.hit {
+			return ev, nil // the cached object already
+		}
+		if !d.peeked {
+			if cached := d.cache.Unchanged(ev.Object); cached != nil {
+				ev.Object = cached
+				return ev, nil
+			}
 		}
 	}
 	d.cache.Decoded(ev.Object)
