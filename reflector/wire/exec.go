@@ -265,7 +265,8 @@ func (e *ExecConfig) run(ctx context.Context, cluster *execCluster, previous []s
 	// Every credential the plugin issued recently, not only the cached one:
 	// after a 401 the cache is empty, and the plugin may well name the
 	// token that was just refused. (e.mu is held: issued is current.)
-	secrets := append(append(append([]string(nil), e.issuedSecrets()...), previous...), tokenInOutput(stdout.Bytes())...)
+	out := decodeExecOutput(stdout.Bytes())
+	secrets := append(append(append([]string(nil), e.issuedSecrets()...), previous...), out.secrets()...)
 	errText := printable(redact(stderr.String(), secrets...))
 	switch {
 	case errors.Is(runErr, exec.ErrNotFound) || errors.Is(runErr, fs.ErrNotExist):
@@ -283,7 +284,7 @@ func (e *ExecConfig) run(ctx context.Context, cluster *execCluster, previous []s
 	case stdout.overflow:
 		return nil, e.fail(fmt.Sprintf("printed more than %d bytes on stdout", maxExecStdoutBytes), errText, nil)
 	}
-	res, err := parseExecOutput(e.APIVersion, stdout.Bytes())
+	res, err := out.parse(e.APIVersion)
 	if err != nil {
 		return nil, e.fail("returned an unusable ExecCredential", errText, err)
 	}

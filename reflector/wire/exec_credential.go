@@ -73,15 +73,42 @@ func execInfo(apiVersion string, cluster *execCluster) ([]byte, error) {
 	})
 }
 
-// parseExecOutput checks the plugin's stdout. Its error messages never
-// quote stdout: it holds the credential.
-func parseExecOutput(apiVersion string, stdout []byte) (*execResult, error) {
-	var ec execCredential
+// execOutput is the plugin's stdout, decoded once: for the secrets to keep
+// out of any error message (secrets), then for the credential (parse).
+type execOutput struct {
+	ec  execCredential
+	err error // why stdout is not an ExecCredential JSON object, if it is not
+}
+
+// decodeExecOutput decodes stdout. Its error never quotes stdout: it holds
+// the credential. The decoder accepts text after the object.
+func decodeExecOutput(stdout []byte) execOutput {
+	var out execOutput
 	dec := json.NewDecoder(bytes.NewReader(stdout))
-	if err := dec.Decode(&ec); err != nil {
+	if err := dec.Decode(&out.ec); err != nil {
 		// The decoder's message may quote the input; say only where it broke.
-		return nil, fmt.Errorf("stdout (%d bytes) is not an ExecCredential JSON object (decoding stopped at byte %d)", len(stdout), dec.InputOffset())
+		out.err = fmt.Errorf("stdout (%d bytes) is not an ExecCredential JSON object (decoding stopped at byte %d)", len(stdout), dec.InputOffset())
 	}
+	return out
+}
+
+// secrets are the token and key stdout holds, when it decodes, so that a
+// plugin that fails after printing its credential (or echoes it to stderr)
+// cannot get it into an error message.
+func (out execOutput) secrets() []string {
+	if out.err != nil || out.ec.Status == nil {
+		return nil
+	}
+	return []string{out.ec.Status.Token, out.ec.Status.ClientKeyData}
+}
+
+// parse checks the decoded ExecCredential and takes the credential from it.
+// Its error messages never quote stdout.
+func (out execOutput) parse(apiVersion string) (*execResult, error) {
+	if out.err != nil {
+		return nil, out.err
+	}
+	ec := out.ec
 	if ec.APIVersion != apiVersion {
 		return nil, fmt.Errorf("plugin is configured for %s but returned apiVersion %q", apiVersion, ec.APIVersion)
 	}
@@ -110,17 +137,4 @@ func parseExecOutput(apiVersion string, stdout []byte) (*execResult, error) {
 		return nil, fmt.Errorf("plugin returned neither a token nor a client certificate")
 	}
 	return res, nil
-}
-
-// tokenInOutput pulls a token out of stdout, when it parses, so that a
-// plugin that fails after printing its credential (or echoes it to stderr)
-// cannot get it into an error message.
-func tokenInOutput(stdout []byte) []string {
-	var ec execCredential
-	// The same decoder as parseExecOutput's: it accepts text after the
-	// object, so a credential the parser would take is always found here.
-	if json.NewDecoder(bytes.NewReader(stdout)).Decode(&ec) != nil || ec.Status == nil {
-		return nil
-	}
-	return []string{ec.Status.Token, ec.Status.ClientKeyData}
 }

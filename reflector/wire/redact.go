@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,10 +38,7 @@ func (r redactor) redact(s string) string {
 	if r.auth != nil {
 		secrets = r.auth.secrets()
 	}
-	// Clip: secrets may be the token source's own slice, which other
-	// goroutines read; appending must copy it, never write into its spare
-	// capacity.
-	return redact(s, append(slices.Clip(secrets), r.extra)...)
+	return redact(s, append(secrets, r.extra)...) // secrets is clipped: this copies
 }
 
 // redact replaces every non-empty secret in s with redactedToken: the one

@@ -3,6 +3,7 @@ package wire
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -55,14 +56,16 @@ func newTokenSource(static, path string) (*tokenSource, error) {
 }
 
 // secrets returns every token this source has handed out that errors must
-// not show.
+// not show. The slice is clipped: a caller that appends to it copies it,
+// never writing into the spare capacity of the source's own, which other
+// goroutines read.
 func (ts *tokenSource) secrets() []string {
 	if ts.path == "" {
 		return []string{ts.static}
 	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	return ts.used
+	return slices.Clip(ts.used)
 }
 
 // Token returns the current token, re-reading the file when due. A failed
