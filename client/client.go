@@ -84,17 +84,14 @@ func New(cfg wire.Config, opts Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	hc := *httpClient
+	// Never follow a redirect, on the caller's client too (a copy of it).
+	hc := wire.WithoutRedirects(httpClient)
 	hc.Transport = authed
-	// Never follow a redirect, on the caller's client too: the API does not
-	// redirect, and a followed 307 would replay a write's body to another
-	// host and blame its answer on this server.
-	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	if opts.Scheme == nil {
 		opts.Scheme = apiresource.NewScheme()
 	}
 	c := &Client{
-		cfg: cfg.WithDefaults(), http: &hc, scheme: opts.Scheme, codecs: serializer.NewCodecFactory(opts.Scheme),
+		cfg: cfg.WithDefaults(), http: hc, scheme: opts.Scheme, codecs: serializer.NewCodecFactory(opts.Scheme),
 		resources: opts.Resources, limiter: cfg.RateLimiter,
 	}
 	if c.limiter == nil {

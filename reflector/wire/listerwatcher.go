@@ -112,7 +112,7 @@ func New(cfg Config, gvr schema.GroupVersionResource, opts Options) (*ListerWatc
 		limiter = NewRateLimiter(cfg)
 	}
 	lw := &ListerWatcher{
-		cfg: cfg, client: withoutRedirects(client), auth: auth, limiter: limiter,
+		cfg: cfg, client: WithoutRedirects(client), auth: auth, limiter: limiter,
 		redact: redactor{auth: auth}, gvr: gvr, opts: opts, target: tgt,
 	}
 	lw.baseURL = ResourceURL(cfg.Host, gvr, opts.Namespace)

@@ -127,3 +127,18 @@ func bodyRoom(have int, claimed int64) int {
 	}
 	return room
 }
+
+// WithoutRedirects returns a copy of c that hands a redirect back to the
+// caller instead of following it: the one redirect rule of every client
+// this module builds, the informers' and client/'s. A copy, because c may
+// be the caller's: the copy shares its Transport, and so its connections.
+//
+// Why never follow: the API does not redirect; a followed 307 would replay
+// a write's body to another host; and Go's client would resend the
+// Authorization header to a redirect on the same host, even to another
+// port or from https to plain http.
+func WithoutRedirects(c *http.Client) *http.Client {
+	cp := *c
+	cp.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &cp
+}

@@ -50,22 +50,9 @@ func NewHTTPClient(cfg Config) (*http.Client, error) {
 	}
 	t.DisableCompression = cfg.DisableCompression
 	if cfg.Exec != nil {
-		return withoutRedirects(&http.Client{Transport: newCertRotatingTransport(cfg.Exec, t)}), nil
+		return WithoutRedirects(&http.Client{Transport: newCertRotatingTransport(cfg.Exec, t)}), nil
 	}
-	return withoutRedirects(&http.Client{Transport: t}), nil
-}
-
-// withoutRedirects returns a copy of c that hands a redirect back to the
-// caller instead of following it. A copy, because c may be the caller's:
-// the copy shares its Transport, and so its connections.
-//
-// Why never follow: the list/watch API does not redirect, and Go's client
-// would resend the Authorization header to a redirect on the same host,
-// even to another port or from https to plain http.
-func withoutRedirects(c *http.Client) *http.Client {
-	cp := *c
-	cp.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &cp
+	return WithoutRedirects(&http.Client{Transport: t}), nil
 }
 
 // newTLSConfig reads the certificate material named by cfg (files are read
