@@ -147,5 +147,8 @@ func flagsOf(o options) string {
 	if !o.components {
 		f = append(f, "-components=false")
 	}
+	if o.profileDir != "" {
+		f = append(f, "-profile DIR") // profiling changes what is measured
+	}
 	return strings.Join(f, " ")
 }

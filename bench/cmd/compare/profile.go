@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,7 +59,7 @@ func (p *stepProfile) stop(heapSuffix string) error {
 	pprof.StopCPUProfile()
 	err := p.f.Close()
 	if heapSuffix != "" {
-		err = writeHeap(p.base + heapSuffix + ".heap")
+		err = errors.Join(err, writeHeap(p.base+heapSuffix+".heap"))
 	}
 	return err
 }
