@@ -285,10 +285,11 @@ func (s *SharedInformer[T]) report(err error) {
 	log.Printf("informer: %v", err)
 }
 
-// syncWatchingStore is the queue as the reflector sees it. Its one addition:
+// syncWatchingStore is the queue as the reflector sees it. Its addition:
 // after a Replace it checks whether the informer has synced, because the
 // first list may be empty, and then no item is ever popped that would let the
-// consumer notice.
+// consumer notice; Add, Update and Delete check too, for a write the queue
+// applied inline (inline.go).
 type syncWatchingStore struct {
 	*deltafifo.Queue
 	informer func()

@@ -7,9 +7,10 @@
 // A URL names a resource by its group, version and plural ("deployments"),
 // and by a namespace unless the kind is cluster-scoped (Nodes, Namespaces).
 // The Go type knows none of that: the scheme gives its kind, and Resource
-// adds the plural and the scope. Guess derives both for a kind the way
-// Kubernetes' own default mapping does (Pod -> pods, Policy -> policies,
-// Endpoints -> endpoints), which is right for every built-in kind this
+// adds the plural and the scope. Guess derives the plural as Kubernetes'
+// own default mapping does (Pod -> pods, Policy -> policies, Endpoints ->
+// endpoints) and the scope from this package's list of the built-in kinds
+// that have no namespace, which is right for every built-in kind this
 // module serves; a kind of your own with an irregular plural or no
 // namespace is described with a Resource literal instead.
 //

@@ -57,8 +57,8 @@ func (p *Processor) ShouldResync(now time.Time) bool {
 }
 
 // ResyncInterval returns the shortest resync period among the current
-// handlers, or 0 if none wants resyncs: for statistics and tests. It plays
-// no part in the schedule; ShouldResync decides alone.
+// handlers, or 0 if none wants resyncs, for tests. It plays no part in the
+// schedule; ShouldResync decides alone.
 func (p *Processor) ResyncInterval() time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()

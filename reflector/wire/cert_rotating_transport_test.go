@@ -12,7 +12,8 @@ import (
 
 // A dial that began before a rotation and ends after it must not leave a
 // connection behind: the retired transport's tracker closes it at once and
-// fails the dial, so the request is retried on the new transport.
+// fails the dial; the caller's next request (the reflector's retry, after
+// its backoff) then dials through the new transport.
 func TestConnTrackerRefusesDialsEndingAfterRotation(t *testing.T) {
 	ct := &connTracker{}
 	var made []net.Conn
