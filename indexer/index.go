@@ -63,7 +63,7 @@ const (
 type indexDef struct {
 	name string
 	kind indexKind
-	fn   IndexFunc // the definition; never called for the built-ins, which filing.go files itself
+	fn   IndexFunc // a custom index's definition; nil for the built-ins, which filing.go files itself
 }
 
 // indexSet is the list of an Indexer's indexes. It is immutable: AddIndexers
@@ -80,8 +80,8 @@ type indexSet struct {
 func builtinIndexes() *indexSet {
 	return &indexSet{
 		list: []indexDef{
-			{name: NamespaceIndex, kind: namespaceIndex, fn: NamespaceIndexFunc},
-			{name: LabelIndex, kind: labelIndex, fn: LabelIndexFunc},
+			{name: NamespaceIndex, kind: namespaceIndex},
+			{name: LabelIndex, kind: labelIndex},
 		},
 		byName: map[string]int{NamespaceIndex: 0, LabelIndex: 1},
 	}
