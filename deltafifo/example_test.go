@@ -118,7 +118,7 @@ func ExampleQueue_Replace() {
 // With AtomicRelist a relist arrives as one batch, tombstones first, so
 // the consumer can swap its whole state at once. Deltas queued before the
 // relist come before it; deltas queued after come after.
-func ExampleOptions_atomicReplace() {
+func ExampleOptions_atomicRelist() {
 	known := cache{"shop/db": newPod("db", "1")}
 	q := deltafifo.New(deltafifo.Options{KnownObjects: known, AtomicRelist: true})
 	_ = q.Update(newPod("db", "2"))
