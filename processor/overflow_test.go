@@ -103,6 +103,20 @@ func rvsOf(ns []Notification) []string {
 	return out
 }
 
+// backloggedHandler starts a processor with one gated handler of
+// BacklogLimit 1 (and opts' other fields) and switches it to its backlog
+// (switchToBacklog), returning all of it and how many were distributed.
+func backloggedHandler(t *testing.T, opts HandlerOptions) (*Processor, *gate, *Registration, int) {
+	t.Helper()
+	p := New(Options{})
+	g := newGate(t)
+	opts.BacklogLimit = 1
+	reg, err := p.AddHandler(g, opts, nil)
+	require.NoError(t, err)
+	startProcessor(t, p)
+	return p, g, reg, switchToBacklog(t, p, g, reg)
+}
+
 // switchToBacklog makes the handler behind g, which is stuck in its first
 // notification, coalesce: it fills a page and a bit of the journal with
 // notifications of keys f-0, f-1, ..., more than a BacklogLimit of 1 allows.
@@ -124,12 +138,7 @@ func switchToBacklog(t *testing.T, p *Processor, g *gate, reg *Registration) int
 // re-creation after a Delete is a Delete then an Add.
 func TestCoalescingKeepsEveryDelete(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := New(Options{})
-		g := newGate(t)
-		reg, err := p.AddHandler(g, HandlerOptions{BacklogLimit: 1}, nil)
-		require.NoError(t, err)
-		startProcessor(t, p)
-		filled := switchToBacklog(t, p, g, reg)
+		p, g, reg, filled := backloggedHandler(t, HandlerOptions{})
 
 		p.Distribute(Notification{Type: Add, Key: "ns/gone", Object: pod("ns", "gone")}, false)
 		p.Distribute(Notification{Type: Delete, Key: "ns/gone", Object: pod("ns", "gone")}, false)
@@ -154,12 +163,7 @@ func TestCoalescingKeepsEveryDelete(t *testing.T) {
 // The sync marker keeps its place in a backlog: the handler syncs once it
 // has been told everything distributed before MarkSynced.
 func TestCoalescingHandlerSyncsAfterItsBacklog(t *testing.T) {
-	p := New(Options{})
-	g := newGate(t)
-	reg, err := p.AddHandler(g, HandlerOptions{BacklogLimit: 1}, nil)
-	require.NoError(t, err)
-	startProcessor(t, p)
-	filled := switchToBacklog(t, p, g, reg)
+	p, g, reg, filled := backloggedHandler(t, HandlerOptions{})
 	p.Distribute(addOf("ns", "before"), false)
 	p.MarkSynced()
 	p.Distribute(addOf("ns", "after"), false)
@@ -180,12 +184,7 @@ func TestCoalescingHandlerSyncsAfterItsBacklog(t *testing.T) {
 // passes when the test sleeps.
 func TestCoalescingHandlerGetsOnlyItsResyncs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := New(Options{})
-		g := newGate(t)
-		reg, err := p.AddHandler(g, HandlerOptions{BacklogLimit: 1, ResyncPeriod: MinResyncPeriod}, nil)
-		require.NoError(t, err)
-		startProcessor(t, p)
-		filled := switchToBacklog(t, p, g, reg)
+		p, g, reg, filled := backloggedHandler(t, HandlerOptions{ResyncPeriod: MinResyncPeriod})
 
 		require.False(t, p.ShouldResync(time.Now()))
 		p.Distribute(versioned("not-due", 0, 1), true)
@@ -205,12 +204,7 @@ func TestCoalescingHandlerGetsOnlyItsResyncs(t *testing.T) {
 // Removing a coalescing handler drops its backlog and its claims on the
 // journal, even while it is stuck in Handle.
 func TestRemoveCoalescingHandler(t *testing.T) {
-	p := New(Options{})
-	g := newGate(t)
-	reg, err := p.AddHandler(g, HandlerOptions{BacklogLimit: 1}, nil)
-	require.NoError(t, err)
-	startProcessor(t, p)
-	switchToBacklog(t, p, g, reg)
+	p, g, reg, _ := backloggedHandler(t, HandlerOptions{})
 	p.Distribute(addOf("ns", "x"), false)
 	done := reg.Remove()
 	st := reg.Stats()
