@@ -57,38 +57,38 @@ type ServedResource struct {
 // with their scale subresource).
 func DefaultResources() []ServedResource {
 	all := []string{"all"} // kubectl get all
-	core := func(kind string, namespaced, status bool, short ...string) ServedResource {
-		return ServedResource{Resource: apiresource.Resource{Kind: corev1.SchemeGroupVersion.WithKind(kind), ClusterScoped: !namespaced},
+	// The plural and the scope are apiresource.Guess's: the one list of
+	// cluster-scoped kinds and the one plural mapping of the module.
+	core := func(kind string, status bool, short ...string) ServedResource {
+		return ServedResource{Resource: apiresource.Guess(corev1.SchemeGroupVersion.WithKind(kind)),
 			StatusSubresource: status, ShortNames: short}
 	}
 	apps := func(kind string, scale bool, short ...string) ServedResource {
-		return ServedResource{Resource: apiresource.Resource{Kind: appsv1.SchemeGroupVersion.WithKind(kind)},
+		return ServedResource{Resource: apiresource.Guess(appsv1.SchemeGroupVersion.WithKind(kind)),
 			StatusSubresource: true, ScaleSubresource: scale, ShortNames: short, Categories: all}
 	}
-	pods := core("Pod", true, true, "po")
+	pods := core("Pod", true, "po")
 	pods.Categories = all
 	pods.SelectableFields = podFields
-	services := core("Service", true, true, "svc")
+	services := core("Service", true, "svc")
 	services.SelectableFields = serviceFields
 	services.Categories = all
-	secrets := core("Secret", true, false)
+	secrets := core("Secret", false)
 	secrets.SelectableFields = secretFields
-	namespaces := core("Namespace", false, true, "ns")
+	namespaces := core("Namespace", true, "ns")
 	namespaces.SelectableFields = namespaceFields
-	nodes := core("Node", false, true, "no")
+	nodes := core("Node", true, "no")
 	nodes.SelectableFields = nodeFields
-	events := core("Event", true, false, "ev")
+	events := core("Event", false, "ev")
 	events.SelectableFields = eventFields
 	return []ServedResource{
 		pods,
 		services,
-		core("ConfigMap", true, false, "cm"),
+		core("ConfigMap", false, "cm"),
 		secrets,
 		namespaces,
 		nodes,
-		// Endpoints is already plural; the plural is spelled out rather than
-		// left to the guess's list of exceptions.
-		{Resource: apiresource.Resource{Kind: corev1.SchemeGroupVersion.WithKind("Endpoints"), Plural: "endpoints"}, ShortNames: []string{"ep"}},
+		core("Endpoints", false, "ep"),
 		apps("Deployment", true, "deploy"),
 		apps("ReplicaSet", true, "rs"),
 		apps("StatefulSet", true, "sts"),
