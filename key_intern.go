@@ -20,24 +20,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/seed31a95821/informer/internal/cachekey"
-	"github.com/seed31a95821/informer/internal/objkey"
 )
 
-// keyBufLen is room on the stack for the keys of nearly all objects: a
-// namespace and a name of 63 characters each, with room to spare. A longer
-// key still works; it is built on the heap, and not looked up.
-const keyBufLen = cachekey.MaxKey
-
 // key is the queue's KeyFunc: deltafifo.MetaNamespaceKey, except that a key
-// the cache already holds comes back as the cache's own string.
+// the cache already holds comes back as the cache's own string. The key is
+// built on the stack (cachekey.MaxKey bytes: a namespace and a name of 63
+// characters each, with room to spare); a longer one still works, built on
+// the heap and not looked up.
 func (s *SharedInformer[T]) key(obj runtime.Object) (string, error) {
-	var buf [keyBufLen]byte
-	b, err := objkey.Append(buf[:0], obj)
-	if err != nil {
-		return "", err
-	}
-	if k, ok := cachekey.Lookup(s.idx, b); ok {
-		return k, nil
-	}
-	return string(b), nil
+	return cachekey.KeyOf(s.idx, obj)
 }

@@ -17,7 +17,6 @@ import (
 
 	"github.com/seed31a95821/informer/indexer"
 	"github.com/seed31a95821/informer/internal/cachekey"
-	"github.com/seed31a95821/informer/internal/objkey"
 	"github.com/seed31a95821/informer/lister"
 )
 
@@ -349,15 +348,11 @@ func BenchmarkIndexerWritesWithReaders(b *testing.B) {
 // ours a key computed before the clock would time that work on client-go's
 // side only: with no readers, about half of its write.
 func ourKey(x *indexer.Indexer, obj runtime.Object) string {
-	var buf [128]byte
-	b, err := objkey.Append(buf[:0], obj)
+	k, err := cachekey.KeyOf(x, obj)
 	if err != nil {
 		panic(err)
 	}
-	if k, ok := cachekey.Lookup(x, b); ok {
-		return k
-	}
-	return string(b)
+	return k
 }
 
 // measureWrites runs write in the benchmark loop while `readers` goroutines

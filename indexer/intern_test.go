@@ -64,4 +64,16 @@ func TestCachekeyLookup(t *testing.T) {
 		}
 	})
 	require.Zero(t, allocs, "allocations per lookup")
+
+	// KeyOf, the informer's key function, builds the key so itself.
+	obj := pod("shop", "web-1", "", "")
+	k, err := cachekey.KeyOf(x, obj)
+	require.NoError(t, err)
+	require.Same(t, unsafe.StringData(stored), unsafe.StringData(k))
+	allocs = testing.AllocsPerRun(100, func() {
+		if _, err := cachekey.KeyOf(x, obj); err != nil {
+			panic(err)
+		}
+	})
+	require.Zero(t, allocs, "allocations per KeyOf of a key the cache holds")
 }

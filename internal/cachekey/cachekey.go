@@ -1,5 +1,11 @@
 package cachekey
 
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/seed31a95821/informer/internal/objkey"
+)
+
 // MaxKey is the longest key Lookup looks up; it finds nothing for a longer
 // one. A key the caller built in a stack buffer of this size (as the
 // informer's key function does) stays on the stack: Lookup hands the
@@ -30,4 +36,20 @@ func Lookup(cache any, key []byte) (string, bool) {
 	var k [MaxKey]byte
 	copy(k[:], key)
 	return lookup(cache, k, len(key))
+}
+
+// KeyOf returns obj's key (objkey.Of's "namespace/name"), as the string
+// cache holds for it when it holds one, and a new string otherwise: what
+// the informer's key function hands its queue. The key is built in a stack
+// buffer of MaxKey bytes, so a key the cache holds costs no allocation.
+func KeyOf(cache any, obj runtime.Object) (string, error) {
+	var buf [MaxKey]byte
+	b, err := objkey.Append(buf[:0], obj)
+	if err != nil {
+		return "", err
+	}
+	if k, ok := Lookup(cache, b); ok {
+		return k, nil
+	}
+	return string(b), nil
 }

@@ -6,9 +6,13 @@
 // slower (one key string per event, compared byte by byte in the queue and
 // the cache instead of ending at the pointer).
 //
+// KeyOf is that key function's body: the key built on the stack, then
+// looked up (Lookup).
+//
 // It lives here, not on indexer.Indexer, to keep the fast path out of the
-// indexer's public API: only code under github.com/seed31a95821/informer/ can import it. Package indexer
-// links its lookup in when it is initialised (Link), the way packages of a
-// module share what they keep from their users; the link is set once,
-// before main runs, and never changes, so it is wiring, not state.
+// indexer's public API: only code under github.com/seed31a95821/informer/
+// can import it. Package indexer links its lookup in when it is
+// initialised (Link), the way packages of a module share what they keep
+// from their users; the link is set once, before main runs, and never
+// changes, so it is wiring, not state.
 package cachekey
