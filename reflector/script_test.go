@@ -352,6 +352,7 @@ var sentinels = append([]struct {
 	{"ErrWrongType", reflector.ErrWrongType}, {"ErrNoName", reflector.ErrNoName},
 	{"ErrDecode", reflector.ErrDecode}, {"ErrContinueLoop", reflector.ErrContinueLoop},
 	{"ErrListTooLarge", reflector.ErrListTooLarge},
+	{"ErrOutOfScope", reflector.ErrOutOfScope}, {"ErrInvalidName", reflector.ErrInvalidName},
 	{"ErrAlreadyRunning", reflector.ErrAlreadyRunning}, {"ErrNotConfigured", reflector.ErrNotConfigured},
 }, reflector.InternalSentinels...)
 
