@@ -22,7 +22,9 @@ type FactoryOptions struct {
 	Namespace string
 	// LabelSelector and FieldSelector are passed to the API server, which
 	// filters before sending: the cache holds only matching objects, and so
-	// does every lister of this factory.
+	// does every lister of this factory. A server that sends others anyway
+	// has them refused (reflector.ErrOutOfScope; reflector/scope.go says
+	// which parts of a field selector are checked client-side).
 	LabelSelector string
 	FieldSelector string
 	// Scheme maps Go types to kinds and decodes the wire. Nil means
@@ -37,7 +39,10 @@ type FactoryOptions struct {
 	// client of reflector/wire, configured by the factory's wire.Config.
 	// Tests and benchmarks use it to feed informers from memory. It is
 	// called with the factory's lock held, once per informer, so it must not
-	// call the factory's own methods.
+	// call the factory's own methods. Namespace and the selectors above are
+	// not passed to it; the reflector checks objects against a scope only
+	// if the ListerWatcher declares one (a Scope method, as reflector's
+	// ListWatch has).
 	ListerWatcher func(r Resource, metadataOnly bool) (reflector.ListerWatcher, error)
 }
 

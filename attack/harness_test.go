@@ -44,7 +44,9 @@ type attack struct {
 	srv      *httptest.Server
 	cfg      wire.Config
 	opts     informer.Options
-	requests atomic.Int64 // requests the hostile server received
+	scope    informer.FactoryOptions        // Namespace and selectors; its Informer is opts
+	handler  *informer.Handler[*corev1.Pod] // if set, registered before the informer starts
+	requests atomic.Int64                   // requests the hostile server received
 	ignore   goleak.Option
 
 	mu   sync.Mutex // guards errs and sent
@@ -113,10 +115,16 @@ func (a *attack) sentPod(name string) *corev1.Pod {
 func (a *attack) start() {
 	a.t.Helper()
 	a.heap = startHeapSampler()
-	a.factory = informer.NewFactory(a.cfg, informer.FactoryOptions{Informer: a.opts})
+	fopts := a.scope
+	fopts.Informer = a.opts
+	a.factory = informer.NewFactory(a.cfg, fopts)
 	inf, err := informer.For[*corev1.Pod](a.factory)
 	require.NoError(a.t, err)
 	a.inf = inf
+	if a.handler != nil {
+		_, err = inf.AddEventHandler(*a.handler, informer.HandlerOptions{Name: "attack"})
+		require.NoError(a.t, err)
+	}
 	a.started = time.Now()
 	a.factory.Start(context.Background())
 	// Before the server's Close (cleanups run last first): a test that

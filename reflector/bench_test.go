@@ -34,6 +34,24 @@ func BenchmarkHandleEvent(b *testing.B) {
 	}
 }
 
+// BenchmarkHandleEventScoped is BenchmarkHandleEvent with every part of a
+// scope set (scope.go): a namespace, a label selector and a field rule on
+// the name, each checked for every event.
+func BenchmarkHandleEventScoped(b *testing.B) {
+	lw := &ListWatch{Namespace: "ns", LabelSelector: "app=web", FieldSelector: "metadata.name!=b"}
+	r := New(lw, nopStore{}, Options{ExpectedType: &corev1.Pod{}})
+	obj := pod("a", "12")
+	obj.Labels = map[string]string{"app": "web"}
+	ev := watch.Event{Type: watch.Modified, Object: obj}
+	s := watching{rv: "1"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := r.handleEvent(ev, &s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkConsume adds the event loop: channel receive, watchdog
 // bookkeeping and the select. A producer goroutine feeds the channel, as
 // the wire's decoding goroutine does.

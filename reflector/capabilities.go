@@ -24,6 +24,15 @@ type bytesCounter interface {
 	BytesDecoded() int64
 }
 
+// scoped is a ListerWatcher that says which part of the resource it asks
+// the server for: the namespace ("" for all) and the label and field
+// selectors it sends with every request. The reflector refuses any object
+// outside that part (scope.go). A ListerWatcher without the method is
+// trusted to send only what it should.
+type scoped interface {
+	Scope() (namespace, labelSelector, fieldSelector string)
+}
+
 // streamError is a watch.Interface that can say why its result channel
 // closed. Err is called only after the channel is closed: nil means a
 // normal end (the server's timeout, or Stop); an error means the stream

@@ -144,6 +144,8 @@ func TestClassify(t *testing.T) {
 		{"unexpected EOF", fmt.Errorf("frame: %w", io.ErrUnexpectedEOF), KindNetwork},
 		{"wrong type", fmt.Errorf("%w: x", ErrWrongType), KindWrongType},
 		{"no metadata", errNoMetadata, KindWrongType},
+		{"out of scope", fmt.Errorf("%w: x", ErrOutOfScope), KindRefused},
+		{"invalid name", fmt.Errorf("%w: x", ErrInvalidName), KindRefused},
 		{"watchlist timeout", errWatchListTimeout, KindWatchListTimeout},
 		{"stuck", errStuckWatch, KindStuckWatch},
 		{"short", errShortWatch, KindShortWatch},

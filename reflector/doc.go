@@ -136,6 +136,19 @@
 // Options.OnError and counted in Stats; none stops the reflector. The Kind
 // is the one taxonomy: the transition table reads it, and the few sentinel
 // errors callers test (ErrWrongType, ErrNoName, ErrDecode, ErrContinueLoop,
-// ErrListTooLarge) are finer names for one Kind each. Objects of the wrong
-// type, or without metadata, are reported and skipped, never stored.
+// ErrListTooLarge, ErrOutOfScope, ErrInvalidName) are finer names for one
+// Kind each. Objects of the wrong type, or without metadata, are reported
+// and skipped, never stored (KindWrongType).
+//
+// # What a server may put in the store
+//
+// Every object on its way to the store, list item or watch event, passes
+// one check (admitObject): its type; a name and a namespace a real object
+// can have (by apimachinery's rules, so that no two objects share a key and
+// no key names a path); and the scope the ListerWatcher says it asked for,
+// through an optional Scope method: its namespace, its label selector, and
+// its field selector's rules on metadata.name and metadata.namespace
+// (scope.go says why those alone). An object that fails is reported as
+// KindRefused, counted in Stats, and skipped: never stored, never told to
+// a handler. A refusal changes no state; the objects around it are kept.
 package reflector

@@ -73,6 +73,12 @@ const (
 	// own timeout is minutes), so the reflector backs off instead of
 	// reconnecting in a tight loop.
 	KindShortWatch
+	// KindRefused is an object no conforming server sends: one outside
+	// the part of the resource the reflector asked for (ErrOutOfScope), or
+	// with a name or namespace no real object can have (ErrInvalidName).
+	// It is skipped, never stored, and no handler hears of it; the objects
+	// around it are kept. It changes no state: it is no reason to relist.
+	KindRefused
 
 	numKinds = iota
 )
@@ -80,7 +86,7 @@ const (
 var kindNames = [numKinds]string{
 	"Other", "Expired", "TooLargeRV", "Throttled", "Network", "ServerError",
 	"Rejected", "Decode", "WrongType", "Store", "WatchListTimeout",
-	"StuckWatch", "ShortWatch",
+	"StuckWatch", "ShortWatch", "Refused",
 }
 
 // String returns the kind's name, for logs and metrics labels.
@@ -131,6 +137,16 @@ var (
 	// MaxListItems events before its initial-events-end bookmark. A list
 	// backs off, a WatchList falls back to a paged list.
 	ErrListTooLarge error = &sentinel{"list too large", KindDecode}
+	// ErrOutOfScope (KindRefused): an object outside the part of the
+	// resource the ListerWatcher asked for: of another namespace, or one
+	// that the label selector, or the field selector's rules on
+	// metadata.name and metadata.namespace, exclude (scope.go).
+	ErrOutOfScope error = &sentinel{"object outside the reflector's scope", KindRefused}
+	// ErrInvalidName (KindRefused): an object whose name could not be a
+	// real object's (".", "..", or one holding "/" or "%"), or whose
+	// namespace is not a DNS-1123 label. Such names would make two objects
+	// share a key, or a key name what is not an object (validIdentity).
+	ErrInvalidName error = &sentinel{"invalid object name or namespace", KindRefused}
 
 	// ErrAlreadyRunning is returned by Run when the reflector is already
 	// running on another goroutine.

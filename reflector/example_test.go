@@ -2,6 +2,7 @@ package reflector_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -95,4 +96,48 @@ func ExampleKindOf() {
 	// Output:
 	// Expired
 	// reflector pods: watch: Expired: 410
+}
+
+// A ListerWatcher says which part of the resource it serves (Namespace,
+// LabelSelector, FieldSelector: its Scope), and the reflector refuses
+// whatever a server sends outside it, and any name no real object can
+// have: reported as KindRefused, never stored.
+func ExampleListWatch_Scope() {
+	inScope := newPod("a", "4")
+	inScope.Labels = map[string]string{"app": "web"}
+	otherNamespace := newPod("b", "5")
+	otherNamespace.Namespace, otherNamespace.Labels = "kube-system", inScope.Labels
+	unlabelled := newPod("c", "6")
+	collides := newPod("d/e", "7") // its key, default/d/e, is also pod e's of namespace default/d
+	collides.Labels = inScope.Labels
+
+	ctx, cancel := context.WithCancel(context.Background())
+	lw := &reflector.ListWatch{
+		Namespace: "default", LabelSelector: "app=web",
+		ListFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return &corev1.PodList{
+				ListMeta: metav1.ListMeta{ResourceVersion: "10"},
+				Items:    []corev1.Pod{*inScope, *otherNamespace, *unlabelled, *collides},
+			}, nil
+		},
+		WatchFunc: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			cancel() // the example ends with the list
+			return watch.NewEmptyWatch(), nil
+		},
+		NoWatchList: true,
+	}
+	r := reflector.New(lw, printStore{stop: cancel}, reflector.Options{
+		ExpectedType: &corev1.Pod{},
+		OnError: func(err error) {
+			fmt.Println(reflector.KindOf(err), errors.Is(err, reflector.ErrOutOfScope), errors.Is(err, reflector.ErrInvalidName))
+		},
+	})
+	_ = r.Run(ctx)
+	fmt.Println("refused:", r.Stats().Errors[reflector.KindRefused])
+	// Output:
+	// Refused true false
+	// Refused true false
+	// Refused false true
+	// replace with 1 pods at resourceVersion 10
+	// refused: 3
 }

@@ -156,8 +156,8 @@ func (r *Reflector) listPage(ctx context.Context, opts metav1.ListOptions) (runt
 }
 
 // absorbPage appends a page's admitted items to items and returns the
-// page's resourceVersion and continue token. Items that fail the type check
-// are reported and left out. A page that would take the list past
+// page's resourceVersion and continue token. Items that fail admitObject
+// (their type, name or scope) are reported and left out. A page that would take the list past
 // MaxListItems is refused as soon as it does (ErrListTooLarge).
 //
 // Each item is copied out of the page (EachListItemWithAlloc) rather than
@@ -177,8 +177,8 @@ func (r *Reflector) absorbPage(page runtime.Object, items []runtime.Object) ([]r
 		if err := roomFor(len(items), lim); err != nil {
 			return err
 		}
-		if _, err := r.check.admitNamed(obj); err != nil {
-			r.report(opList, KindWrongType, err)
+		if _, err := r.admitObject(obj); err != nil {
+			r.report(opList, classifyKind, err)
 			return nil
 		}
 		items = append(items, obj)

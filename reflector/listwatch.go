@@ -21,6 +21,12 @@ type ListWatch struct {
 	// SupportsWatchList) that WatchFunc ignores sendInitialEvents, so that
 	// WatchListAuto lists instead.
 	NoWatchList bool
+
+	// Namespace, LabelSelector and FieldSelector say which part of the
+	// resource ListFunc and WatchFunc serve (through Scope): the
+	// reflector refuses any object outside it (ErrOutOfScope). They are
+	// not passed to the functions, which are scoped already. Empty: all.
+	Namespace, LabelSelector, FieldSelector string
 }
 
 // List calls ListFunc.
@@ -31,6 +37,12 @@ func (lw *ListWatch) List(ctx context.Context, opts metav1.ListOptions) (runtime
 // Watch calls WatchFunc.
 func (lw *ListWatch) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	return lw.WatchFunc(ctx, opts)
+}
+
+// Scope tells the reflector which part of the resource the functions
+// serve: Namespace, LabelSelector and FieldSelector.
+func (lw *ListWatch) Scope() (namespace, labelSelector, fieldSelector string) {
+	return lw.Namespace, lw.LabelSelector, lw.FieldSelector
 }
 
 // SupportsWatchList tells the reflector whether WatchFunc honours

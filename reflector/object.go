@@ -3,8 +3,10 @@ package reflector
 import (
 	"fmt"
 	"reflect"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -77,6 +79,55 @@ func (tc typeCheck) admitNamed(obj runtime.Object) (metav1.Object, error) {
 	}
 	return m, err
 }
+
+// admitObject is the one check an object to be stored passes on its way in
+// (a list item; an ADDED, MODIFIED or DELETED event, of a watch or of a
+// WatchList's initial state): its type and metadata (typeCheck.admitNamed),
+// its name and namespace (validIdentity), then its scope (scope.go). The
+// caller reports what fails and skips it: it never reaches the store, so no
+// handler hears of it. It runs on the goroutine executing Run.
+func (r *Reflector) admitObject(obj runtime.Object) (metav1.Object, error) {
+	m, err := r.check.admitNamed(obj)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.validIdentity(m); err != nil {
+		return nil, err
+	}
+	if err := r.scope.admit(m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// validIdentity checks what an object's key is made of, by Kubernetes' own
+// rules (apimachinery's api/validate/content): a name that can be a path
+// segment of its own (not "." or "..", no "/" or "%"), and a namespace that
+// is a DNS-1123 label, or none for a cluster-scoped object. The server
+// enforces both on every write, so an object that breaks them did not come
+// from it, and it would do harm: pod "a/b" of namespace "default" and pod
+// "b" of namespace "default/a" share the key "default/a/b", so one would
+// overwrite the other, and a name such as "../../etc" would be cached
+// under a key that names a path, not an object.
+func (r *Reflector) validIdentity(m metav1.Object) error {
+	name, ns := m.GetName(), m.GetNamespace()
+	if r.identities.knownValid(name, ns) { // a fast path: identity_fast.go
+		return nil
+	}
+	if msgs := content.IsPathSegmentName(name); len(msgs) > 0 {
+		return fmt.Errorf("%w: name %q: %s", ErrInvalidName, clip(name), strings.Join(msgs, ", "))
+	}
+	if ns == "" {
+		return nil
+	}
+	if !validNamespace(ns) {
+		return fmt.Errorf("%w: namespace %q: %s", ErrInvalidName, clip(ns), strings.Join(content.IsDNS1123Label(ns), ", "))
+	}
+	return nil
+}
+
+// validNamespace is the rule for a namespace's name: a DNS-1123 label.
+func validNamespace(ns string) bool { return len(content.IsDNS1123Label(ns)) == 0 }
 
 // typeName names a prototype for Options.Name: its GroupVersionKind for a
 // typed unstructured prototype, its Go type otherwise.

@@ -18,6 +18,11 @@ type Reflector struct {
 	store Store
 	opts  Options   // defaulted; read-only after New
 	check typeCheck // read-only after New
+	scope scope     // read-only after New: what the ListerWatcher asked for
+
+	// identities is validIdentity's fast path (identity_fast.go); only
+	// the goroutine executing Run touches it.
+	identities identityMemo
 
 	running atomic.Bool // true while Run is executing
 
@@ -49,7 +54,10 @@ type Reflector struct {
 // until Run. The zero Options are client-go's defaults.
 func New(lw ListerWatcher, store Store, opts Options) *Reflector {
 	opts = opts.withDefaults()
-	r := &Reflector{lw: lw, store: store, opts: opts, check: newTypeCheck(opts.ExpectedType), alarm: make(chan struct{}, 1)}
+	r := &Reflector{
+		lw: lw, store: store, opts: opts, alarm: make(chan struct{}, 1),
+		check: newTypeCheck(opts.ExpectedType), scope: scopeOf(lw),
+	}
 	r.m = machine{
 		backoff:       backoffState{cfg: opts.Backoff},
 		draw:          opts.Rand.Float64,

@@ -106,7 +106,7 @@ func events(t *testing.T, input string) []watch.Event {
 			}
 			ev.Object = p
 		default:
-			ev.Object = object(t, f[1])
+			ev.Object = object(t, strings.Join(f[1:], " "))
 		}
 		evs = append(evs, ev)
 	}
@@ -153,8 +153,13 @@ func statusObject(t *testing.T, kind string) runtime.Object {
 // object reads NAME@RV (a pod in namespace ns; NAME may be empty),
 // configmap:NAME@RV (the wrong type), unstructured:NAME@RV (a pod as an
 // *unstructured.Unstructured), status (no metadata at all), nil (a typed
-// nil pod) or nil-unstructured.
+// nil pod) or nil-unstructured. A pod's NAME@RV may be followed by ns=NS
+// (another namespace; ns= for none) and label=KEY=VALUE, repeated.
 func object(t *testing.T, spec string) runtime.Object {
+	f := strings.Fields(spec)
+	if len(f) > 1 {
+		return podWith(t, f[0], f[1:])
+	}
 	switch spec {
 	case "status":
 		return &metav1.Status{}
@@ -184,6 +189,31 @@ func object(t *testing.T, spec string) runtime.Object {
 		t.Fatalf("object %q: unknown type %q", spec, typ)
 	}
 	return pod(name, rv)
+}
+
+// podWith reads a pod's NAME@RV followed by ns= and label= fields.
+func podWith(t *testing.T, nameAtRV string, fields []string) *corev1.Pod {
+	name, rv, ok := strings.Cut(nameAtRV, "@")
+	if !ok {
+		t.Fatalf("object %q: want NAME@RV", nameAtRV)
+	}
+	p := pod(name, rv)
+	for _, f := range fields {
+		key, value, _ := strings.Cut(f, "=")
+		switch key {
+		case "ns":
+			p.Namespace = value
+		case "label":
+			k, v, _ := strings.Cut(value, "=")
+			if p.Labels == nil {
+				p.Labels = map[string]string{}
+			}
+			p.Labels[k] = v
+		default:
+			t.Fatalf("object %s: unknown field %q: want ns= or label=", nameAtRV, f)
+		}
+	}
+	return p
 }
 
 // unstructuredPod is an empty v1 Pod as an *unstructured.Unstructured.

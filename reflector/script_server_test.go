@@ -33,6 +33,8 @@ type server struct {
 	// the question at all (see capabilities.go), "yes" or "no" do.
 	watchList string
 	bytes     int64 // what BytesDecoded answers
+	// scope is what Scope answers: namespace, label and field selector.
+	scope [3]string
 
 	mu      sync.Mutex // guards streams
 	streams []*stream  // every stream the script made, newest last
@@ -70,6 +72,13 @@ func (sv *server) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Int
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// Scope is the optional method the reflector reads for the part of the
+// resource it asked for; the scripted server sends whatever the script
+// says, in scope or not.
+func (sv *server) Scope() (namespace, labelSelector, fieldSelector string) {
+	return sv.scope[0], sv.scope[1], sv.scope[2]
 }
 
 // BytesDecoded is the optional method the reflector reads for Stats.BytesDecoded.

@@ -190,6 +190,12 @@ func (s *script) newReflector(t *testing.T, d *datadriven.TestData) {
 			opts.ExpectedType = unstructuredPod()
 		case "server-bytes":
 			s.server.bytes = int64(number(t, v))
+		case "namespace":
+			s.server.scope[0] = v
+		case "label-selector":
+			s.server.scope[1] = v
+		case "field-selector":
+			s.server.scope[2] = v
 		case "no-server":
 			noServer = true
 		case "messages":
@@ -352,6 +358,7 @@ var sentinels = append([]struct {
 	{"ErrWrongType", reflector.ErrWrongType}, {"ErrNoName", reflector.ErrNoName},
 	{"ErrDecode", reflector.ErrDecode}, {"ErrContinueLoop", reflector.ErrContinueLoop},
 	{"ErrListTooLarge", reflector.ErrListTooLarge},
+	{"ErrOutOfScope", reflector.ErrOutOfScope}, {"ErrInvalidName", reflector.ErrInvalidName},
 	{"ErrAlreadyRunning", reflector.ErrAlreadyRunning}, {"ErrNotConfigured", reflector.ErrNotConfigured},
 }, reflector.InternalSentinels...)
 

@@ -146,7 +146,7 @@ func (r *Reflector) handleEvent(ev watch.Event, s *watching) error {
 	m, err := r.admitEvent(ev)
 	if err != nil {
 		r.pub.event(ev.Type, "")
-		r.report(opEvent, KindWrongType, err)
+		r.report(opEvent, classifyKind, err)
 		return nil
 	}
 	rv := m.GetResourceVersion()
@@ -175,12 +175,12 @@ func (r *Reflector) handleEvent(ev watch.Event, s *watching) error {
 }
 
 // admitEvent checks an event's object: any object with metadata for a
-// BOOKMARK, a named one for the rest.
+// BOOKMARK (it carries only a resourceVersion), admitObject for the rest.
 func (r *Reflector) admitEvent(ev watch.Event) (metav1.Object, error) {
 	if ev.Type == watch.Bookmark {
 		return r.check.admit(ev.Object)
 	}
-	return r.check.admitNamed(ev.Object)
+	return r.admitObject(ev.Object)
 }
 
 // eventError turns an ERROR event's object, normally a *metav1.Status, into

@@ -120,7 +120,7 @@ func (r *Reflector) collectEvent(set *initialSet, ev watch.Event) (rv string, do
 	m, err := r.admitEvent(ev)
 	if err != nil {
 		r.pub.event(ev.Type, "")
-		r.report(opEvent, KindWrongType, err)
+		r.report(opEvent, classifyKind, err)
 		return "", false, nil
 	}
 	// No progress is published before the bookmark: the store does not

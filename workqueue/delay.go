@@ -1,6 +1,7 @@
 package workqueue
 
 import (
+	"math"
 	"time"
 )
 
@@ -26,7 +27,10 @@ type delayed[T comparable] struct {
 
 // AddAfter adds item once d has passed. An item already waiting keeps the
 // earlier of its two due times: there is never more than one pending add of
-// an item. A d of zero or less adds at once.
+// an item. A d of zero or less adds at once; one so long that its due time
+// would pass the end of the queue's clock (math.MaxInt64, which a token
+// bucket with no tokens returns) waits until that end, in effect forever,
+// without delaying the other items.
 func (q *Queue[T]) AddAfter(item T, d time.Duration) {
 	if d <= 0 {
 		q.Add(item) // hashed before the lock is taken, as every Add is
@@ -45,10 +49,20 @@ func (q *Queue[T]) addAfterLocked(item T, d time.Duration) {
 		q.addLocked(item, q.hash(item), PriorityNormal)
 		return
 	}
-	due := q.nowLocked() + int64(d)
-	if q.waiting.schedule(item, due) {
+	if q.waiting.schedule(item, dueAt(q.nowLocked(), d)) {
 		q.armLocked()
 	}
+}
+
+// dueAt is now+d, clamped to the end of the clock. Left to overflow, a huge
+// d would wrap to a due time in the past: the item would sit at the top of
+// the heap with the one timer set for "never", and every item behind it,
+// retries included, would wait forever too.
+func dueAt(now int64, d time.Duration) int64 {
+	if int64(d) > math.MaxInt64-now {
+		return math.MaxInt64
+	}
+	return now + int64(d)
 }
 
 // AddRateLimited adds item after the delay the rate limiter gives it: the

@@ -2,6 +2,7 @@ package workqueue_test
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -148,4 +149,60 @@ func TestAddRateLimited(t *testing.T) {
 		q.ShutDown()
 		<-got
 	})
+}
+
+// longLimiter sends every item to wait as long as a Duration can say, as a
+// token bucket of no tokens does (rate.InfDuration).
+type longLimiter struct{}
+
+func (longLimiter) When(string) time.Duration { return math.MaxInt64 }
+func (longLimiter) Forget(string)             {}
+func (longLimiter) NumRequeues(string) int    { return 0 }
+
+// Delays at the extremes of time.Duration: the longest waits (and is not
+// lost), one of zero or less adds at once, and neither stops the items
+// delayed around it from falling due. The queue has run a while first, so
+// that "now + delay" would overflow were it not clamped.
+func TestAddAfterExtremes(t *testing.T) {
+	tests := []struct {
+		name     string
+		add      func(q *workqueue.Queue[string])
+		readyNow bool // the extreme item is ready at once
+	}{
+		{"MaxInt64", func(q *workqueue.Queue[string]) { q.AddAfter("x", math.MaxInt64) }, false},
+		{"MaxInt64 less a nanosecond", func(q *workqueue.Queue[string]) { q.AddAfter("x", math.MaxInt64-1) }, false},
+		{"a rate limiter's MaxInt64", func(q *workqueue.Queue[string]) { q.AddRateLimited("x") }, false},
+		{"zero", func(q *workqueue.Queue[string]) { q.AddAfter("x", 0) }, true},
+		{"negative", func(q *workqueue.Queue[string]) { q.AddAfter("x", -time.Second) }, true},
+		{"MinInt64", func(q *workqueue.Queue[string]) { q.AddAfter("x", math.MinInt64) }, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				q := workqueue.New(workqueue.Options[string]{RateLimiter: longLimiter{}})
+				q.AddAfter("early", time.Second)
+				time.Sleep(time.Millisecond) // the queue's clock is past zero
+				tt.add(q)
+				q.AddAfter("late", time.Hour)
+				synctest.Wait()
+				if tt.readyNow {
+					assert.Equal(t, []string{"x"}, ready(q), "ready at once")
+				} else {
+					assert.Zero(t, q.Len(), "nothing is ready yet")
+				}
+				time.Sleep(time.Second)
+				synctest.Wait()
+				assert.Equal(t, []string{"early"}, ready(q), "the item due in a second")
+				time.Sleep(time.Hour)
+				synctest.Wait()
+				assert.Equal(t, []string{"late"}, ready(q), "the item due in an hour")
+				want := 0
+				if !tt.readyNow {
+					want = 1
+				}
+				assert.Equal(t, want, q.Stats().Waiting, "the longest delay still waits")
+				q.ShutDown()
+			})
+		})
+	}
 }

@@ -76,7 +76,7 @@
 //
 // ShutDown refuses new items and drops delayed ones; Get hands out what is
 // ready, then tells every worker to stop. ShutDownWithDrain also waits until
-// every item in hand is Done.
+// every item in hand is Done, or until a ShutDown says not to wait.
 //
 // Stats reports depth, adds, retries and how long items have been in hand,
 // with the meanings of client-go's workqueue metrics, for you to export.

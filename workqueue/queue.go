@@ -103,7 +103,7 @@ type Queue[T comparable] struct {
 	waiting delays[T]
 
 	shuttingDown bool
-	drain        bool // ShutDownWithDrain waits for processing to empty
+	drain        bool // ShutDownWithDrain waits for processing to empty; ShutDown clears it
 	adds         uint64
 	retries      uint64
 }
@@ -322,22 +322,26 @@ func (q *Queue[T]) Len() int {
 
 // ShutDown makes the queue refuse new items and drop its delayed ones. Get
 // goes on handing out the items already ready, then reports shutdown to
-// every worker. It does not wait.
+// every worker. It does not wait, and it ends the wait of any
+// ShutDownWithDrain: a caller that says "stop now" overrules one that said
+// "stop when the work in hand is done".
 func (q *Queue[T]) ShutDown() {
 	q.lock()
 	defer q.unlock()
+	q.drain = false
 	q.shutDownLocked()
 }
 
 // ShutDownWithDrain is ShutDown, and then waits until every item handed out
 // is Done: a controller's way to stop without cutting a write in half. The
-// workers must keep calling Get and Done meanwhile, or it waits forever.
+// workers must keep calling Get and Done meanwhile, or it waits until a
+// ShutDown ends the wait.
 func (q *Queue[T]) ShutDownWithDrain() {
 	q.lock()
 	defer q.unlock()
 	q.drain = true
 	q.shutDownLocked()
-	for q.nbusy > 0 {
+	for q.drain && q.nbusy > 0 {
 		q.cond.Wait()
 	}
 }

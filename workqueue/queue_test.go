@@ -259,3 +259,30 @@ func TestOrderAcrossPriorities(t *testing.T) {
 	want := []string{"urgent", "live-0", "live-1", "initial-0", "initial-1", "initial-2", "initial-3", "initial-4"}
 	assert.True(t, slices.Equal(want, got), "got %v", got)
 }
+
+// ShutDown ends a ShutDownWithDrain that waits for items in hand: the
+// caller asked the queue to stop now, and the drainer must not outlive it
+// waiting for a worker that may never call Done.
+func TestShutDownEndsDrain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var q workqueue.Queue[string]
+		q.Add("a")
+		item, _ := q.Get()
+		drained := make(chan struct{})
+		go func() {
+			q.ShutDownWithDrain()
+			close(drained)
+		}()
+		synctest.Wait() // the drainer waits for item
+		q.ShutDown()
+		synctest.Wait()
+		select {
+		case <-drained:
+		default:
+			t.Error("ShutDown did not end the drain")
+			q.Done(item) // let the drainer go, so the bubble can end
+			<-drained
+		}
+		q.Done(item) // a Done after the drain ended is harmless
+	})
+}

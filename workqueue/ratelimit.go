@@ -67,9 +67,11 @@ func (r *ItemExponential[T]) When(item T) time.Duration {
 		maxDelay = DefaultMaxDelay
 	}
 	// 2^n overflows long before n reaches its int limit: compute in float
-	// and cap, as a delay beyond MaxDelay is MaxDelay anyway.
+	// and cap, as a delay beyond MaxDelay is MaxDelay anyway. At the cap
+	// too: float64(math.MaxInt64) is 2^63, one past the largest Duration,
+	// and converting it back would wrap to a negative delay.
 	d := float64(base) * math.Pow(2, float64(n))
-	if d > float64(maxDelay) {
+	if d >= float64(maxDelay) {
 		return maxDelay
 	}
 	return time.Duration(d)

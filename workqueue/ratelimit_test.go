@@ -1,6 +1,7 @@
 package workqueue_test
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -54,4 +55,18 @@ func TestDefaultRateLimiter(t *testing.T) {
 		r.When(string(rune('b' + i)))
 	}
 	assert.Greater(t, r.When("z0"), 50*time.Millisecond)
+}
+
+// A backoff that reaches the largest Duration stays there: 2^63 ns is one
+// past it, and a float that large converted to a Duration wraps to a
+// negative delay, which AddAfter takes as "now".
+func TestItemExponentialAtTheLargestDuration(t *testing.T) {
+	r := &workqueue.ItemExponential[string]{BaseDelay: 1, MaxDelay: math.MaxInt64}
+	prev := time.Duration(0)
+	for i := range 70 {
+		d := r.When("a")
+		assert.GreaterOrEqual(t, d, prev, "failure %d", i+1)
+		prev = d
+	}
+	assert.Equal(t, time.Duration(math.MaxInt64), prev)
 }

@@ -125,6 +125,15 @@ func New(cfg Config, gvr schema.GroupVersionResource, opts Options) (*ListerWatc
 // method the reflector looks for (see reflector/capabilities.go).
 func (lw *ListerWatcher) SupportsWatchList() bool { return !lw.opts.NoWatchList }
 
+// Scope returns the namespace and the selectors this ListerWatcher sends
+// with its requests (Options). It is an optional method the reflector
+// looks for (see reflector/capabilities.go): it refuses any object the
+// server sends outside them, so that a server that ignores them cannot
+// fill the cache with what was not asked for.
+func (lw *ListerWatcher) Scope() (namespace, labelSelector, fieldSelector string) {
+	return lw.opts.Namespace, lw.opts.LabelSelector, lw.opts.FieldSelector
+}
+
 // BytesDecoded returns the bytes decoded so far by every List and Watch of
 // this ListerWatcher (each Watcher also counts its own stream).
 func (lw *ListerWatcher) BytesDecoded() int64 { return lw.bytesDecoded.Load() }
