@@ -73,6 +73,17 @@ const (
 	// own timeout is minutes), so the reflector backs off instead of
 	// reconnecting in a tight loop.
 	KindShortWatch
+	// KindRVBackwards means a watch event's resourceVersion is older than
+	// one the same watch had already reached (both numbers: see wentBack).
+	// The event is neither stored nor told; the reflector relists from the
+	// last good resourceVersion, after a backoff.
+	KindRVBackwards
+	// KindStoreRead is HTTP 500 with reason StorageReadError
+	// (apierrors.IsStoreReadError): the server could not read an object
+	// from its storage, typically one a cluster admin force-deleted as
+	// corrupt (KEP-3926), whose deletion no watch can report. The
+	// reflector relists with a consistent read, which drops it.
+	KindStoreRead
 
 	numKinds = iota
 )
@@ -80,7 +91,7 @@ const (
 var kindNames = [numKinds]string{
 	"Other", "Expired", "TooLargeRV", "Throttled", "Network", "ServerError",
 	"Rejected", "Decode", "WrongType", "Store", "WatchListTimeout",
-	"StuckWatch", "ShortWatch",
+	"StuckWatch", "ShortWatch", "RVBackwards", "StoreRead",
 }
 
 // String returns the kind's name, for logs and metrics labels.
@@ -158,6 +169,8 @@ var (
 	errStuckWatch error = &sentinel{"watch silent for too long", KindStuckWatch}
 	// errShortWatch: a watch closed cleanly within a second.
 	errShortWatch error = &sentinel{"watch closed too soon", KindShortWatch}
+	// errRVBackwards: a watch event older than the watch's position.
+	errRVBackwards error = &sentinel{"resourceVersion went backwards", KindRVBackwards}
 )
 
 // Error is what the reflector reports: a Kind, what it was doing, and the
@@ -219,6 +232,8 @@ func classify(err error) Kind {
 		return KindExpired
 	case isTooLargeResourceVersion(err):
 		return KindTooLargeRV
+	case apierrors.IsStoreReadError(err):
+		return KindStoreRead
 	case apierrors.IsTooManyRequests(err):
 		return KindThrottled
 	case s != nil, isDecode(err):
