@@ -109,3 +109,31 @@ func TestInformerDoesNotSyncUntilTheCacheHoldsTheFirstState(t *testing.T) {
 	require.True(t, informer.WaitForCacheSync(e.ctx, pods))
 	require.ElementsMatch(t, []string{"shop/good", "shop/bad", "shop/later"}, pods.Indexer().ListKeys())
 }
+
+// With AtomicRelist the first state lands as one Replace, all or nothing:
+// one pod the index refuses keeps all of it out, and the informer does not
+// sync on an empty cache.
+func TestAtomicInformerDoesNotSyncWhenTheFirstStateIsRefused(t *testing.T) {
+	errNoOwner := errors.New("no owner label")
+	opts := informer.FactoryOptions{}
+	opts.Informer.AtomicRelist = true
+	opts.Informer.Indexers = indexer.Indexers{"owner": func(obj runtime.Object) ([]string, error) {
+		if owner := obj.(*corev1.Pod).Labels["owner"]; owner != "" {
+			return []string{owner}, nil
+		}
+		return nil, errNoOwner
+	}}
+	e := newEnv(t, opts, pod("shop", "good", map[string]string{"owner": "x"}), pod("shop", "bad", nil))
+	pods, err := informer.For[*corev1.Pod](e.factory)
+	require.NoError(t, err)
+	e.factory.Start(e.ctx)
+	require.Eventually(t, func() bool { return len(e.errs.all()) > 0 }, waitFor, 5*time.Millisecond)
+	_, err = e.srv.Create(pod("shop", "later", map[string]string{"owner": "y"}))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		_, ok := pods.Indexer().Get("shop/later")
+		return ok
+	}, waitFor, 5*time.Millisecond)
+	require.False(t, pods.HasSynced(), "the cache holds %v of the first state", pods.Indexer().ListKeys())
+	require.ErrorIs(t, e.errs.all()[0], errNoOwner)
+}
