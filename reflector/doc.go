@@ -60,7 +60,7 @@
 // state, for every snapshot after the first.
 //
 //	state       what happened                                  next state
-//	----------  ---------------------------------------------  -------------------------------
+//	----------  ---------------------------------------------  --------------------------------
 //	Listing     snapshot stored                                Watching, at once
 //	Listing     410 on a page after the first                  Listing unpaged, at once
 //	Listing     410 / too large RV, at RV != ""                Listing at RV "", at once
