@@ -188,14 +188,17 @@ func roomFor(n int, lim listLimits) error {
 // It runs once per watch event, so it allocates nothing (which
 // CompareResourceVersion's error for an opaque string would) and parses
 // nothing into an integer (so a number of any length is compared right).
+// It looks at the digits only when the lengths or one string comparison
+// say "back", which a healthy watch never does: an RV longer than, or
+// equal-length and not below, the position cannot be a smaller number.
 func wentBack(reached, rv string) bool {
-	if !wellFormedRV(reached) || !wellFormedRV(rv) {
+	switch {
+	case len(rv) > len(reached):
+		return false
+	case len(rv) == len(reached) && rv >= reached:
 		return false
 	}
-	if len(rv) != len(reached) {
-		return len(rv) < len(reached)
-	}
-	return rv < reached
+	return wellFormedRV(reached) && wellFormedRV(rv)
 }
 
 // wellFormedRV reports whether rv is a decimal number without a leading
