@@ -64,8 +64,12 @@ func (s *SharedInformer[T]) applyUpsert(w cacheWriter, key string, d deltafifo.D
 	old, existed, err := w.Swap(key, d.Object)
 	if err != nil {
 		s.report(fmt.Errorf("informer %s: cache %q: %w", s.opts.Name, key, err))
+		if initial {
+			s.setUnfilled(key, true)
+		}
 		return
 	}
+	s.setUnfilled(key, false)
 	if !existed {
 		s.proc.Distribute(processor.Notification{Type: processor.Add, Key: key, Object: d.Object, InInitialList: initial}, false)
 		return
@@ -104,6 +108,7 @@ func (s *SharedInformer[T]) applyDelete(w cacheWriter, key string, d deltafifo.D
 		s.report(fmt.Errorf("informer %s: uncache %q: %w", s.opts.Name, key, err))
 		return
 	}
+	s.setUnfilled(key, false)
 	s.proc.Distribute(processor.Notification{Type: processor.Delete, Key: key, Object: d.Object, FinalStateUnknown: d.FinalStateUnknown}, false)
 }
 
@@ -141,8 +146,15 @@ func (s *SharedInformer[T]) applyRelist(b deltafifo.Batch) {
 	}
 	if err := s.idx.Replace(next, b.ResourceVersion); err != nil {
 		s.report(fmt.Errorf("informer %s: relist: %w", s.opts.Name, err))
+		for _, it := range b.Items {
+			if it.InInitialList {
+				s.setUnfilled(it.Key, true)
+			}
+		}
 		return
 	}
+	clear(s.unfilled) // the cache holds a whole state now
+	s.unfilledN.Store(0)
 	for _, nt := range notes {
 		s.proc.Distribute(nt.n, nt.sync)
 	}
@@ -157,4 +169,22 @@ func (s *SharedInformer[T]) typeOK(key string, obj runtime.Object) bool {
 	}
 	s.report(fmt.Errorf("informer %s: %q is a %T: %w", s.opts.Name, key, obj, ErrWrongType))
 	return false
+}
+
+// setUnfilled records whether key, of the first state, is missing from the
+// cache because a write of it failed (see markSyncedIfReady). Called with
+// s.mu held.
+func (s *SharedInformer[T]) setUnfilled(key string, missing bool) {
+	switch {
+	case missing:
+		if s.unfilled == nil {
+			s.unfilled = map[string]struct{}{}
+		}
+		s.unfilled[key] = struct{}{}
+	case len(s.unfilled) == 0:
+		return // the usual case, once per write: nothing is missing
+	default:
+		delete(s.unfilled, key)
+	}
+	s.unfilledN.Store(int64(len(s.unfilled)))
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/seed31a95821/informer/apiresource"
+	"github.com/seed31a95821/informer/indexer"
 	"github.com/seed31a95821/informer/reflector"
 	"github.com/seed31a95821/informer/reflector/wire"
 )
@@ -88,7 +89,10 @@ func NewFactory(cfg wire.Config, opts FactoryOptions) *Factory {
 }
 
 // For returns the factory's informer for objects of type T, such as
-// *corev1.Pod, creating it on first use.
+// *corev1.Pod, creating it on first use. It refuses, with an error wrapping
+// indexer.ErrIndexExists, FactoryOptions.Informer.Indexers that use a
+// built-in index's name ("namespace", "labels"), and with
+// indexer.ErrNilIndexFunc an index without a function.
 func For[T runtime.Object](f *Factory) (*SharedInformer[T], error) {
 	obj, err := newObject[T]()
 	if err != nil {
@@ -123,6 +127,11 @@ func informerFor[T runtime.Object](f *Factory, r Resource, metadataOnly bool) (*
 			return nil, fmt.Errorf("informer: %s is already served as %T: %w", key, existing, ErrWrongType)
 		}
 		return inf, nil
+	}
+	// An informer whose indexers cannot be set up would never fill its
+	// cache: refuse it here, where the caller can still hear why.
+	if err := indexer.CheckIndexers(f.opts.Informer.Indexers); err != nil {
+		return nil, fmt.Errorf("informer: %s: %w", key, err)
 	}
 	lw, err := f.listerWatcher(r, metadataOnly)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -28,6 +29,11 @@ type Options struct {
 	Resource schema.GroupResource
 	// Indexers are extra secondary indexes, on top of the namespace and label
 	// indexes every informer has. More can be added later with AddIndexers.
+	// A name the built-ins have (indexer.NamespaceIndex "namespace",
+	// indexer.LabelIndex "labels") is refused: by the Factory when the
+	// informer is requested, and by Run for an informer made with New (see
+	// Run). The built-in "namespace" index is client-go's usual
+	// MetaNamespaceIndexFunc already; leave that definition out.
 	Indexers indexer.Indexers
 	// Transform rewrites each object once, as it enters the queue and before
 	// it is cached: a place to drop fields the program never reads (see
@@ -102,6 +108,17 @@ type SharedInformer[T runtime.Object] struct {
 	synced     chan struct{} // closed once the first full state is cached
 	syncedOnce sync.Once
 
+	// setupErr is why the informer cannot run (indexers New could not set
+	// up): Run reports it and returns, and the informer never syncs.
+	setupErr error
+	// unfilled holds the keys of the first state that the cache failed to
+	// take (an index function failed, say), until a later write of the key
+	// or a whole relist lands; guarded by mu. unfilledN is its size, read
+	// without mu by markSyncedIfReady: while it is not zero the informer
+	// does not say it has synced.
+	unfilled  map[string]struct{}
+	unfilledN atomic.Int64
+
 	runMu   sync.Mutex // guards running
 	running bool       // Run may be called only once
 }
@@ -110,6 +127,9 @@ type SharedInformer[T runtime.Object] struct {
 // happens until Run.
 func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInformer[T] {
 	s := &SharedInformer[T]{opts: opts, lw: lw, synced: make(chan struct{})}
+	if err := indexer.CheckIndexers(opts.Indexers); err != nil {
+		s.setupErr = fmt.Errorf("informer %s: %w", opts.Name, err)
+	}
 	s.idx = indexer.New(opts.Indexers)
 	s.shared = new(share.Table)
 	s.reuse = s.newReuse(opts.Transform)
@@ -139,6 +159,12 @@ func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInfo
 // the informer started has stopped, and the idle connections of its
 // ListerWatcher are closed. It may be called once; a second call
 // returns ErrAlreadyRunning.
+//
+// An informer whose Options.Indexers could not be set up (a built-in's
+// name, or a nil function) cannot fill its cache: Run reports that error
+// once to OnError and returns it at once, wrapping
+// indexer.ErrIndexExists or indexer.ErrNilIndexFunc, and the informer
+// never syncs.
 func (s *SharedInformer[T]) Run(ctx context.Context) error {
 	s.runMu.Lock()
 	if s.running {
@@ -147,6 +173,10 @@ func (s *SharedInformer[T]) Run(ctx context.Context) error {
 	}
 	s.running = true
 	s.runMu.Unlock()
+	if s.setupErr != nil {
+		s.report(s.setupErr)
+		return s.setupErr
+	}
 
 	var wg sync.WaitGroup
 	wg.Go(func() { s.proc.Run(ctx) })
@@ -205,8 +235,11 @@ func (s *SharedInformer[T]) consume(ctx context.Context) {
 // The queue decides that (every item of the first Replace processed); this
 // informer only reacts once, by telling the processor, which then lets each
 // handler's HasSynced turn true after it has handled its initial adds.
+//
+// A first state the cache failed to take in full is no full state: while
+// any of its keys is unfilled, the informer has not synced.
 func (s *SharedInformer[T]) markSyncedIfReady() {
-	if !s.queue.HasSynced() {
+	if !s.queue.HasSynced() || s.unfilledN.Load() != 0 {
 		return
 	}
 	s.syncedOnce.Do(func() {

@@ -70,6 +70,16 @@ func New(indexers Indexers) *Indexer {
 	return x
 }
 
+// CheckIndexers returns the error New would meet with indexers: nil, or
+// one wrapping ErrIndexExists (a name the built-in NamespaceIndex or
+// LabelIndex already has: client-go's habit of defining "namespace" itself
+// is the usual cause) or ErrNilIndexFunc. Code that can still refuse a
+// definition (the informer's factory) asks before it builds anything.
+func CheckIndexers(indexers Indexers) error {
+	_, err := builtinIndexes().with(indexers)
+	return err
+}
+
 // Add stores obj under key, replacing any object already there (Add and
 // Update are the same operation; both names exist because a watch reports
 // ADDED and MODIFIED). It files the key in every index, and records obj's

@@ -287,6 +287,16 @@ func TestNewWithUnusableIndexers(t *testing.T) {
 	require.ErrorIs(t, x.Add("a/p", pod("a", "p", "", "")), ErrNilIndexFunc)
 }
 
+// TestCheckIndexers: CheckIndexers refuses what New cannot set up, and
+// only that, so a caller can refuse a definition before building anything.
+func TestCheckIndexers(t *testing.T) {
+	require.NoError(t, CheckIndexers(nil))
+	require.NoError(t, CheckIndexers(Indexers{"node": byNode}))
+	require.ErrorIs(t, CheckIndexers(Indexers{NamespaceIndex: NamespaceIndexFunc}), ErrIndexExists)
+	require.ErrorIs(t, CheckIndexers(Indexers{"node": byNode, LabelIndex: byNode}), ErrIndexExists)
+	require.ErrorIs(t, CheckIndexers(Indexers{"node": nil}), ErrNilIndexFunc)
+}
+
 func TestUnknownIndex(t *testing.T) {
 	x := New(nil)
 	_, err := x.ByIndex("nope", "v")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 )
 
 // Table tests for every resourceVersion and retry decision.
@@ -149,6 +151,9 @@ func TestClassify(t *testing.T) {
 		{"watchlist timeout", errWatchListTimeout, KindWatchListTimeout},
 		{"stuck", errStuckWatch, KindStuckWatch},
 		{"short", errShortWatch, KindShortWatch},
+		{"RV went backwards", errRVBackwards, KindRVBackwards},
+		{"500 StorageReadError (KEP-3926)", storeReadError(), KindStoreRead},
+		{"wrapped StorageReadError", fmt.Errorf("watch: %w", storeReadError()), KindStoreRead},
 		{"something else", errors.New("?"), KindOther},
 		{"an *Error keeps its kind", &Error{Kind: KindStore, Err: io.EOF}, KindStore},
 	}
@@ -157,6 +162,76 @@ func TestClassify(t *testing.T) {
 			assert.Equal(t, tt.want, KindOf(tt.err))
 		})
 	}
+}
+
+// storeReadError is what kube-apiserver sends a watch after an object it
+// cannot read was force-deleted (KEP-3926).
+func storeReadError() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: 500, Reason: metav1.StatusReasonStoreReadError,
+		Message: "failed to prepare current and previous objects: corrupt object has been deleted",
+	}}
+}
+
+func TestWentBack(t *testing.T) {
+	tests := []struct {
+		reached, rv string
+		want        bool
+	}{
+		{"12", "11", true},
+		{"12", "12", false},
+		{"12", "13", false},
+		{"100", "99", true},  // shorter is smaller: not "99" > "100" as strings
+		{"99", "100", false}, // longer is greater
+		{"18446744073709551616", "18446744073709551615", true}, // past uint64
+		{"", "5", false},      // no position yet
+		{"0", "5", false},     // "0" is no position
+		{"5", "0", false},     // nor a position to go back to
+		{"12", "", false},     // an event without an RV does not move the position
+		{"12", "011", false},  // a leading zero: not a number apimachinery compares
+		{"abc", "abb", false}, // opaque (an aggregated server's): never compared
+		{"12", "1a", false},
+		{"-1", "-2", false},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, wentBack(tt.reached, tt.rv), "reached %q, event at %q", tt.reached, tt.rv)
+	}
+}
+
+// TestWentBackAgreesWithApimachinery checks wentBack against apimachinery's
+// own comparison: wherever CompareResourceVersion can compare two
+// resourceVersions, wentBack says "back" exactly when it says "less", and
+// wherever it cannot, wentBack never says "back".
+func TestWentBackAgreesWithApimachinery(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := "0123456789a-"
+	gen := func() string {
+		b := make([]byte, rng.IntN(5))
+		for i := range b {
+			if rng.IntN(8) == 0 {
+				b[i] = alphabet[rng.IntN(len(alphabet))]
+			} else {
+				b[i] = byte('0' + rng.IntN(10))
+			}
+		}
+		return string(b)
+	}
+	for range 20000 {
+		reached, rv := gen(), gen()
+		cmp, err := resourceversion.CompareResourceVersion(rv, reached)
+		want := err == nil && cmp < 0
+		if got := wentBack(reached, rv); got != want {
+			t.Fatalf("wentBack(%q, %q) = %t; apimachinery: %d, %v", reached, rv, got, cmp, err)
+		}
+	}
+}
+
+func TestWentBackDoesNotAllocate(t *testing.T) {
+	allocs := testing.AllocsPerRun(100, func() {
+		_ = wentBack("123456", "123455")
+		_ = wentBack("opaque", "123455")
+	})
+	assert.Zero(t, allocs)
 }
 
 func TestRetryAfter(t *testing.T) {

@@ -30,8 +30,12 @@
 // The server keeps only a window of history. A watch from an RV that has
 // left the window is refused with 410 Gone ("Expired"); then the reflector
 // must list again (relist) to learn what it missed. It also relists when
-// the server has not reached that RV yet, and to get past a watch frame it
-// could not decode (see the table below), and for nothing else. Relists
+// the server has not reached that RV yet, to get past a watch frame it
+// could not decode, when an event's RV is older than the watch had reached
+// (a server whose history went back), when the server cannot read an
+// object from its storage (StorageReadError: the object was force-deleted
+// and no watch will report it), and when the store fails a resync (see the
+// table below), and for nothing else. Relists
 // are expensive for the server, so much of the reflector's care goes into
 // avoiding needless ones: it asks for BOOKMARK events, which advance the RV
 // of a quiet watch, and it resumes with a watch, not a list, after network
@@ -56,7 +60,7 @@
 // state, for every snapshot after the first.
 //
 //	state       what happened                                  next state
-//	----------  ---------------------------------------------  -------------------------------
+//	----------  ---------------------------------------------  --------------------------------
 //	Listing     snapshot stored                                Watching, at once
 //	Listing     410 on a page after the first                  Listing unpaged, at once
 //	Listing     410 / too large RV, at RV != ""                Listing at RV "", at once
@@ -71,9 +75,13 @@
 //	Watching    watchdog: silent too long                      Watching, at once
 //	Watching    410 / too large RV                             BackingOff -> Relisting
 //	Watching    a frame it could not decode                    BackingOff -> Relisting
+//	Watching    an event older than the watch's RV             BackingOff -> Relisting
+//	Watching    500 StorageReadError                           BackingOff -> Relisting at RV ""
+//	Watching    the store failed a resync                      BackingOff -> Relisting
 //	Watching    clean close within 1s (short watch)            BackingOff -> Watching
 //	Watching    429, 5xx, network, anything else               BackingOff -> Watching
 //	BackingOff  time is up                                     the state it leads to
+//	BackingOff  the store failed a resync                      BackingOff -> Relisting
 //	any         context done                                   Stopped
 //
 // A watch is made from the store's resourceVersion; when that is "" or "0",

@@ -79,6 +79,17 @@ const (
 	// It is skipped, never stored, and no handler hears of it; the objects
 	// around it are kept. It changes no state: it is no reason to relist.
 	KindRefused
+	// KindRVBackwards means a watch event's resourceVersion is older than
+	// one the same watch had already reached (both numbers: see wentBack).
+	// The event is neither stored nor told; the reflector relists from the
+	// last good resourceVersion, after a backoff.
+	KindRVBackwards
+	// KindStoreRead is HTTP 500 with reason StorageReadError
+	// (apierrors.IsStoreReadError): the server could not read an object
+	// from its storage, typically one a cluster admin force-deleted as
+	// corrupt (KEP-3926), whose deletion no watch can report. The
+	// reflector relists with a consistent read, which drops it.
+	KindStoreRead
 
 	numKinds = iota
 )
@@ -86,7 +97,7 @@ const (
 var kindNames = [numKinds]string{
 	"Other", "Expired", "TooLargeRV", "Throttled", "Network", "ServerError",
 	"Rejected", "Decode", "WrongType", "Store", "WatchListTimeout",
-	"StuckWatch", "ShortWatch", "Refused",
+	"StuckWatch", "ShortWatch", "Refused", "RVBackwards", "StoreRead",
 }
 
 // String returns the kind's name, for logs and metrics labels.
@@ -174,6 +185,8 @@ var (
 	errStuckWatch error = &sentinel{"watch silent for too long", KindStuckWatch}
 	// errShortWatch: a watch closed cleanly within a second.
 	errShortWatch error = &sentinel{"watch closed too soon", KindShortWatch}
+	// errRVBackwards: a watch event older than the watch's position.
+	errRVBackwards error = &sentinel{"resourceVersion went backwards", KindRVBackwards}
 )
 
 // Error is what the reflector reports: a Kind, what it was doing, and the
@@ -235,6 +248,8 @@ func classify(err error) Kind {
 		return KindExpired
 	case isTooLargeResourceVersion(err):
 		return KindTooLargeRV
+	case apierrors.IsStoreReadError(err):
+		return KindStoreRead
 	case apierrors.IsTooManyRequests(err):
 		return KindThrottled
 	case s != nil, isDecode(err):

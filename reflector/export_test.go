@@ -11,4 +11,5 @@ var InternalSentinels = []struct {
 	{"errNoMetadata", errNoMetadata}, {"errUnknownEvent", errUnknownEvent}, {"errNotList", errNotList},
 	{"errWatchListTimeout", errWatchListTimeout}, {"errWatchListClosed", errWatchListClosed},
 	{"errStuckWatch", errStuckWatch}, {"errShortWatch", errShortWatch},
+	{"errRVBackwards", errRVBackwards},
 }

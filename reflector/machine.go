@@ -77,8 +77,8 @@ func (m *machine) apply(v verdict, s state, in input) state {
 		return resumable(watching{rv: w.rv}, m.synced)
 	case toBackoffWatch:
 		return m.backOff(resumable(watching{rv: w.rv}, m.synced), in)
-	case toBackoffRelist:
-		return m.backOff(listing{rv: w.rv, relist: true}, in)
+	case toBackoffRelist, toBackoffRelistConsistent:
+		return m.backOff(relistFrom(heading(s), v == toBackoffRelistConsistent), in)
 	case toListConsistent:
 		return listing{rv: l.rv, consistent: true, relist: l.relist}
 	case toBackoffList:
@@ -98,9 +98,10 @@ func (m *machine) apply(v verdict, s state, in input) state {
 }
 
 // backOff returns the wait before then: a backoff delay, at least the
-// server's Retry-After.
+// server's Retry-After, and at least what was left of a wait the failure
+// cut short.
 func (m *machine) backOff(then state, in input) backingOff {
-	floor := time.Duration(retryAfter(in.err)) * time.Second
+	floor := max(time.Duration(retryAfter(in.err))*time.Second, in.waitLeft)
 	return backingOff{then: then, delay: m.backoff.next(in.now, m.draw(), floor)}
 }
 
@@ -117,4 +118,18 @@ func resumable(w watching, synced bool) state {
 		return listing{rv: w.rv, relist: synced}
 	}
 	return w
+}
+
+// relistFrom is the relist that replaces s, a watch or the listing a wait
+// leads to: at the resourceVersion the store has reached, or with a
+// consistent read.
+func relistFrom(s state, consistent bool) listing {
+	l, ok := s.(listing)
+	if !ok {
+		w, _ := s.(watching)
+		l = listing{rv: w.rv}
+	}
+	l.relist, l.via = true, viaAny
+	l.consistent = l.consistent || consistent
+	return l
 }

@@ -146,7 +146,11 @@ func (r *Reflector) enter(s state) {
 }
 
 // wait is the I/O of a backoff: wait the delay, still serving resyncs.
+// A resync that fails ends the wait early; what is left of it (a server's
+// Retry-After, say) goes with the failure, so the wait that follows is no
+// shorter.
 func (r *Reflector) wait(ctx context.Context, b backingOff) input {
+	end := time.Now().Add(b.delay)
 	t := time.NewTimer(b.delay)
 	defer t.Stop()
 	for {
@@ -156,15 +160,23 @@ func (r *Reflector) wait(ctx context.Context, b backingOff) input {
 		case <-t.C:
 			return input{what: waitOver}
 		case <-r.alarm:
-			r.serveResync()
+			if rf := r.serveResync(); rf != nil {
+				in := failed(rf.e)
+				in.waitLeft = time.Until(end)
+				return in
+			}
 		}
 	}
 }
 
 // fail reports a failure of op and returns it as the machine's input.
 func (r *Reflector) fail(op string, kind Kind, err error) input {
-	e := r.report(op, kind, err)
-	return input{what: ioFailed, op: op, kind: e.Kind, err: e, now: time.Now()}
+	return failed(r.report(op, kind, err))
+}
+
+// failed is a reported failure as the machine's input.
+func failed(e *Error) input {
+	return input{what: ioFailed, op: e.Op, kind: e.Kind, err: e, now: time.Now()}
 }
 
 // report wraps err in an *Error of the given kind (classifying it when kind
@@ -245,11 +257,13 @@ func (r *Reflector) ring() {
 // serveResync serves a resync tick that came due, if any. A tick waits
 // while the store holds no snapshot yet (resyncing an empty store would
 // only confuse its consumers): it stays due, and the first loop to look
-// after the snapshot serves it.
-func (r *Reflector) serveResync() {
+// after the snapshot serves it. It returns the store's failure, already
+// reported, which ends the watch or the wait it was served in.
+func (r *Reflector) serveResync() *resyncFailed {
 	if r.m.synced && r.resyncDue.Load() && r.resyncDue.Swap(false) {
-		r.resyncNow()
+		return r.resyncNow()
 	}
+	return nil
 }
 
 // resyncNow handles a resync tick: asks ShouldResync, calls Store.Resync, and
@@ -258,15 +272,31 @@ func (r *Reflector) serveResync() {
 // list to end (the store is being replaced anyway). Running it on the
 // machine's own goroutine, not a second one as client-go does, keeps every
 // Store call on one goroutine.
-func (r *Reflector) resyncNow() {
+//
+// A store that fails a resync is reported once, and the failure ends the
+// watch (or the wait) it was served in: the transition table then relists
+// after a backoff, as client-go does. A store that cannot re-deliver what
+// it holds may not hold what it should either, and only a snapshot
+// repairs that; the growing backoff keeps a store that always fails from
+// costing more than one list per Backoff.Max.
+func (r *Reflector) resyncNow() *resyncFailed {
+	var failure *resyncFailed
 	if r.opts.ShouldResync == nil || r.opts.ShouldResync() {
 		if err := r.store.Resync(); err != nil {
-			r.report(opStore, KindStore, fmt.Errorf("resync: %w", err))
+			failure = &resyncFailed{e: r.report(opStore, KindStore, fmt.Errorf("resync: %w", err))}
 		}
 		r.pub.update(func(p *published) { p.resyncs++ })
 	}
 	r.armResync()
+	return failure
 }
+
+// resyncFailed is a failed resync, already reported, on its way out of the
+// watch it ends (see resyncNow).
+type resyncFailed struct{ e *Error }
+
+func (f *resyncFailed) Error() string { return f.e.Error() }
+func (f *resyncFailed) Unwrap() error { return f.e }
 
 // LastSyncResourceVersion returns the resourceVersion the store has
 // reached: the last list's, bookmark's or event's. "" before the first

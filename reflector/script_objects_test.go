@@ -63,6 +63,12 @@ func serverError(t *testing.T, kind string, retryAfter int) error {
 		return apierrors.NewTooManyRequests("slow down", retryAfter)
 	case "500":
 		return apierrors.NewInternalError(errors.New("etcd hiccup"))
+	case "store-read":
+		return &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
+			Reason:  metav1.StatusReasonStoreReadError,
+			Message: "failed to prepare current and previous objects: corrupt object has been deleted",
+		}}
 	case "503":
 		return apierrors.NewServiceUnavailable("starting")
 	case "400":

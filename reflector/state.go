@@ -20,8 +20,10 @@ const (
 	// a paged List, to Store.Replace it.
 	StateListing
 	// StateRelisting: getting a new snapshot after the watch could not
-	// resume (410 Expired, an RV the server has not reached, or a frame it
-	// could not decode, which a new watch would meet again). Same work as
+	// resume (410 Expired, an RV the server has not reached, a frame it
+	// could not decode, which a new watch would meet again, an event older
+	// than the watch's RV, a StorageReadError) or the store failed a
+	// resync (the rows of doc.go's table). Same work as
 	// Listing; counted apart because relists are the expensive event a
 	// healthy reflector keeps rare.
 	StateRelisting
@@ -168,6 +170,9 @@ type input struct {
 	paged bool
 	// stream: a snapshot stored by WatchList hands over its open watch.
 	stream watch.Interface
+	// waitLeft: for a failure during a wait, what was left of the wait; the
+	// next wait is no shorter.
+	waitLeft time.Duration
 	// now is when it happened: time is an input, for the backoff's reset.
 	now time.Time
 }

@@ -24,7 +24,9 @@ type Store interface {
 	// absent from list were deleted while nobody was watching.
 	Replace(list []runtime.Object, resourceVersion string) error
 	// Resync asks the store to re-deliver what it holds, so that handlers
-	// get a periodic chance to reconcile.
+	// get a periodic chance to reconcile. An error ends the watch, and the
+	// reflector relists after a backoff (as client-go does): a store that
+	// cannot re-deliver what it holds is repaired only by a snapshot.
 	Resync() error
 	// Bookmark records that the server has reached resourceVersion with no
 	// further change to this resource: progress without an object.

@@ -53,6 +53,9 @@ const (
 	toBackoffWatch
 	// toBackoffRelist: back off, then relist at the last resourceVersion.
 	toBackoffRelist
+	// toBackoffRelistConsistent: back off, then relist with a consistent
+	// read (RV "").
+	toBackoffRelistConsistent
 	// toListConsistent: the same listing again at once, as a consistent
 	// read (RV "").
 	toListConsistent
@@ -72,16 +75,17 @@ const (
 )
 
 var verdictNames = [...]string{
-	toWatch:               "Watching, at once",
-	toBackoffWatch:        "BackingOff -> Watching",
-	toBackoffRelist:       "BackingOff -> Relisting",
-	toListConsistent:      `Listing at RV "", at once`,
-	toBackoffList:         "BackingOff -> Listing",
-	toListPaged:           "Listing paged, at once",
-	toListPagedConsistent: `Listing paged at RV "", at once`,
-	toListUnpaged:         "Listing unpaged, at once",
-	toResume:              "the state it leads to",
-	toStop:                "Stopped",
+	toWatch:                   "Watching, at once",
+	toBackoffWatch:            "BackingOff -> Watching",
+	toBackoffRelist:           "BackingOff -> Relisting",
+	toBackoffRelistConsistent: `BackingOff -> Relisting at RV ""`,
+	toListConsistent:          `Listing at RV "", at once`,
+	toBackoffList:             "BackingOff -> Listing",
+	toListPaged:               "Listing paged, at once",
+	toListPagedConsistent:     `Listing paged at RV "", at once`,
+	toListUnpaged:             "Listing unpaged, at once",
+	toResume:                  "the state it leads to",
+	toStop:                    "Stopped",
 }
 
 // String is the verdict as doc.go's table writes it.
@@ -93,7 +97,7 @@ var (
 	// of the server.
 	gone = []Kind{KindExpired, KindTooLargeRV}
 	// passing: failures that a List would meet too, and that pass.
-	passing = []Kind{KindThrottled, KindNetwork, KindServerError}
+	passing = []Kind{KindThrottled, KindNetwork, KindServerError, KindStoreRead}
 )
 
 // transitions is the table. Rows are tried in order; the first that
@@ -143,6 +147,28 @@ var (
 // after a backoff, as in client-go, so that a server compacting faster
 // than the reflector can list does not turn into a tight list loop.
 //
+// Three more failures of a watch are answered by a relist, each because the
+// watch cannot go on telling the truth from where it is:
+//
+//   - An event older than the watch's position (KindRVBackwards, see
+//     wentBack): storing it would tell handlers an old state as news, and
+//     resuming from it would replay history the store already holds. The
+//     event is dropped, and the relist is made at the last good
+//     resourceVersion.
+//   - A StorageReadError (KindStoreRead): the server could not read an
+//     object, typically one an admin force-deleted as corrupt (KEP-3926).
+//     No DELETED event will ever come for it, and a watch from the same
+//     resourceVersion meets the same error again (a server sends it on
+//     every new watch); only a snapshot drops the object. The relist is a
+//     consistent read (RV ""): a list "at least as fresh as" the last
+//     resourceVersion may come from an API server whose cache has not seen
+//     the deletion yet, and still hold the object.
+//   - A store that failed a resync (op store), while watching or backing
+//     off: client-go relists here too, and so do we (see resyncNow).
+//
+// All three come after a backoff, so a server or store that repeats the
+// fault costs one list per Backoff.Max at worst.
+//
 // A clean end is only "clean" once the watch lasted minWatchLife (see
 // watchEndCause); before, it arrives as KindShortWatch and backs off.
 var transitions = []transition{
@@ -160,9 +186,13 @@ var transitions = []transition{
 	{state: "Watching", outcome: "watchdog: silent too long", in: inWatching, on: ioFailed, kinds: []Kind{KindStuckWatch}, then: toWatch},
 	{state: "Watching", outcome: "410 / too large RV", in: inWatching, on: ioFailed, kinds: gone, then: toBackoffRelist},
 	{state: "Watching", outcome: "a frame it could not decode", in: inWatching, on: ioFailed, kinds: []Kind{KindDecode}, then: toBackoffRelist},
+	{state: "Watching", outcome: "an event older than the watch's RV", in: inWatching, on: ioFailed, kinds: []Kind{KindRVBackwards}, then: toBackoffRelist},
+	{state: "Watching", outcome: "500 StorageReadError", in: inWatching, on: ioFailed, kinds: []Kind{KindStoreRead}, then: toBackoffRelistConsistent},
+	{state: "Watching", outcome: "the store failed a resync", in: inWatching, on: ioFailed, op: opStore, then: toBackoffRelist},
 	{state: "Watching", outcome: "clean close within 1s (short watch)", in: inWatching, on: ioFailed, kinds: []Kind{KindShortWatch}, then: toBackoffWatch},
 	{state: "Watching", outcome: "429, 5xx, network, anything else", in: inWatching, on: ioFailed, then: toBackoffWatch},
 	{state: "BackingOff", outcome: "time is up", in: inBackingOff, on: waitOver, then: toResume},
+	{state: "BackingOff", outcome: "the store failed a resync", in: inBackingOff, on: ioFailed, op: opStore, then: toBackoffRelist},
 	{state: "any", outcome: "context done", in: inAny, on: ctxDone, then: toStop},
 }
 

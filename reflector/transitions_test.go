@@ -119,12 +119,48 @@ func TestWatchEnds(t *testing.T) {
 		{"403: back off, re-watch", failure(opWatch, KindRejected, ""), "backoff then Watching from 42"},
 		{"refused frame: relist, past it", failure(opWatch, KindDecode, ""), "backoff then Relisting"},
 		{"short watch: back off, re-watch", failure(opWatch, KindShortWatch, ""), "backoff then Watching from 42"},
+		{"RV went backwards: relist from the last good RV", failure(opWatch, KindRVBackwards, ""), "backoff then Relisting"},
+		{"StorageReadError: consistent relist", failure(opWatch, KindStoreRead, ""), "backoff then Relisting (consistent)"},
+		{"the store failed a resync: relist", failure(opStore, KindStore, ""), "backoff then Relisting"},
 		{"unknown: back off, re-watch", failure(opWatch, KindOther, ""), "backoff then Watching from 42"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := testMachine(true).step(watching{rv: "42"}, tt.in)
 			assert.Equal(t, tt.want, describe(got))
+		})
+	}
+}
+
+func TestRelistsKeepTheLastGoodRV(t *testing.T) {
+	m := testMachine(true)
+	got := m.step(watching{rv: "42"}, failure(opWatch, KindRVBackwards, ""))
+	assert.Equal(t, listing{rv: "42", relist: true}, got.(backingOff).then)
+	got = m.step(watching{rv: "42"}, failure(opWatch, KindStoreRead, ""))
+	assert.Equal(t, listing{rv: "42", relist: true, consistent: true}, got.(backingOff).then)
+}
+
+// TestResyncFailureWhileBackingOff: a resync served during a wait fails;
+// what follows the wait is a relist, whatever the wait led to, after a
+// new (longer) backoff.
+func TestResyncFailureWhileBackingOff(t *testing.T) {
+	tests := []struct {
+		name string
+		then state
+		want listing
+	}{
+		{"a wait before a watch", watching{rv: "42"}, listing{rv: "42", relist: true}},
+		{"a wait before a consistent relist", listing{relist: true, consistent: true, via: viaPaged}, listing{relist: true, consistent: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := testMachine(true)
+			first := m.step(watching{rv: "42"}, failure(opWatch, KindNetwork, "")).(backingOff)
+			got := m.step(backingOff{then: tt.then, delay: first.delay}, failure(opStore, KindStore, ""))
+			b, ok := got.(backingOff)
+			require.True(t, ok, describe(got))
+			assert.Equal(t, tt.want, b.then)
+			assert.Greater(t, b.delay, first.delay, "the backoff grows")
 		})
 	}
 }
@@ -164,6 +200,7 @@ func TestWatchListFailures(t *testing.T) {
 		{KindThrottled, false, "backoff then Listing"},
 		{KindNetwork, true, "backoff then Relisting"},
 		{KindServerError, false, "backoff then Listing"},
+		{KindStoreRead, true, "backoff then Relisting"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.kind.String(), func(t *testing.T) {
@@ -274,9 +311,9 @@ func expected(s state, in input) bool {
 	case listing:
 		return in.what == snapshotStored || in.what == ctxDone || in.what == ioFailed && in.op != opWatch
 	case watching:
-		return in.what == watchClosed || in.what == ctxDone || in.what == ioFailed && in.op == opWatch
+		return in.what == watchClosed || in.what == ctxDone || in.what == ioFailed && (in.op == opWatch || in.op == opStore)
 	case backingOff:
-		return in.what == waitOver || in.what == ctxDone
+		return in.what == waitOver || in.what == ctxDone || in.what == ioFailed && in.op == opStore
 	}
 	return false
 }

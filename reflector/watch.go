@@ -62,6 +62,9 @@ func (r *Reflector) watchEnded(ctx context.Context, err error) input {
 	if err == nil {
 		return input{what: watchClosed, now: time.Now()}
 	}
+	if rf, ok := err.(*resyncFailed); ok {
+		return failed(rf.e) // reported when it happened
+	}
 	return r.fail(opWatch, classifyKind, err)
 }
 
@@ -78,7 +81,9 @@ func (r *Reflector) consume(ctx context.Context, w watch.Interface, s *watching)
 	defer dog.stop()
 	// A tick that came due before the store had a snapshot (the alarm
 	// then rang for nobody) is served now.
-	r.serveResync()
+	if rf := r.serveResync(); rf != nil {
+		return rf
+	}
 	for {
 		if over, err := r.drainReady(ctx, w, dog, s); over {
 			return err
@@ -113,11 +118,13 @@ func (r *Reflector) received(ev watch.Event, ok bool, w watch.Interface, dog *qu
 	return err != nil, err
 }
 
-// serveDue serves the timers that fired: a resync tick, and the watchdog,
-// whose firing ends the watch (with an error) if it really was silent for
-// too long, and otherwise re-arms it.
+// serveDue serves the timers that fired: a resync tick, whose failure ends
+// the watch, and the watchdog, whose firing ends the watch (with an error)
+// if it really was silent for too long, and otherwise re-arms it.
 func (r *Reflector) serveDue(dog *quietTimer) error {
-	r.serveResync()
+	if rf := r.serveResync(); rf != nil {
+		return rf
+	}
 	if dog.due() && dog.expired() {
 		return fmt.Errorf("%w: nothing for %v, bookmarks expected every %v",
 			errStuckWatch, dog.silence(), r.opts.BookmarkInterval)
@@ -133,11 +140,13 @@ func streamEnd(w watch.Interface) error {
 	return nil
 }
 
-// handleEvent applies one event to the store. It returns an error only for
-// an ERROR event, which ends the watch: the server sends one when it can no
-// longer serve it (typically 410 Expired). A store error is reported and
-// the watch goes on: the event is lost for the store but not for the
-// resourceVersion, exactly as in client-go.
+// handleEvent applies one event to the store. It returns an error, which
+// ends the watch, for an ERROR event (the server sends one when it can no
+// longer serve the watch: typically 410 Expired) and for an event older
+// than the watch's position (wentBack), which it neither stores nor
+// records. A store error is reported and the watch goes on: the event is
+// lost for the store but not for the resourceVersion, exactly as in
+// client-go.
 func (r *Reflector) handleEvent(ev watch.Event, s *watching) error {
 	if ev.Type == watch.Error {
 		r.pub.event(ev.Type, "")
@@ -150,6 +159,15 @@ func (r *Reflector) handleEvent(ev watch.Event, s *watching) error {
 		return nil
 	}
 	rv := m.GetResourceVersion()
+	if !s.replaying && wentBack(s.rv, rv) {
+		// Storing it would tell handlers an older state as an update, and
+		// the next watch would resume from the older position. Only a
+		// snapshot says what the server holds now: the watch ends, and the
+		// transition table relists from s.rv, the last good position.
+		r.pub.event(ev.Type, "")
+		return fmt.Errorf("%w: %s %s/%s at %s, after the watch reached %s",
+			errRVBackwards, ev.Type, m.GetNamespace(), m.GetName(), rv, s.rv)
+	}
 	switch ev.Type {
 	case watch.Added:
 		err = r.store.Add(ev.Object)
