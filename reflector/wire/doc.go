@@ -102,6 +102,12 @@
 // token bucket (QPS and Burst, or a shared Config.RateLimiter), a second
 // line of defence against a retry loop a broken server could provoke.
 //
+// Files are input too: a kubeconfig, and every file it names (CA bundle,
+// client certificate and key, token file), is read only when it is a
+// regular file of at most MaxFileBytes (bounded_file.go); anything else is
+// a *FileError. An exec plugin that outlives its Timeout is killed with
+// every process it started.
+//
 // # Limits, deliberately
 //
 //   - Only Go types known to a scheme are decoded (plus PartialObjectMetadata
