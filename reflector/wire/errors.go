@@ -66,6 +66,13 @@ var (
 	// object) was longer than Config.MaxObjectBytes.
 	ErrObjectTooLarge = errors.New("wire: response object too large")
 
+	// ErrTooManyItems means a list page held more items than
+	// ListerWatcher.ListAtMost was allowed to decode. The page was counted
+	// in its raw bytes and refused before any item was built. It has a
+	// TooManyItems method, by which the reflector recognises it and files
+	// it under reflector.ErrListTooLarge (KindDecode).
+	ErrTooManyItems error = tooManyItemsError{}
+
 	// ErrUnexpectedKind means a list response decoded to a different kind
 	// than the one requested (for example a ConfigMapList for pods).
 	ErrUnexpectedKind = errors.New("wire: response has an unexpected kind")
@@ -89,6 +96,16 @@ var (
 	// this package cannot decode (it decodes JSON and Kubernetes protobuf).
 	ErrUnsupportedMediaType = errors.New("wire: unsupported response media type")
 )
+
+// tooManyItemsError is the type of ErrTooManyItems: a sentinel with the
+// TooManyItems method, the mark the reflector looks for (see
+// reflector/capabilities.go), since this package does not import it.
+type tooManyItemsError struct{}
+
+func (tooManyItemsError) Error() string { return "wire: too many items in a list page" }
+
+// TooManyItems marks the refusal for the reflector.
+func (tooManyItemsError) TooManyItems() bool { return true }
 
 // RedirectError reports a 3xx answer to a list or watch. The list/watch API
 // never redirects; a redirect comes from a misconfigured Host (http where
