@@ -86,7 +86,7 @@ func (r *Reflector) listAll(ctx context.Context, rv string) (items []runtime.Obj
 	opts := metav1.ListOptions{ResourceVersion: rv, Limit: pageLimit(r.opts.PageSize, rv, r.m.paginatedBefore)}
 	seen := newTokenSet()
 	for ; ; pages++ {
-		page, err := r.listPage(ctx, opts, r.opts.listLimits().maxItems-len(items))
+		page, err := r.listPage(ctx, opts, pageRoom(len(items), r.opts.listLimits()))
 		if err != nil {
 			return nil, "", pages, err
 		}
@@ -111,7 +111,7 @@ func (r *Reflector) listAll(ctx context.Context, rv string) (items []runtime.Obj
 // listUnpaged lists at rv in one request: the retry after a continue
 // token expired.
 func (r *Reflector) listUnpaged(ctx context.Context, rv string) ([]runtime.Object, string, error) {
-	page, err := r.listPage(ctx, metav1.ListOptions{ResourceVersion: rv}, r.opts.listLimits().maxItems)
+	page, err := r.listPage(ctx, metav1.ListOptions{ResourceVersion: rv}, pageRoom(0, r.opts.listLimits()))
 	if err != nil {
 		return nil, "", err
 	}
@@ -153,13 +153,10 @@ func (r *Reflector) listPage(ctx context.Context, opts metav1.ListOptions, room 
 	var page runtime.Object
 	var err error
 	if lw, ok := r.lw.(itemCapLister); ok {
-		page, err = lw.ListAtMost(ctx, opts, max(room, 0))
+		page, err = lw.ListAtMost(ctx, opts, room)
+		err = pageRefused(err, r.opts.listLimits())
 	} else {
 		page, err = r.lw.List(ctx, opts)
-	}
-	var refused tooManyItems
-	if errors.As(err, &refused) && refused.TooManyItems() {
-		return nil, fmt.Errorf("%w: more than %d objects: %w", ErrListTooLarge, r.opts.listLimits().maxItems, err)
 	}
 	if err == nil && objkey.IsNil(page) {
 		err = fmt.Errorf("%w: ListerWatcher returned a nil list", errNotList)
