@@ -213,7 +213,7 @@ func (e *FrameError) Unwrap() []error {
 // (fs.ErrNotExist, fs.ErrPermission) are not FileErrors.
 type FileError struct {
 	Path   string // the file, as named
-	Reason string // for example "is not a regular file (D---------)"
+	Reason string // for example "is not a regular file (d---------)", for a directory
 }
 
 // Error names the file and why it was refused.
