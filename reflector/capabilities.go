@@ -1,5 +1,12 @@
 package reflector
 
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
 // Optional methods. A ListerWatcher, or a watch.Interface it returns, may
 // have these methods to tell the reflector more than the two required verbs
 // can. The reflector looks for them with a type assertion and works
@@ -40,4 +47,23 @@ type scoped interface {
 // classified like any other. Without it, every close looks normal.
 type streamError interface {
 	Err() error
+}
+
+// itemCapLister is a ListerWatcher that can refuse a list page holding
+// more than maxItems objects before it decodes a single one. The
+// reflector's own cap (Options.MaxListItems) counts decoded objects, and
+// a page's memory goes in decoding it: a few bytes of "{}," each become a
+// whole object. So the reflector lists through ListAtMost when it can,
+// with the room left under the cap, and files a refusal under
+// ErrListTooLarge like its own. A refusal is recognised by a method on
+// the error (errors.As to tooManyItems), since an implementation need not
+// import this package.
+type itemCapLister interface {
+	ListAtMost(ctx context.Context, opts metav1.ListOptions, maxItems int) (runtime.Object, error)
+}
+
+// tooManyItems is the mark of an itemCapLister's refusal: an error in the
+// chain whose TooManyItems method returns true.
+type tooManyItems interface {
+	TooManyItems() bool
 }

@@ -164,6 +164,24 @@ func nextPage(pages int, repeated bool, lim listLimits) error {
 	return nil
 }
 
+// pageRoom is the most objects the next page of a list holding n may
+// bring: what an itemCapLister is asked for, so that it refuses a larger
+// page before decoding it, as roomFor would after.
+func pageRoom(n int, lim listLimits) int {
+	return max(lim.maxItems-n, 0)
+}
+
+// pageRefused files an itemCapLister's refusal of a page too large for
+// its room as roomFor files its own count: ErrListTooLarge, KindDecode.
+// Any other error is returned as it is.
+func pageRefused(err error, lim listLimits) error {
+	var refused tooManyItems
+	if errors.As(err, &refused) && refused.TooManyItems() {
+		return fmt.Errorf("%w: more than %d objects: %w", ErrListTooLarge, lim.maxItems, err)
+	}
+	return err
+}
+
 // roomFor decides whether a snapshot holding n objects (a list's items so
 // far, or a WatchList's initial events so far) may take one more.
 func roomFor(n int, lim listLimits) error {

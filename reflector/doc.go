@@ -135,8 +135,11 @@
 // second backs off, whatever it carried: watchEndCause); page for ever (a
 // continue token seen before in the same list ends it: nextPage); or make
 // one snapshot hold more than Options.MaxListItems objects or take more
-// than MaxListPages pages (roomFor, nextPage). A WatchList's initial events
-// are folded by key, one entry per object, and capped like a list.
+// than MaxListPages pages (roomFor, nextPage). A ListerWatcher that can
+// (ListAtMost, capabilities.go) is given each page's room under the cap
+// and refuses a larger page before decoding it (pageRoom, pageRefused).
+// A WatchList's initial events are folded by key, one entry per object,
+// and capped like a list.
 //
 // # Errors
 //

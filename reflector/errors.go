@@ -145,8 +145,10 @@ var (
 	ErrContinueLoop error = &sentinel{"list continue token repeated", KindDecode}
 	// ErrListTooLarge (KindDecode): a list ran past Options.MaxListPages
 	// pages or Options.MaxListItems objects, or a WatchList sent more than
-	// MaxListItems events before its initial-events-end bookmark. A list
-	// backs off, a WatchList falls back to a paged list.
+	// MaxListItems events before its initial-events-end bookmark, or a
+	// ListerWatcher refused a page with more objects than the room left
+	// under MaxListItems before decoding it (ListAtMost). A list backs
+	// off, a WatchList falls back to a paged list.
 	ErrListTooLarge error = &sentinel{"list too large", KindDecode}
 	// ErrOutOfScope (KindRefused): an object outside the part of the
 	// resource the ListerWatcher asked for: of another namespace, or one

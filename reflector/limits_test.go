@@ -58,3 +58,22 @@ func TestDefaultLimitsAreFinite(t *testing.T) {
 	assert.Equal(t, 2_000_000, o.MaxListItems)
 	assert.Equal(t, 10_000, o.MaxListPages)
 }
+
+func TestPageRoom(t *testing.T) {
+	lim := listLimits{maxPages: 3, maxItems: 10}
+	assert.Equal(t, 10, pageRoom(0, lim))
+	assert.Equal(t, 3, pageRoom(7, lim))
+	assert.Equal(t, 0, pageRoom(10, lim))
+	assert.Equal(t, 0, pageRoom(12, lim), "never negative")
+}
+
+func TestPageRefused(t *testing.T) {
+	lim := listLimits{maxPages: 3, maxItems: 10}
+	got := pageRefused(fmt.Errorf("list: %w", refusal{}), lim)
+	assert.ErrorIs(t, got, ErrListTooLarge)
+	assert.ErrorIs(t, got, refusal{}, "the lister's error stays in the chain")
+	assert.Equal(t, KindDecode, KindOf(got))
+	other := fmt.Errorf("other")
+	assert.Same(t, other, pageRefused(other, lim))
+	assert.NoError(t, pageRefused(nil, lim))
+}

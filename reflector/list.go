@@ -86,7 +86,7 @@ func (r *Reflector) listAll(ctx context.Context, rv string) (items []runtime.Obj
 	opts := metav1.ListOptions{ResourceVersion: rv, Limit: pageLimit(r.opts.PageSize, rv, r.m.paginatedBefore)}
 	seen := newTokenSet()
 	for ; ; pages++ {
-		page, err := r.listPage(ctx, opts)
+		page, err := r.listPage(ctx, opts, pageRoom(len(items), r.opts.listLimits()))
 		if err != nil {
 			return nil, "", pages, err
 		}
@@ -111,7 +111,7 @@ func (r *Reflector) listAll(ctx context.Context, rv string) (items []runtime.Obj
 // listUnpaged lists at rv in one request: the retry after a continue
 // token expired.
 func (r *Reflector) listUnpaged(ctx context.Context, rv string) ([]runtime.Object, string, error) {
-	page, err := r.listPage(ctx, metav1.ListOptions{ResourceVersion: rv})
+	page, err := r.listPage(ctx, metav1.ListOptions{ResourceVersion: rv}, pageRoom(0, r.opts.listLimits()))
 	if err != nil {
 		return nil, "", err
 	}
@@ -145,10 +145,19 @@ func (s tokenSet) add(tok string) (repeated bool) {
 	return false
 }
 
-// listPage makes one List call.
-func (r *Reflector) listPage(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+// listPage makes one List call, for a page of at most room objects when
+// the ListerWatcher can refuse a larger one before decoding it
+// (itemCapLister); otherwise absorbPage counts the decoded ones.
+func (r *Reflector) listPage(ctx context.Context, opts metav1.ListOptions, room int) (runtime.Object, error) {
 	r.pub.update(func(p *published) { p.listRequests++ })
-	page, err := r.lw.List(ctx, opts)
+	var page runtime.Object
+	var err error
+	if lw, ok := r.lw.(itemCapLister); ok {
+		page, err = lw.ListAtMost(ctx, opts, room)
+		err = pageRefused(err, r.opts.listLimits())
+	} else {
+		page, err = r.lw.List(ctx, opts)
+	}
 	if err == nil && objkey.IsNil(page) {
 		err = fmt.Errorf("%w: ListerWatcher returned a nil list", errNotList)
 	}

@@ -15,8 +15,8 @@ import (
 // The HTTP implementation lives in the reflector/wire package; tests drive the
 // reflector with in-memory implementations (ListWatch turns two functions
 // into one). An implementation may also have the optional methods of
-// capabilities.go: SupportsWatchList() bool and BytesDecoded() int64, and
-// Err() error on the watches it returns.
+// capabilities.go: SupportsWatchList() bool, BytesDecoded() int64 and
+// ListAtMost, and Err() error on the watches it returns.
 //
 // Both methods must return promptly once ctx is done, and a returned watch
 // must close its result channel when ctx is done or Stop is called: that is

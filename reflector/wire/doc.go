@@ -93,14 +93,22 @@
 // # A server is not trusted
 //
 // Everything a server sends is bounded: a watch frame by MaxFrameBytes, a
-// list body by MaxObjectBytes (a Content-Length is believed only up to
-// 1 MiB before the bytes arrive), the wait for response headers by
+// list body by MaxObjectBytes (inflated bytes, for a gzip response; a
+// Content-Length is believed only up to 1 MiB before the bytes arrive), a
+// list page's items by the reflector's cap, counted before decoding
+// (ListAtMost), the wait for response headers by
 // ResponseHeaderTimeout. No redirect is followed: a 3xx is a
 // *RedirectError, so the bearer token never leaves the configured server.
 // Text the server wrote (Status messages, error pages, watch ERROR events)
 // has the token redacted before it becomes an error. Requests wait on a
 // token bucket (QPS and Burst, or a shared Config.RateLimiter), a second
 // line of defence against a retry loop a broken server could provoke.
+//
+// Files are input too: a kubeconfig, and every file it names (CA bundle,
+// client certificate and key, token file), is read only when it is a
+// regular file of at most MaxFileBytes (bounded_file.go); anything else is
+// a *FileError. An exec plugin that outlives its Timeout is killed with
+// every process it started.
 //
 // # Limits, deliberately
 //
@@ -120,9 +128,10 @@
 // # Optional methods for the reflector
 //
 // *ListerWatcher has the reflector's optional methods BytesDecoded (lists and
-// watches together) and SupportsWatchList (true unless
-// Options.NoWatchList); *Watcher has its optional Err (why the stream
-// ended) and its own BytesDecoded.
+// watches together), SupportsWatchList (true unless Options.NoWatchList)
+// and ListAtMost (a page's items counted in its raw bytes, and refused
+// past the reflector's MaxListItems before any is decoded); *Watcher has
+// its optional Err (why the stream ended) and its own BytesDecoded.
 //
 // # Statistics
 //

@@ -66,6 +66,13 @@ var (
 	// object) was longer than Config.MaxObjectBytes.
 	ErrObjectTooLarge = errors.New("wire: response object too large")
 
+	// ErrTooManyItems means a list page held more items than
+	// ListerWatcher.ListAtMost was allowed to decode. The page was counted
+	// in its raw bytes and refused before any item was built. It has a
+	// TooManyItems method, by which the reflector recognises it and files
+	// it under reflector.ErrListTooLarge (KindDecode).
+	ErrTooManyItems error = tooManyItemsError{}
+
 	// ErrUnexpectedKind means a list response decoded to a different kind
 	// than the one requested (for example a ConfigMapList for pods).
 	ErrUnexpectedKind = errors.New("wire: response has an unexpected kind")
@@ -80,10 +87,25 @@ var (
 	// so a reflector files it as a network failure and retries.
 	ErrResponseHeaderTimeout = errors.New("wire: no response headers in time")
 
+	// ErrFileRefused is wrapped by every *FileError: a file named by a
+	// Config or a kubeconfig is not a regular file, or is longer than
+	// MaxFileBytes.
+	ErrFileRefused = errors.New("wire: file refused")
+
 	// ErrUnsupportedMediaType means the server answered with a Content-Type
 	// this package cannot decode (it decodes JSON and Kubernetes protobuf).
 	ErrUnsupportedMediaType = errors.New("wire: unsupported response media type")
 )
+
+// tooManyItemsError is the type of ErrTooManyItems: a sentinel with the
+// TooManyItems method, the mark the reflector looks for (see
+// reflector/capabilities.go), since this package does not import it.
+type tooManyItemsError struct{}
+
+func (tooManyItemsError) Error() string { return "wire: too many items in a list page" }
+
+// TooManyItems marks the refusal for the reflector.
+func (tooManyItemsError) TooManyItems() bool { return true }
 
 // RedirectError reports a 3xx answer to a list or watch. The list/watch API
 // never redirects; a redirect comes from a misconfigured Host (http where
@@ -182,3 +204,22 @@ func (e *FrameError) Unwrap() []error {
 	}
 	return []error{e.Kind, e.Cause}
 }
+
+// FileError reports a file this package refused to read: one that is not
+// a regular file (a directory, a device such as /dev/zero, a FIFO, a
+// socket) or that is longer than MaxFileBytes. A kubeconfig and the files
+// it names are input like any other, and a file of gigabytes would be
+// read whole. It wraps ErrFileRefused. Errors of the file system itself
+// (fs.ErrNotExist, fs.ErrPermission) are not FileErrors.
+type FileError struct {
+	Path   string // the file, as named
+	Reason string // for example "is not a regular file (d---------)", for a directory
+}
+
+// Error names the file and why it was refused.
+func (e *FileError) Error() string {
+	return fmt.Sprintf("wire: refusing to read %s: it %s", e.Path, e.Reason)
+}
+
+// Unwrap lets errors.Is(err, ErrFileRefused) match.
+func (e *FileError) Unwrap() error { return ErrFileRefused }

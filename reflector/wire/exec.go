@@ -86,7 +86,8 @@ type ExecConfig struct {
 	// InstallHint is shown when Command is not found.
 	InstallHint string
 	// Timeout bounds one run (default DefaultExecTimeout); a plugin still
-	// running then is killed.
+	// running then is killed, with every process it started (its process
+	// group, on Unix).
 	Timeout time.Duration
 
 	now func() time.Time // injectable clock for tests; nil = time.Now
@@ -256,8 +257,11 @@ func (e *ExecConfig) run(ctx context.Context, cluster *execCluster, previous []s
 	for _, v := range e.Env {
 		cmd.Env = append(cmd.Env, v.Name+"="+v.Value)
 	}
-	// No Stdin: the plugin reads /dev/null. A grandchild that keeps the
-	// pipes open after the plugin is killed must not hold us either.
+	// No Stdin: the plugin reads /dev/null. On timeout the plugin's whole
+	// process group is killed, its children with it; a grandchild that
+	// escaped the group and keeps the pipes open must not hold us either
+	// (WaitDelay).
+	ownProcessGroup(cmd)
 	stdout := &cappedBuffer{limit: maxExecStdoutBytes}
 	stderr := &cappedBuffer{limit: maxExecStderrBytes}
 	cmd.Stdout, cmd.Stderr, cmd.WaitDelay = stdout, stderr, time.Second

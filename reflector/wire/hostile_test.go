@@ -27,24 +27,56 @@ import (
 // The attack package drives them end to end through an informer.
 
 func TestBodyRoom(t *testing.T) {
+	const noLimit = 1 << 40
 	tests := []struct {
-		name    string
-		have    int
-		claimed int64
-		want    int
+		name           string
+		have           int
+		claimed, limit int64
+		want           int
 	}{
-		{"unknown length: a small first buffer", 0, -1, firstUnknownBuffer},
-		{"unknown length: doubles", 1 << 20, -1, 1 << 20},
-		{"small claim: exactly the claim and the end", 0, 100, 101},
-		{"huge claim: only trustedClaim before any byte arrives", 0, 1 << 30, trustedClaim},
-		{"huge claim: doubles as bytes arrive", 4 << 20, 1 << 30, 4 << 20},
-		{"near the claim: never past it", 900 << 20, 1 << 30, 124<<20 + 1},
-		{"claim reached: room for the end only", 100, 100, 1},
-		{"claim exceeded: keeps growing, the limit stops it", 1000, 100, firstUnknownBuffer},
+		{"unknown length: a small first buffer", 0, -1, noLimit, firstUnknownBuffer},
+		{"unknown length: doubles", 1 << 20, -1, noLimit, 1 << 20},
+		{"small claim: exactly the claim and the end", 0, 100, noLimit, 101},
+		{"huge claim: only trustedClaim before any byte arrives", 0, 1 << 30, noLimit, trustedClaim},
+		{"huge claim: doubles as bytes arrive", 4 << 20, 1 << 30, noLimit, 4 << 20},
+		{"near the claim: never past it", 900 << 20, 1 << 30, noLimit, 124<<20 + 1},
+		{"claim reached: room for the end only", 100, 100, noLimit, 1},
+		{"claim exceeded: keeps growing, the limit stops it", 1000, 100, noLimit, firstUnknownBuffer},
+		{"unknown length near the limit: never past it", 40 << 20, -1, 64<<20 + 5, 24<<20 + 6},
+		{"unknown length, doubling reaches the limit: to limit+1 at once", 32 << 20, -1, 64 << 20, 32<<20 + 1},
+		{"limit below the first buffer", 0, -1, 10, 11},
+		{"limit below the trusted claim", 0, 1 << 30, 1000, 1001},
+		{"claim exceeded near the limit", 1000, 100, 1500, 501},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, bodyRoom(tt.have, tt.claimed))
+			assert.Equal(t, tt.want, bodyRoom(tt.have, tt.claimed, tt.limit))
+		})
+	}
+}
+
+// A body of unknown length (chunked, or gzip-inflated by net/http) is read
+// into a buffer that never grows past the limit and the one byte that
+// shows the end: a body of exactly the limit fits, one byte more is
+// refused, and refusing allocates less than three times the limit (the
+// doublings on the way, then the last buffer). The buffer used to double
+// past the limit: up to twice the limit in one buffer, four times in all.
+func TestReadBodyBufferNeverPassesTheLimit(t *testing.T) {
+	for _, limit := range []int64{100_000, 1 << 20, 3<<20 + 7} {
+		t.Run(fmt.Sprint(limit), func(t *testing.T) {
+			body := strings.Repeat("x", int(limit))
+			got, err := ReadBody(&http.Response{ContentLength: -1, Body: io.NopCloser(strings.NewReader(body))}, limit)
+			require.NoError(t, err)
+			assert.Len(t, got, int(limit))
+			assert.LessOrEqual(t, int64(cap(got)), limit+1, "the buffer grew past the limit")
+
+			tooLong := &http.Response{ContentLength: -1, Body: io.NopCloser(strings.NewReader(body + "y"))}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err = ReadBody(tooLong, limit)
+			runtime.ReadMemStats(&after)
+			require.ErrorIs(t, err, ErrObjectTooLarge)
+			assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(3*limit), "allocated to refuse a body one byte too long")
 		})
 	}
 }

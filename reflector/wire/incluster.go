@@ -79,7 +79,7 @@ func podNamespace(getenv func(string) string, file string) (string, error) {
 	if ns := getenv("POD_NAMESPACE"); ns != "" {
 		return ns, nil
 	}
-	b, err := os.ReadFile(file)
+	b, err := readBoundedFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "default", nil
 	}

@@ -3,7 +3,6 @@ package wire
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -107,7 +106,7 @@ const execExtensionName = "client.authentication.k8s.io/exec"
 
 // readKubeconfigFile reads and parses one file, YAML or JSON.
 func readKubeconfigFile(path string) (*kubeconfigFile, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := readBoundedFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("wire: reading kubeconfig: %w", err)
 	}

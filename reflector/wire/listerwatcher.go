@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"sync/atomic"
@@ -143,11 +144,21 @@ func (lw *ListerWatcher) BytesDecoded() int64 { return lw.bytesDecoded.Load() }
 // The result is a *<Kind>List (or *metav1.PartialObjectMetadataList) whose
 // list and items carry their apiVersion and kind.
 func (lw *ListerWatcher) List(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-	obj, err := lw.list(ctx, opts)
+	return lw.ListAtMost(ctx, opts, math.MaxInt)
+}
+
+// ListAtMost is List for a page of at most maxItems items: a page with
+// more is refused with an error wrapping ErrTooManyItems, counted in the
+// raw body before any item is decoded (list_item_count.go). It is an
+// optional method the reflector looks for (see reflector/capabilities.go),
+// passing the room left under its MaxListItems, so that a page of millions
+// of empty items costs its bytes, not gigabytes of decoded objects.
+func (lw *ListerWatcher) ListAtMost(ctx context.Context, opts metav1.ListOptions, maxItems int) (runtime.Object, error) {
+	obj, err := lw.list(ctx, opts, maxItems)
 	return obj, lw.redact.err(err)
 }
 
-func (lw *ListerWatcher) list(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+func (lw *ListerWatcher) list(ctx context.Context, opts metav1.ListOptions, maxItems int) (runtime.Object, error) {
 	if lw.cfg.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, lw.cfg.Timeout)
@@ -169,6 +180,9 @@ func (lw *ListerWatcher) list(ctx context.Context, opts metav1.ListOptions) (run
 	mediaType, err := ResponseMediaType(resp.Header.Get("Content-Type"), body)
 	if err != nil {
 		return nil, err
+	}
+	if err := checkItemCount(mediaType, body, maxItems); err != nil {
+		return nil, fmt.Errorf("wire: list %s: %w", lw.gvr.Resource, err)
 	}
 	list, err := lw.target.decodeList(mediaType, body)
 	if err != nil {

@@ -67,7 +67,10 @@ func acceptedTypes(contentType string, protobuf bool) []string {
 }
 
 // ReadBody reads a whole response body, refusing more than limit bytes with
-// an error wrapping ErrObjectTooLarge.
+// an error wrapping ErrObjectTooLarge. The limit counts the bytes the body
+// yields: for a gzip-compressed response (which net/http inflates for us)
+// the inflated bytes, so that a few MiB on the wire cannot become
+// gigabytes in memory.
 //
 // A Content-Length above the limit is refused before reading. Below it, it
 // is a claim, not a fact: a server that announces a gigabyte and sends 19
@@ -75,7 +78,9 @@ func acceptedTypes(contentType string, protobuf bool) []string {
 // the claim is believed up to trustedClaim bytes, the size of the first
 // buffer; past that the buffer doubles as bytes arrive, never beyond the
 // claim (plus the one byte that shows the end), so that an honest large
-// body ends in a buffer of exactly its size.
+// body ends in a buffer of exactly its size, and never beyond the limit
+// (plus that byte), so that a body of unknown length, an inflating one
+// above all, is refused holding at most limit+1 bytes.
 func ReadBody(resp *http.Response, limit int64) ([]byte, error) {
 	claimed := resp.ContentLength
 	if claimed > limit {
@@ -85,10 +90,10 @@ func ReadBody(resp *http.Response, limit int64) ([]byte, error) {
 	// longer one; at the largest int64 there is no past, and no body that
 	// long either.
 	r := io.LimitReader(resp.Body, min(limit, math.MaxInt64-1)+1)
-	buf := make([]byte, 0, bodyRoom(0, claimed))
+	buf := make([]byte, 0, bodyRoom(0, claimed, limit))
 	for {
 		if len(buf) == cap(buf) {
-			grown := make([]byte, len(buf), len(buf)+bodyRoom(len(buf), claimed))
+			grown := make([]byte, len(buf), len(buf)+bodyRoom(len(buf), claimed, limit))
 			copy(grown, buf)
 			buf = grown
 		}
@@ -114,18 +119,25 @@ const trustedClaim = 1 << 20
 const firstUnknownBuffer = 32 << 10
 
 // bodyRoom is how many bytes to add to a body buffer holding have bytes,
-// for a body that claims claimed bytes (-1: unknown). The first buffer is
-// the claim up to trustedClaim; after it the buffer doubles, but never past
-// the claim plus one byte, where an honest body ends.
-func bodyRoom(have int, claimed int64) int {
-	room := max(have, firstUnknownBuffer)
+// for a body that claims claimed bytes (-1: unknown), under limit. The
+// first buffer is the claim up to trustedClaim; after it the buffer
+// doubles, but never past the claim plus one byte, where an honest body
+// ends, nor past the limit plus one byte, where every body ends. A
+// doubling that would reach the limit goes to limit+1 at once: stopping
+// at the limit would cost one more copy of the whole buffer for its last
+// byte.
+func bodyRoom(have int, claimed, limit int64) int {
+	room := int64(max(have, firstUnknownBuffer))
 	if claimed >= 0 && int64(have) <= claimed {
 		if have == 0 {
 			room = trustedClaim
 		}
-		room = int(min(int64(room), claimed-int64(have)+1))
+		room = min(room, claimed-int64(have)+1)
 	}
-	return room
+	if end := min(limit, math.MaxInt64-1) + 1; int64(have)+room >= limit {
+		room = end - int64(have)
+	}
+	return int(room)
 }
 
 // WithoutRedirects returns a copy of c that hands a redirect back to the

@@ -2,7 +2,6 @@ package wire
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -98,7 +97,7 @@ func (ts *tokenSource) Invalidate() {
 }
 
 func readTokenFile(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := readBoundedFile(path)
 	if err != nil {
 		return "", fmt.Errorf("wire: reading bearer token file: %w", err)
 	}

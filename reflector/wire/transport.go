@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"time"
 )
 
@@ -104,5 +103,5 @@ func dataOrFile(data []byte, file string) ([]byte, error) {
 	if len(data) > 0 || file == "" {
 		return data, nil
 	}
-	return os.ReadFile(file)
+	return readBoundedFile(file)
 }

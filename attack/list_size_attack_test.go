@@ -1,0 +1,132 @@
+package attack_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/seed31a95821/informer/reflector"
+	"github.com/seed31a95821/informer/reflector/wire"
+)
+
+// Attacks through a list's size (issue 32): many items in few bytes, and
+// few bytes on the wire that inflate to many.
+
+// gzipBomb is head, then part times times, then tail, gzip-compressed as
+// one gzip member each: a gzip stream may hold several, and net/http
+// inflates them all, so part is compressed once however many times it
+// is repeated.
+func gzipBomb(t *testing.T, head, part []byte, times int, tail []byte) []byte {
+	t.Helper()
+	member := func(p []byte) []byte {
+		var b bytes.Buffer
+		zw, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
+		require.NoError(t, err)
+		_, err = zw.Write(p)
+		require.NoError(t, err)
+		require.NoError(t, zw.Close())
+		return b.Bytes()
+	}
+	out := member(head)
+	repeated := member(part)
+	for range times {
+		out = append(out, repeated...)
+	}
+	return append(out, member(tail)...)
+}
+
+// serveGzip answers every list with body, gzip-compressed.
+func serveGzip(contentType string, body []byte) handler {
+	return func(a *attack, w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		w.Header().Set("Content-Encoding", "gzip")
+		_, _ = w.Write(body)
+	}
+}
+
+const emptyListHead = `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":[`
+
+// Item 1, as reported: ten million empty items, 28 MiB of JSON sent as
+// 28 KiB of gzip, against the default caps. Decoded whole it needed 11.5
+// GiB before the item cap (2,000,000) saw an item; now the items are
+// counted in the raw body and the page is refused at the cap's first
+// excess, holding the body alone.
+func TestAttackTenMillionEmptyItems(t *testing.T) {
+	body := gzipBomb(t, []byte(emptyListHead), bytes.Repeat([]byte("{},"), 1_000_000), 10, []byte("{}]}"))
+	t.Logf("%d KiB on the wire", len(body)>>10)
+	a := newListAttack(t, serveGzip("application/json", body))
+	a.start()
+	a.waitErr(reflector.KindDecode, reflector.ErrListTooLarge)
+	a.observe(time.Second)
+	require.Empty(t, a.cacheKeys())
+	// Each attempt holds the inflated body (28 MiB, in a buffer that
+	// doubles to 32, after the smaller ones); the attempts back off from
+	// 800ms, and the peak counts garbage not yet collected.
+	a.stop(bounds{requests: 10, heap: 192 << 20})
+}
+
+// Item 1, in both encodings, with a small cap, so that the old behaviour
+// (decode the page, then count) shows within the test's means: 200,000
+// empty items against MaxListItems 1,000. The page is refused having
+// allocated about twice its own size per attempt.
+func TestAttackEmptyItemsPastTheCap(t *testing.T) {
+	const items = 200_000
+	bodies := map[string][]byte{
+		wire.ContentTypeJSON:     append(append([]byte(emptyListHead), bytes.Repeat([]byte("{},"), items)...), "{}]}"...),
+		wire.ContentTypeProtobuf: envelopedPodList(t, bytes.Repeat([]byte{2<<3 | 2, 0}, items)),
+	}
+	for ct, body := range bodies {
+		t.Run(ct, func(t *testing.T) {
+			a := newListAttack(t, func(a *attack, w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", ct)
+				_, _ = w.Write(body)
+			})
+			a.cfg.ContentType = ct
+			a.opts.Reflector.MaxListItems = 1000
+			a.start()
+			e := a.waitErr(reflector.KindDecode, reflector.ErrListTooLarge)
+			require.ErrorIs(t, e, wire.ErrTooManyItems)
+			a.observe(time.Second)
+			require.Empty(t, a.cacheKeys())
+			// A few attempts of under 2 MiB each. Decoding first, the
+			// old code had not refused the page within 15 s.
+			a.stop(bounds{requests: 10, heap: 32 << 20, allocated: 64 << 20})
+		})
+	}
+}
+
+// Item 2: a list gzip-compressed to about a MiB that inflates to a GiB,
+// against MaxObjectBytes of 8 MiB. The body buffer used to double past
+// the limit (4 GiB at the default limit); it now stops at limit+1 bytes.
+func TestAttackGzipBombList(t *testing.T) {
+	body := gzipBomb(t, []byte(emptyListHead), bytes.Repeat([]byte{' '}, 1<<20), 1024, []byte("]}"))
+	t.Logf("%d KiB on the wire", len(body)>>10)
+	a := newListAttack(t, serveGzip("application/json", body))
+	a.cfg.MaxObjectBytes = 8 << 20
+	a.start()
+	e := a.waitErr(reflector.KindOther, wire.ErrObjectTooLarge)
+	require.Equal(t, "list", e.Op)
+	a.observe(time.Second)
+	require.Empty(t, a.cacheKeys())
+	// Under three times the limit per attempt, a few attempts.
+	a.stop(bounds{requests: 10, heap: 40 << 20, allocated: 80 << 20})
+}
+
+// envelopedPodList is a protobuf PodList (resourceVersion 5) followed by
+// the raw fields extra, in the Kubernetes envelope.
+func envelopedPodList(t *testing.T, extra []byte) []byte {
+	t.Helper()
+	raw, err := (&corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "5"}}).Marshal()
+	require.NoError(t, err)
+	env := runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: "v1", Kind: "PodList"}, Raw: append(raw, extra...)}
+	out, err := env.Marshal()
+	require.NoError(t, err)
+	return append([]byte("k8s\x00"), out...)
+}
