@@ -1,6 +1,7 @@
 // Package client is the write side of a controller: "read from the lister,
 // write through the client". It sends Get, List, Create, Update,
-// UpdateStatus, Patch and Delete for any type registered in a scheme, over
+// UpdateStatus, Patch, Apply, ApplyStatus and Delete for any type registered
+// in a scheme (and Apply for *unstructured.Unstructured), over
 // the same wire.Config as the informers, and returns the server's errors as
 // *apierrors.StatusError so that apierrors.IsConflict, IsNotFound and the
 // rest work as with client-go.
