@@ -53,7 +53,7 @@ type writer struct {
 	v1     *client.Resource[*eventsv1.Event]
 	api    api // eventsAPI until the server says it does not serve it
 	corr   *correlator
-	scheme *runtime.Scheme                           // finds the kinds of involved objects
+	scheme *runtime.Scheme                          // finds the kinds of involved objects
 	kinds  map[reflect.Type]schema.GroupVersionKind // what scheme found, by Go type
 }
 
