@@ -2,6 +2,8 @@ package integration
 
 import (
 	"context"
+	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -33,7 +35,7 @@ func TestChassisRealAPI(t *testing.T) {
 	require.NoError(t, err)
 	t.Run("apply", func(t *testing.T) { checkRealApply(t, c, cms) })
 	t.Run("finalizers", func(t *testing.T) { checkRealFinalizers(t, cms) })
-	t.Run("events", func(t *testing.T) { checkRealEvents(t, cfg) })
+	t.Run("events", func(t *testing.T) { checkRealEvents(t, cfg, cms, cluster.Kubeconfig) })
 }
 
 func settingsMap(name string, data map[string]string) *corev1.ConfigMap {
@@ -109,15 +111,15 @@ func checkRealFinalizers(t *testing.T, cms *client.Resource[*corev1.ConfigMap]) 
 	assert.True(t, apierrors.IsNotFound(err), "%v", err)
 }
 
-func checkRealEvents(t *testing.T, cfg wire.Config) {
+func checkRealEvents(t *testing.T, cfg wire.Config, cms *client.Resource[*corev1.ConfigMap], kubeconfig string) {
 	rec, err := events.NewRecorder(cfg, events.Options{Component: "chassis-test"})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { rec.Run(ctx) })
 	defer func() { cancel(); wg.Wait() }()
-	subject := settingsMap("subject", nil)
-	subject.UID = "0b0e6a5c-0000-4000-8000-000000000001"
+	subject, err := cms.Create(context.Background(), settingsMap("subject", nil), metav1.CreateOptions{})
+	require.NoError(t, err)
 	for range 6 {
 		rec.Eventf(subject, corev1.EventTypeWarning, "FailedSync", "the same failure")
 	}
@@ -141,4 +143,18 @@ func checkRealEvents(t *testing.T, cfg wire.Config) {
 	assert.Equal(t, int32(6), ev.Series.Count)
 	assert.Equal(t, "the same failure", ev.Message)
 	assert.Equal(t, "chassis-test", ev.ReportingController)
+
+	// And kubectl shows it, as a user would look.
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not on the PATH")
+	}
+	run := func(args ...string) string {
+		out, err := exec.Command(kubectl, append([]string{"--kubeconfig", kubeconfig, "-n", "chassis"}, args...)...).CombinedOutput()
+		t.Logf("$ kubectl %s\n%s", strings.Join(args, " "), out)
+		require.NoError(t, err)
+		return string(out)
+	}
+	assert.Regexp(t, `Warning\s+FailedSync\s+configmap/subject\s+the same failure`, run("get", "events"))
+	assert.Regexp(t, `Warning\s+FailedSync\s+\S+ \(x6 over \S+\)\s+chassis-test\s+the same failure`, run("describe", "configmap", "subject"))
 }
