@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/seed31a95821/informer/reflector/wire"
 )
@@ -119,6 +118,10 @@ func (r *Recorder) Eventf(obj runtime.Object, eventType, reason, messageFmt stri
 		r.dropped.Add(1)
 		return
 	}
+	if v := reflect.ValueOf(obj); !v.IsValid() || (v.Kind() == reflect.Pointer && v.IsNil()) {
+		r.invalid.Add(1) // nil, or a nil *T: nothing to report about
+		return
+	}
 	m, err := meta.Accessor(obj)
 	if err != nil || (eventType != corev1.EventTypeNormal && eventType != corev1.EventTypeWarning) {
 		r.invalid.Add(1)
@@ -156,28 +159,4 @@ func (r *Recorder) Run(ctx context.Context) {
 			r.writer.handle(ctx, p)
 		}
 	}
-}
-
-// kindOf is the involved object's kind: the one it carries, or its Go
-// type's in the scheme.
-func (w *writer) kindOf(p pending) (schema.GroupVersionKind, bool) {
-	if !p.object.kind.Empty() {
-		return p.object.kind, true
-	}
-	if gvk, ok := w.kinds[p.goType]; ok {
-		return gvk, true
-	}
-	if p.goType == nil || p.goType.Kind() != reflect.Pointer {
-		return schema.GroupVersionKind{}, false
-	}
-	obj, ok := reflect.New(p.goType.Elem()).Interface().(runtime.Object)
-	if !ok {
-		return schema.GroupVersionKind{}, false
-	}
-	gvks, _, err := w.scheme.ObjectKinds(obj)
-	if err != nil || len(gvks) == 0 {
-		return schema.GroupVersionKind{}, false
-	}
-	w.kinds[p.goType] = gvks[0]
-	return gvks[0], true
 }

@@ -129,8 +129,8 @@ func TestSpamFilterPerObject(t *testing.T) {
 	assert.Equal(t, uint64(6), s.Created)
 }
 
-// Objects without metadata and unknown event types are refused and
-// counted, never written.
+// Objects without metadata or kind, nil objects and unknown event types
+// are refused and counted, never written or panicked on.
 func TestInvalidEventsAreCounted(t *testing.T) {
 	srv := serveWith(t, fakeapi.Options{})
 	rec := start(t, srv, events.Options{Component: "c"})
@@ -140,7 +140,9 @@ func TestInvalidEventsAreCounted(t *testing.T) {
 	kindless.SetName("x")
 	kindless.SetNamespace("shop")
 	rec.Eventf(kindless, corev1.EventTypeNormal, "R", "m")
-	assert.Equal(t, events.Stats{Invalid: 3}, settle(t, rec, 3))
+	rec.Eventf(nil, corev1.EventTypeNormal, "R", "m")
+	rec.Eventf((*corev1.Pod)(nil), corev1.EventTypeNormal, "R", "m")
+	assert.Equal(t, events.Stats{Invalid: 5}, settle(t, rec, 5))
 }
 
 // stalledServer accepts connections and never answers, until the test

@@ -251,3 +251,27 @@ func retriable(err error) bool {
 	return code == http.StatusTooManyRequests || code >= http.StatusInternalServerError ||
 		apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err)
 }
+
+// kindOf is the involved object's kind: the one it carries, or its Go
+// type's in the scheme.
+func (w *writer) kindOf(p pending) (schema.GroupVersionKind, bool) {
+	if !p.object.kind.Empty() {
+		return p.object.kind, true
+	}
+	if gvk, ok := w.kinds[p.goType]; ok {
+		return gvk, true
+	}
+	if p.goType == nil || p.goType.Kind() != reflect.Pointer {
+		return schema.GroupVersionKind{}, false
+	}
+	obj, ok := reflect.New(p.goType.Elem()).Interface().(runtime.Object)
+	if !ok {
+		return schema.GroupVersionKind{}, false
+	}
+	gvks, _, err := w.scheme.ObjectKinds(obj)
+	if err != nil || len(gvks) == 0 {
+		return schema.GroupVersionKind{}, false
+	}
+	w.kinds[p.goType] = gvks[0]
+	return gvks[0], true
+}
