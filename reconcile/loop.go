@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -30,7 +31,8 @@ type Gate interface {
 }
 
 // Loop runs Workers goroutines over Queue, each calling Reconcile for one
-// key at a time. Set the fields, then call Run once. The queue guarantees
+// key at a time. Set the fields, then call Run once (a second Run finds
+// the queue shut down and returns when ctx ends). The queue guarantees
 // that one key is never reconciled by two workers at once.
 type Loop struct {
 	Queue     *workqueue.Queue[string]
@@ -61,6 +63,10 @@ func (l *Loop) Stats() Stats {
 		Panicked: l.panicked.Load(), Requeued: l.requeued.Load()}
 }
 
+// ErrIncomplete is Run's answer for a Loop without a Queue or a
+// Reconcile: there is nothing to run.
+var ErrIncomplete = errors.New("reconcile: a Loop needs a Queue and a Reconcile")
+
 // PanicError is a panic in Reconcile, recovered by the loop.
 type PanicError struct {
 	Key   string
@@ -77,6 +83,9 @@ func (e *PanicError) Error() string {
 // once every worker has stopped. It returns the Gate's error, or nil.
 // Run owns the queue's end: the queue is shut down when Run returns.
 func (l *Loop) Run(ctx context.Context) error {
+	if l.Queue == nil || l.Reconcile == nil {
+		return ErrIncomplete
+	}
 	if l.Gate != nil {
 		if err := l.Gate.Wait(ctx); err != nil {
 			l.Queue.ShutDown()

@@ -181,3 +181,9 @@ func TestGateHoldsTheWorkers(t *testing.T) {
 		assert.ErrorIs(t, l2.Run(t.Context()), lost)
 	})
 }
+
+// A Loop without its parts says so instead of panicking.
+func TestIncompleteLoop(t *testing.T) {
+	assert.ErrorIs(t, (&reconcile.Loop{}).Run(t.Context()), reconcile.ErrIncomplete)
+	assert.ErrorIs(t, (&reconcile.Loop{Queue: &workqueue.Queue[string]{}}).Run(t.Context()), reconcile.ErrIncomplete)
+}
