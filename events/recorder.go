@@ -2,27 +2,39 @@ package events
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/seed31a95821/informer/reflector/wire"
 )
 
+// ErrInvalidOptions is wrapped by NewRecorder's errors: Options the API
+// server would refuse in every Event.
+var ErrInvalidOptions = errors.New("events: invalid options")
+
+// maxFieldBytes is the API server's limit on an Event's reason, action
+// and reportingInstance.
+const maxFieldBytes = 128
+
 // Options configure a Recorder. Only Component is required.
 type Options struct {
 	// Component names who reports: the Event's reportingController and
-	// source.component, such as "web-controller". kubectl shows it in
-	// the FROM column.
+	// source.component, such as "web-controller" or
+	// "example.com/web-controller" (a qualified name, as the API server
+	// requires). kubectl shows it in the FROM column.
 	Component string
 	// Instance tells replicas of the component apart: reportingInstance
-	// and source.host. Empty means Component.
+	// and source.host, at most 128 bytes. Empty means Component.
 	Instance string
 	// QueueSize bounds the events waiting to be written; Eventf drops
 	// (and counts) what does not fit. Zero means DefaultQueueSize.
@@ -83,11 +95,17 @@ type Recorder struct {
 // NewRecorder returns a recorder that writes to the API server cfg
 // describes. Start it with Run.
 func NewRecorder(cfg wire.Config, opts Options) (*Recorder, error) {
-	if opts.Component == "" {
-		return nil, fmt.Errorf("events: Options.Component is required")
+	// The API server's rules for reportingController and
+	// reportingInstance, checked here once rather than refused with
+	// every write.
+	if msgs := validation.IsQualifiedName(opts.Component); len(msgs) > 0 {
+		return nil, fmt.Errorf("events: Options.Component %q: %s: %w", opts.Component, strings.Join(msgs, "; "), ErrInvalidOptions)
 	}
 	if opts.Instance == "" {
 		opts.Instance = opts.Component
+	}
+	if len(opts.Instance) > maxFieldBytes {
+		return nil, fmt.Errorf("events: Options.Instance is longer than %d bytes: %w", maxFieldBytes, ErrInvalidOptions)
 	}
 	if opts.QueueSize <= 0 {
 		opts.QueueSize = DefaultQueueSize
@@ -109,7 +127,7 @@ func NewRecorder(cfg wire.Config, opts Options) (*Recorder, error) {
 
 // Eventf records an event about obj: eventType is corev1.EventTypeNormal
 // or corev1.EventTypeWarning, reason a short CamelCase word ("Synced",
-// "FailedCreate"), and the message is formatted from messageFmt and args.
+// "FailedCreate", at most 128 bytes; it is the Event's action too), and the message is formatted from messageFmt and args.
 // It never blocks and never fails: an event that cannot be queued is
 // dropped and counted in Stats. The message is formatted only when the
 // event is queued.
@@ -123,7 +141,8 @@ func (r *Recorder) Eventf(obj runtime.Object, eventType, reason, messageFmt stri
 		return
 	}
 	m, err := meta.Accessor(obj)
-	if err != nil || (eventType != corev1.EventTypeNormal && eventType != corev1.EventTypeWarning) {
+	if err != nil || (eventType != corev1.EventTypeNormal && eventType != corev1.EventTypeWarning) ||
+		reason == "" || len(reason) > maxFieldBytes {
 		r.invalid.Add(1)
 		return
 	}

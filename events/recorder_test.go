@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -142,7 +143,23 @@ func TestInvalidEventsAreCounted(t *testing.T) {
 	rec.Eventf(kindless, corev1.EventTypeNormal, "R", "m")
 	rec.Eventf(nil, corev1.EventTypeNormal, "R", "m")
 	rec.Eventf((*corev1.Pod)(nil), corev1.EventTypeNormal, "R", "m")
-	assert.Equal(t, events.Stats{Invalid: 5}, settle(t, rec, 5))
+	rec.Eventf(webPod(), corev1.EventTypeNormal, "", "no reason")
+	rec.Eventf(webPod(), corev1.EventTypeNormal, strings.Repeat("R", 129), "a reason too long")
+	assert.Equal(t, events.Stats{Invalid: 7}, settle(t, rec, 7))
+}
+
+// Options the API server would refuse in every Event are refused at once.
+func TestNewRecorderChecksOptions(t *testing.T) {
+	for _, opts := range []events.Options{
+		{},
+		{Component: "has spaces"},
+		{Component: "ok", Instance: strings.Repeat("i", 129)},
+	} {
+		_, err := events.NewRecorder(wire.Config{Host: "http://127.0.0.1:1"}, opts)
+		assert.ErrorIs(t, err, events.ErrInvalidOptions, "%+v", opts)
+	}
+	_, err := events.NewRecorder(wire.Config{Host: "http://127.0.0.1:1"}, events.Options{Component: "example.com/web-controller"})
+	assert.NoError(t, err)
 }
 
 // stalledServer accepts connections and never answers, until the test
