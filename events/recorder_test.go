@@ -215,3 +215,25 @@ func BenchmarkEventfStalledServer(b *testing.B) {
 	}
 	b.ReportMetric(float64(rec.Stats().Dropped)/float64(b.N), "drops/op")
 }
+
+// A write that fails with a server error is tried again after a pause; one
+// the server refuses is given up at once and counted.
+func TestWritesRetryServerErrorsOnly(t *testing.T) {
+	srv := serveWith(t, fakeapi.Options{})
+	rec := start(t, srv, events.Options{Component: "c"})
+	rec.Eventf(webPod(), corev1.EventTypeNormal, "First", "settles the API in use")
+	settle(t, rec, 1)
+
+	srv.Faults().FailNext(fakeapi.Failure{Verb: "create", Resource: "events", Code: http.StatusServiceUnavailable})
+	rec.Eventf(webPod(), corev1.EventTypeNormal, "Second", "after one 503")
+	assert.Equal(t, events.Stats{Created: 2}, settle(t, rec, 2))
+
+	srv.Faults().FailNext(fakeapi.Failure{Verb: "create", Resource: "events", Code: http.StatusForbidden})
+	began := time.Now()
+	rec.Eventf(webPod(), corev1.EventTypeNormal, "Third", "forbidden")
+	assert.Equal(t, events.Stats{Created: 2, Failed: 1}, settle(t, rec, 3))
+	assert.Less(t, time.Since(began), 900*time.Millisecond, "a 403 is not retried (the first pause is 1s)")
+	objs, err := srv.Objects(corev1.SchemeGroupVersion.WithResource("events"))
+	require.NoError(t, err)
+	assert.Len(t, objs, 2)
+}
