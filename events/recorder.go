@@ -127,10 +127,11 @@ func NewRecorder(cfg wire.Config, opts Options) (*Recorder, error) {
 
 // Eventf records an event about obj: eventType is corev1.EventTypeNormal
 // or corev1.EventTypeWarning, reason a short CamelCase word ("Synced",
-// "FailedCreate", at most 128 bytes; it is the Event's action too), and the message is formatted from messageFmt and args.
-// It never blocks and never fails: an event that cannot be queued is
-// dropped and counted in Stats. The message is formatted only when the
-// event is queued.
+// "FailedCreate"; at most 128 bytes, and the Event's action too), and the
+// message is formatted from messageFmt and args (and cut to 1024 bytes).
+// It never blocks and never fails: an event that cannot be queued, or is
+// invalid, is dropped and counted in Stats. The message is formatted only
+// when the event is queued.
 func (r *Recorder) Eventf(obj runtime.Object, eventType, reason, messageFmt string, args ...any) {
 	if len(r.queue) == cap(r.queue) { // full: drop before formatting anything
 		r.dropped.Add(1)
