@@ -30,8 +30,11 @@
 //   - API: events.k8s.io/v1 Events; when the server answers that it does
 //     not serve that group (404 for the resource), core/v1 Events from then
 //     on. The real API server shows either through both APIs, so kubectl
-//     get events and kubectl describe list them. cmd/fakeapi serves core/v1
-//     Events, and the recorder falls back to them.
+//     get events and kubectl describe list them. kubectl describe shows the
+//     count of both ("x6 over 2m"); kubectl get events only a core/v1
+//     Event's, since the column it reads (count) is one that
+//     events.k8s.io/v1 does not let an update change. cmd/fakeapi serves
+//     core/v1 Events, and the recorder falls back to them.
 //
 // The decisions (filter, aggregate) are a state machine with time as an
 // input (correlator.go), tested without a network; the writer
