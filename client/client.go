@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/apiresource"
@@ -171,7 +172,7 @@ func (c *Client) do(ctx context.Context, verb string, r request, into runtime.Ob
 	if err != nil {
 		return fmt.Errorf("client: %s %s: %w", verb, r.res.Plural, err)
 	}
-	if err := c.decode(resp.Header.Get("Content-Type"), data, into); err != nil {
+	if err := c.decode(resp.Header.Get("Content-Type"), data, into, r.res); err != nil {
 		return fmt.Errorf("client: %s %s: HTTP %d: %w", verb, r.res.Plural, resp.StatusCode, err)
 	}
 	return nil
@@ -180,6 +181,9 @@ func (c *Client) do(ctx context.Context, verb string, r request, into runtime.Ob
 // errorFor turns a non-2xx response into the caller's error.
 func (c *Client) errorFor(resp *http.Response, verb string, r request) error {
 	err := wire.ErrorFromResponse(c.cfg, resp, verb, r.res.GVR().GroupResource())
+	if resp.StatusCode == http.StatusConflict && r.contentType == string(types.ApplyPatchType) {
+		return applyConflict(err)
+	}
 	if resp.StatusCode != http.StatusNotFound {
 		return err
 	}

@@ -3,9 +3,12 @@ package client
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/reflector/wire"
 )
 
@@ -31,10 +34,13 @@ func (c *Client) encode(obj runtime.Object, gv schema.GroupVersion, protobuf boo
 // decode reads a response body into into, by its Content-Type. Only JSON
 // and Kubernetes protobuf are accepted; a body of another kind than into is
 // an error, never a half-filled object.
-func (c *Client) decode(contentType string, data []byte, into runtime.Object) error {
+func (c *Client) decode(contentType string, data []byte, into runtime.Object, res informer.Resource) error {
 	mediaType, err := wire.ResponseMediaType(contentType, data)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrMalformedResponse, err)
+	}
+	if u, ok := into.(*unstructured.Unstructured); ok {
+		return decodeUnstructured(mediaType, data, u, res.Kind)
 	}
 	info, ok := runtime.SerializerInfoForMediaType(c.codecs.SupportedMediaTypes(), mediaType)
 	if !ok {
@@ -63,4 +69,19 @@ func (c *Client) kindOf(obj runtime.Object) (schema.GroupVersionKind, error) {
 		return schema.GroupVersionKind{}, fmt.Errorf("client: %T: %w", obj, ErrUnknownType)
 	}
 	return gvks[0], nil
+}
+
+// decodeUnstructured reads a JSON body into u, which must then be of kind
+// want: the requests of an UnstructuredResource ask for JSON only.
+func decodeUnstructured(mediaType string, data []byte, u *unstructured.Unstructured, want schema.GroupVersionKind) error {
+	if mediaType != wire.ContentTypeJSON {
+		return fmt.Errorf("%w: an unstructured answer in %s", ErrMalformedResponse, mediaType)
+	}
+	if err := u.UnmarshalJSON(data); err != nil {
+		return fmt.Errorf("%w: %v", ErrMalformedResponse, err)
+	}
+	if got := u.GroupVersionKind(); got != want {
+		return fmt.Errorf("%w: the body is a %v, want a %v", ErrMalformedResponse, got, want)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 // Package client is the write side of a controller: "read from the lister,
 // write through the client". It sends Get, List, Create, Update,
-// UpdateStatus, Patch and Delete for any type registered in a scheme, over
+// UpdateStatus, Patch, Apply, ApplyStatus and Delete for any type registered
+// in a scheme (and Apply for *unstructured.Unstructured), over
 // the same wire.Config as the informers, and returns the server's errors as
 // *apierrors.StatusError so that apierrors.IsConflict, IsNotFound and the
 // rest work as with client-go.
@@ -26,6 +27,40 @@
 // (ErrUnknownType), before any request. A 404 for the resource itself
 // (a CRD not installed) is an *UnservedError, distinct from a 404 for one
 // object, and is never retried.
+//
+// # Server-side apply
+//
+// Apply sends the fields you want to own; the server merges them, records
+// ApplyOptions.FieldManager as their owner in managedFields, and refuses to
+// change a field another manager owns: an *ApplyConflictError that names
+// each manager and field (apierrors.IsConflict is true too). Force takes
+// the fields over. A field you applied before and no longer send is
+// removed. AddFinalizer and RemoveFinalizer are the other idempotent writes
+// a controller needs.
+//
+// # The typed-struct trap
+//
+// Apply claims every field its body holds, and a typed Go struct holds
+// more than you set: a field without omitempty is sent with its zero value,
+// a number as 0 (an autoscaling/v1 HorizontalPodAutoscaler's maxReplicas),
+// a pointer as null (an apps/v1 Deployment's selector), a struct as {} (a
+// container's resources), and every object brings status: {} and
+// creationTimestamp: null. Each such field is then yours at that value: an
+// apply of an HPA in which you meant to set only minReplicas sets
+// maxReplicas to 0, and an apply of an object read back from the server
+// claims every field it holds, including the ones other managers set, and
+// removes them the day you stop sending them. Avoid it by sending only the
+// fields you own:
+//
+//   - build an *unstructured.Unstructured holding exactly those fields and
+//     apply it with ForUnstructured (the way kubectl apply sends a file);
+//   - or start each apply from a fresh, empty typed object (never from the
+//     one read from the cache) and set only your fields, having checked
+//     that the type's other fields are omitempty.
+//
+// client-go's generated "apply configurations", all pointers and
+// omitempty, exist for this reason; this module has none, and the
+// unstructured form does their job.
 //
 // # The wire
 //

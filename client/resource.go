@@ -117,7 +117,8 @@ func (r *Resource[T]) UpdateStatus(ctx context.Context, obj T, opts metav1.Updat
 
 // Patch changes part of an object: pt is types.MergePatchType (RFC 7386),
 // types.StrategicMergePatchType (built-in types only) or types.JSONPatchType
-// (RFC 6902). Apply patches are not offered. subresource is "" or "status".
+// (RFC 6902). For server-side apply use Apply, which sends the field
+// manager and reads a conflict. subresource is "" or "status".
 func (r *Resource[T]) Patch(ctx context.Context, namespace, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresource string) (T, error) {
 	out, _ := newObject[T]()
 	switch pt {

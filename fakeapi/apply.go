@@ -90,12 +90,17 @@ func (s *Server) fieldManagerFor(ri *resourceInfo, subresource string) (*managed
 		converter = at.deduced
 	}
 	var reset map[fieldpath.APIVersion]fieldpath.Filter
-	if ri.StatusSubresource && subresource == "" {
+	if ri.StatusSubresource {
 		// As the real strategies do: applying to the object never takes
-		// ownership of its status, which is written through /status.
+		// ownership of its status, which is written through /status, and
+		// applying to /status never takes the spec.
+		other := "status"
+		if subresource == "status" {
+			other = "spec"
+		}
 		reset = map[fieldpath.APIVersion]fieldpath.Filter{
 			fieldpath.APIVersion(ri.Kind.GroupVersion().String()): fieldpath.NewExcludeSetFilter(
-				fieldpath.NewSet(fieldpath.MakePathOrDie("status"))),
+				fieldpath.NewSet(fieldpath.MakePathOrDie(other))),
 		}
 	}
 	var fm *managedfields.FieldManager
@@ -190,7 +195,7 @@ func (s *Server) serveApply(w http.ResponseWriter, r *http.Request, req requestI
 		s.writeError(w, r, err)
 		return
 	}
-	fm, err := s.fieldManagerFor(req.res, "")
+	fm, err := s.fieldManagerFor(req.res, req.subresource)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -198,7 +203,9 @@ func (s *Server) serveApply(w http.ResponseWriter, r *http.Request, req requestI
 	created := false
 	stored, err := s.write(func(st *store) (runtime.Object, error) {
 		live, err := st.get(req.res, req.namespace, req.name)
-		created = apierrors.IsNotFound(err)
+		// An apply creates a missing object, but not through /status: a
+		// status needs an object to belong to.
+		created = apierrors.IsNotFound(err) && req.subresource == ""
 		if created {
 			live, err = s.newNamed(req)
 		}
@@ -233,8 +240,8 @@ func (s *Server) serveApply(w http.ResponseWriter, r *http.Request, req requestI
 // JSON, a whole object of the resource's kind, named as the URL names it,
 // without managedFields, from a named field manager.
 func (s *Server) decodeApply(r *http.Request, req requestInfo) (*unstructured.Unstructured, bool, error) {
-	if req.subresource != "" {
-		return nil, false, unsupportedPatch(mediaApply, "fakeapi: server-side apply to a subresource is not supported")
+	if req.subresource != "" && (req.subresource != "status" || !req.res.StatusSubresource) {
+		return nil, false, unsupportedPatch(mediaApply, "fakeapi: server-side apply to a subresource other than status is not supported")
 	}
 	if r.URL.Query().Get("fieldManager") == "" {
 		return nil, false, apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("PatchOptions").GroupKind(), "",

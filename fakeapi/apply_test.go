@@ -56,3 +56,26 @@ func TestServerSideApply(t *testing.T) {
 	code, _, _ = do(t, http.MethodPatch, url+"?fieldManager=x", mediaApply, "a: [")
 	require.Equal(t, http.StatusBadRequest, code)
 }
+
+// Apply to /status owns status fields only and keeps the spec; it never
+// creates (a status needs its object).
+func TestServerSideApplyStatus(t *testing.T) {
+	srv := startServer(t, Options{})
+	url := srv.URL() + "/apis/apps/v1/namespaces/default/deployments/d"
+	status := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"replicas":9},"status":{"replicas":3}}`
+	code, body, _ := do(t, http.MethodPatch, url+"/status?fieldManager=ctl", mediaApply, status)
+	require.Equal(t, http.StatusNotFound, code, "no object, no status: %s", body)
+
+	code, body, _ = do(t, http.MethodPatch, url+"?fieldManager=alice", mediaApply, fmt.Sprintf(applyDeployment, 2))
+	require.Equal(t, http.StatusCreated, code, "%s", body)
+	code, body, _ = do(t, http.MethodPatch, url+"/status?fieldManager=ctl", mediaApply, status)
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	d := decodeJSON(t, body).(*appsv1.Deployment)
+	require.Equal(t, int32(3), d.Status.Replicas)
+	require.Equal(t, int32(2), *d.Spec.Replicas, "a status apply leaves the spec as it was")
+	var managers []string
+	for _, e := range d.ManagedFields {
+		managers = append(managers, e.Manager+"/"+e.Subresource)
+	}
+	require.ElementsMatch(t, []string{"alice/", "ctl/status"}, managers)
+}
