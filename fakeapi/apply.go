@@ -312,11 +312,21 @@ func sameEntry(a, b metav1.ManagedFieldsEntry) bool {
 }
 
 // applyError keeps the field manager's API errors (409 Conflict with one
-// cause per conflicting field) and makes the others a 500.
+// cause per conflicting field) and answers the others as kube-apiserver
+// does: its field manager returns them as plain Go errors, which its
+// handler sends as a 500 whose message is the error's text, with no reason
+// and no details. The commonest is an apply patch with a field the type
+// does not declare ("failed to create typed patch object (ns/d; apps/v1,
+// Kind=Deployment): .spec.bogus: field not declared in schema"): a 500, not
+// a 4xx, whatever fieldValidation says (TestApplyUndeclaredField;
+// docs/fakeapi.md).
 func applyError(err error) error {
 	var api apierrors.APIStatus
 	if errors.As(err, &api) {
 		return err
 	}
-	return apierrors.NewInternalError(err)
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
+		Reason: metav1.StatusReasonUnknown, Message: err.Error(),
+	}}
 }
