@@ -99,9 +99,15 @@ func (s *Server) fieldManagerFor(ri *resourceInfo, subresource string) (*managed
 		}
 	}
 	var fm *managedfields.FieldManager
-	if ri.unstructured {
+	switch {
+	case subresource == "scale":
+		// The field manager of a /scale write tracks the Scale, whose
+		// owners scale.go translates to and from the workload's.
+		fm, err = managedfields.NewDefaultFieldManager(typed, s.opts.Scheme, applyDefaulter{}, s.opts.Scheme,
+			scaleKind, scaleKind.GroupVersion(), subresource, nil)
+	case ri.unstructured:
 		fm, err = newCRFieldManager(ri, converter, subresource)
-	} else {
+	default:
 		fm, err = managedfields.NewDefaultFieldManager(converter, s.opts.Scheme, applyDefaulter{}, s.opts.Scheme,
 			ri.Kind, ri.Kind.GroupVersion(), subresource, reset)
 	}
