@@ -268,9 +268,15 @@ func (s *Server) decodeApply(r *http.Request, req requestInfo) (*unstructured.Un
 	if patchObj.GetManagedFields() != nil {
 		return nil, false, apierrors.NewBadRequest("metadata.managedFields must be nil")
 	}
+	sentNamespace := patchObj.GetNamespace()
 	if err := checkIdentity(patchObj, req); err != nil {
 		return nil, false, err
 	}
+	// The patch keeps the namespace it was sent with, as on the real
+	// server, which does not fill it in: the live object has the URL's,
+	// and the field manager's errors name the patch as sent ("/d; apps/v1,
+	// Kind=Deployment" for a patch without one).
+	patchObj.SetNamespace(sentNamespace)
 	return patchObj, r.URL.Query().Get("force") == "true", nil
 }
 
