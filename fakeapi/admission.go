@@ -2,6 +2,7 @@ package fakeapi
 
 import (
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -75,6 +76,12 @@ func (st *store) allocateClusterIP(svc *corev1.Service) {
 		svc.Spec.ClusterIP = fmt.Sprintf("10.0.%d.%d", (n>>8)&0xff, n&0xff)
 	}
 	svc.Spec.ClusterIPs = []string{svc.Spec.ClusterIP}
+	defaultIPFamilies(svc)
+}
+
+// defaultIPFamilies gives a Service with a cluster IP the IP family of its
+// (IPv4) address and the single-stack policy, when the client set neither.
+func defaultIPFamilies(svc *corev1.Service) {
 	if len(svc.Spec.IPFamilies) == 0 {
 		svc.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
 	}
@@ -84,15 +91,82 @@ func (st *store) allocateClusterIP(svc *corev1.Service) {
 }
 
 // admitUpdate defaults and validates a write to an existing object (a PUT
-// or a patch of the object or its status). The update rules that keep
-// stored fields live in updateSubresource.
-func admitUpdate(req requestInfo, obj runtime.Object) error {
+// or a patch of the object or its status), stored being its current state.
+// The update rules that keep the stored status or spec live in
+// updateSubresource.
+func admitUpdate(req requestInfo, obj, stored runtime.Object) error {
 	applyDefaults(obj)
+	if req.subresource == "" {
+		keepAssigned(obj, stored)
+	}
 	if pod, ok := obj.(*corev1.Pod); ok && req.subresource == "" {
 		// The DefaultTolerationSeconds plugin admits updates too.
 		addDefaultTolerations(&pod.Spec)
 	}
 	return validateObject(req.res, obj)
+}
+
+// keepAssigned fills in what the server assigned at create time and an
+// update leaves out, as the real server does, so that sending back the
+// manifest an object was created from (with its resourceVersion) changes
+// nothing, and so is no write at all (TestNoOpUpdateKeepsResourceVersion):
+//
+//   - a pod keeps the priority and preemption policy the Priority
+//     admission plugin gave it;
+//   - a Service keeps its cluster IPs, node ports (matched by port name)
+//     and health-check node port, as the Service registry patches them in,
+//     and gets the IP families of those addresses.
+func keepAssigned(obj, stored runtime.Object) {
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		if old, ok := stored.(*corev1.Pod); ok {
+			if o.Spec.Priority == nil && old.Spec.Priority != nil {
+				o.Spec.Priority = ptrTo(*old.Spec.Priority)
+			}
+			if o.Spec.PreemptionPolicy == nil && old.Spec.PreemptionPolicy != nil {
+				o.Spec.PreemptionPolicy = ptrTo(*old.Spec.PreemptionPolicy)
+			}
+		}
+	case *corev1.Service:
+		if old, ok := stored.(*corev1.Service); ok {
+			keepServiceAllocations(o, old)
+		}
+	}
+}
+
+// keepServiceAllocations is keepAssigned for a Service.
+func keepServiceAllocations(svc, old *corev1.Service) {
+	external := corev1.ServiceTypeExternalName
+	if svc.Spec.Type != external && old.Spec.Type != external {
+		if svc.Spec.ClusterIP == "" {
+			svc.Spec.ClusterIP = old.Spec.ClusterIP
+		}
+		if len(svc.Spec.ClusterIPs) == 0 && len(old.Spec.ClusterIPs) > 0 {
+			svc.Spec.ClusterIPs = slices.Clone(old.Spec.ClusterIPs)
+		}
+		if svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != corev1.ClusterIPNone {
+			defaultIPFamilies(svc)
+		}
+	}
+	if hasNodePorts(svc) && hasNodePorts(old) {
+		byName := map[string]int32{}
+		for _, p := range old.Spec.Ports {
+			byName[p.Name] = p.NodePort
+		}
+		for i := range svc.Spec.Ports {
+			if p := &svc.Spec.Ports[i]; p.NodePort == 0 {
+				p.NodePort = byName[p.Name]
+			}
+		}
+	}
+	lb := corev1.ServiceTypeLoadBalancer
+	if svc.Spec.Type == lb && old.Spec.Type == lb && svc.Spec.HealthCheckNodePort == 0 {
+		svc.Spec.HealthCheckNodePort = old.Spec.HealthCheckNodePort
+	}
+}
+
+func hasNodePorts(svc *corev1.Service) bool {
+	return svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer
 }
 
 // requireNamespace answers the real server's 404 for a write into a

@@ -104,9 +104,15 @@ func (s *Server) fieldManagerFor(ri *resourceInfo, subresource string) (*managed
 		}
 	}
 	var fm *managedfields.FieldManager
-	if ri.unstructured {
+	switch {
+	case subresource == "scale":
+		// The field manager of a /scale write tracks the Scale, whose
+		// owners scale.go translates to and from the workload's.
+		fm, err = managedfields.NewDefaultFieldManager(typed, s.opts.Scheme, applyDefaulter{}, s.opts.Scheme,
+			scaleKind, scaleKind.GroupVersion(), subresource, nil)
+	case ri.unstructured:
 		fm, err = newCRFieldManager(ri, converter, subresource)
-	} else {
+	default:
 		fm, err = managedfields.NewDefaultFieldManager(converter, s.opts.Scheme, applyDefaulter{}, s.opts.Scheme,
 			ri.Kind, ri.Kind.GroupVersion(), subresource, reset)
 	}
@@ -269,9 +275,15 @@ func (s *Server) decodeApply(r *http.Request, req requestInfo) (*unstructured.Un
 	if patchObj.GetManagedFields() != nil {
 		return nil, false, apierrors.NewBadRequest("metadata.managedFields must be nil")
 	}
+	sentNamespace := patchObj.GetNamespace()
 	if err := checkIdentity(patchObj, req); err != nil {
 		return nil, false, err
 	}
+	// The patch keeps the namespace it was sent with, as on the real
+	// server, which does not fill it in: the live object has the URL's,
+	// and the field manager's errors name the patch as sent ("/d; apps/v1,
+	// Kind=Deployment" for a patch without one).
+	patchObj.SetNamespace(sentNamespace)
 	return patchObj, r.URL.Query().Get("force") == "true", nil
 }
 
@@ -319,11 +331,21 @@ func sameEntry(a, b metav1.ManagedFieldsEntry) bool {
 }
 
 // applyError keeps the field manager's API errors (409 Conflict with one
-// cause per conflicting field) and makes the others a 500.
+// cause per conflicting field) and answers the others as kube-apiserver
+// does: its field manager returns them as plain Go errors, which its
+// handler sends as a 500 whose message is the error's text, with no reason
+// and no details. The commonest is an apply patch with a field the type
+// does not declare ("failed to create typed patch object (ns/d; apps/v1,
+// Kind=Deployment): .spec.bogus: field not declared in schema"): a 500, not
+// a 4xx, whatever fieldValidation says (TestApplyUndeclaredField;
+// docs/fakeapi.md).
 func applyError(err error) error {
 	var api apierrors.APIStatus
 	if errors.As(err, &api) {
 		return err
 	}
-	return apierrors.NewInternalError(err)
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
+		Reason: metav1.StatusReasonUnknown, Message: err.Error(),
+	}}
 }

@@ -3,6 +3,7 @@ package fakeapi
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,4 +79,40 @@ func TestServerSideApplyStatus(t *testing.T) {
 		managers = append(managers, e.Manager+"/"+e.Subresource)
 	}
 	require.ElementsMatch(t, []string{"alice/", "ctl/status"}, managers)
+}
+
+// An apply patch with a field its type does not declare fails in the field
+// manager, before any validation. kube-apiserver v1.37.2 answers it with
+// this exact Status, a 500 without reason or details, for a create and an
+// update alike and whatever fieldValidation says (docs/fakeapi.md).
+func TestApplyUndeclaredField(t *testing.T) {
+	srv := startServer(t, Options{})
+	createNamespace(t, srv, "ns")
+	url := srv.URL() + "/apis/apps/v1/namespaces/ns/deployments/d?fieldManager=m"
+	bogus := strings.Replace(applyDeployment, `"replicas":%d,`, `"replicas":1,"bogus":true,`, 1)
+	// The message names the patch as it was sent: without a namespace
+	// here, with one below.
+	namespaced := strings.Replace(bogus, `"name":"d"`, `"name":"d","namespace":"ns"`, 1)
+	want := func(namespace string) string {
+		return `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","code":500,"message":` +
+			`"failed to create typed patch object (` + namespace + `/d; apps/v1, Kind=Deployment): .spec.bogus: field not declared in schema"}`
+	}
+	check := func(what, query string) {
+		t.Helper()
+		code, body, _ := do(t, http.MethodPatch, url+query, mediaApply, bogus)
+		require.Equal(t, http.StatusInternalServerError, code, "%s: %s", what, body)
+		require.JSONEq(t, want(""), string(body), what)
+		code, body, _ = do(t, http.MethodPatch, url+query, mediaApply, namespaced)
+		require.Equal(t, http.StatusInternalServerError, code, "%s: %s", what, body)
+		require.JSONEq(t, want("ns"), string(body), what)
+	}
+	for _, v := range []string{"", "&fieldValidation=Strict", "&fieldValidation=Warn", "&fieldValidation=Ignore"} {
+		check("create"+v, v)
+	}
+	code, body, _ := do(t, http.MethodPatch, url, mediaApply, fmt.Sprintf(applyDeployment, 1))
+	require.Equal(t, http.StatusCreated, code, "%s", body)
+	require.Equal(t, "ns", decodeJSON(t, body).(*appsv1.Deployment).Namespace, "the object has the URL's namespace")
+	for _, v := range []string{"", "&fieldValidation=Strict", "&fieldValidation=Ignore"} {
+		check("update"+v, v)
+	}
 }

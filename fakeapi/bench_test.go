@@ -2,10 +2,13 @@ package fakeapi
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -135,5 +138,76 @@ func countRawFrames(b *testing.B, url, mediaType string, n int) {
 			}
 		}
 		require.NoError(b, err)
+	}
+}
+
+// BenchmarkWatchFanOut measures one write reaching 1,000 idle watches of
+// its resource (an op is one pod update and its 1,000 frames read), in
+// each wire format: each event is encoded once per format and its bytes
+// shared by every watch (watchframes.go), as kube-apiserver's watch cache
+// does, so an op costs the writes of the frames, not 1,000 encodings.
+func BenchmarkWatchFanOut(b *testing.B) {
+	for _, mediaType := range []string{mediaJSON, mediaProtobuf} {
+		b.Run(mediaType, func(b *testing.B) { benchmarkFanOut(b, mediaType, 1000) })
+	}
+}
+
+func benchmarkFanOut(b *testing.B, mediaType string, watches int) {
+	srv, err := NewServer(Options{HistoryLimit: -1})
+	require.NoError(b, err)
+	defer srv.Close()
+	createNamespace(b, srv, "ns")
+	p, err := srv.Create(pod("ns", "p", nil))
+	require.NoError(b, err)
+	url := fmt.Sprintf("%s/api/v1/namespaces/ns/pods?watch=true&resourceVersion=%d", srv.URL(), srv.ResourceVersion())
+	frames := make(chan struct{}, watches)
+	ctx, cancel := context.WithCancel(context.Background())
+	var readers sync.WaitGroup
+	defer readers.Wait()
+	defer cancel()
+	for range watches {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		req.Header.Set("Accept", mediaType)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(b, err)
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			defer resp.Body.Close()
+			readFrames(bufio.NewReader(resp.Body), mediaType, frames)
+		}()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		p.(*corev1.Pod).Labels = map[string]string{"i": strconv.Itoa(i)}
+		p, err = srv.Update(p)
+		require.NoError(b, err)
+		for range watches {
+			<-frames
+		}
+	}
+}
+
+// readFrames reads raw watch frames until the stream ends, sending a token
+// for each.
+func readFrames(r *bufio.Reader, mediaType string, frames chan<- struct{}) {
+	var size [4]byte
+	for {
+		var err error
+		if mediaType == mediaProtobuf {
+			if _, err = io.ReadFull(r, size[:]); err == nil {
+				_, err = r.Discard(int(binary.BigEndian.Uint32(size[:])))
+			}
+		} else {
+			_, err = r.ReadSlice('\n')
+			for err == bufio.ErrBufferFull {
+				_, err = r.ReadSlice('\n')
+			}
+		}
+		if err != nil {
+			return
+		}
+		frames <- struct{}{}
 	}
 }

@@ -133,7 +133,7 @@ func (st *store) updateRules(req requestInfo, obj, stored runtime.Object, track 
 			field.Set(reflect.ValueOf(stored.DeepCopyObject()).Elem().FieldByName(keep))
 		}
 	}
-	if err := admitUpdate(req, obj); err != nil {
+	if err := admitUpdate(req, obj, stored); err != nil {
 		return nil, err
 	}
 	if err := validatePodUpdate(req.res, obj, stored, req.subresource); err != nil {

@@ -2,11 +2,13 @@ package fakeapi
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 const podJSON = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`
@@ -167,4 +169,46 @@ func TestGoAPIReturnsCopies(t *testing.T) {
 	require.Equal(t, "ADDED", string(writes[0].Type))
 	require.Equal(t, "DELETED", string(writes[1].Type))
 	require.Equal(t, "a", writes[1].Name)
+}
+
+// A PUT that changes nothing is no write, as on kube-apiserver: the answer
+// keeps the resourceVersion, nothing is recorded and no watch hears of it.
+// That holds for the object as the server sent it and for the manifest it
+// was created from: the server puts back what it assigned (a pod's
+// priority, a Service's cluster IP) before comparing.
+func TestNoOpUpdateKeepsResourceVersion(t *testing.T) {
+	srv := startServer(t, Options{})
+	createNamespace(t, srv, "ns")
+	base := srv.URL() + "/api/v1/namespaces/ns/"
+	cases := []struct{ resource, name, manifest string }{
+		{"pods", "p", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]}}`},
+		{"services", "s", `{"apiVersion":"v1","kind":"Service","metadata":{"name":"s"},"spec":{"ports":[{"port":80}]}}`},
+		{"services", "headless", `{"apiVersion":"v1","kind":"Service","metadata":{"name":"headless"},"spec":{"clusterIP":"None","ports":[{"port":80}]}}`},
+		{"configmaps", "c", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"a":"b"}}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.resource+"/"+tc.name, func(t *testing.T) {
+			code, created, _ := do(t, http.MethodPost, base+tc.resource, mediaJSON, tc.manifest)
+			require.Equal(t, http.StatusCreated, code, "%s", created)
+			rv := decodeJSON(t, created).(metav1.Object).GetResourceVersion()
+			w := openWatch(t, base+tc.resource+"?watch=true&resourceVersion="+rv, mediaJSON)
+			writes := len(srv.Writes())
+
+			withRV := strings.Replace(tc.manifest, `"metadata":{`, `"metadata":{"resourceVersion":"`+rv+`",`, 1)
+			for what, body := range map[string]string{"as sent": string(created), "manifest": withRV} {
+				code, got, _ := do(t, http.MethodPut, base+tc.resource+"/"+tc.name, mediaJSON, body)
+				require.Equal(t, http.StatusOK, code, "%s: %s", what, got)
+				require.JSONEq(t, string(created), string(got), "%s: the answer is the stored object", what)
+			}
+			require.Equal(t, rv, formatRV(srv.ResourceVersion()))
+			require.Len(t, srv.Writes(), writes, "a no-op update is not a write")
+
+			// The first event the watch sees is the next real write.
+			changed := decodeJSON(t, created).(runtime.Object)
+			changed.(metav1.Object).SetLabels(map[string]string{"changed": "yes"})
+			_, err := srv.Update(changed)
+			require.NoError(t, err)
+			require.Equal(t, "MODIFIED "+tc.name+" "+formatRV(srv.ResourceVersion()), eventSummary(nextEvent(t, w)))
+		})
+	}
 }

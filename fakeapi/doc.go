@@ -177,9 +177,10 @@
 // and are served in their storage version only.
 //
 // managedFields of HTTP writes are recorded with the real server's
-// machinery (structured-merge-diff), exact but for writes to /scale, whose
-// field sets are approximate (managedfields.go). Writes through the Go API
-// record nothing.
+// machinery (structured-merge-diff), writes to /scale included, which are
+// tracked on the Scale and translated to the workload as the real server
+// does (managedfields.go, scale.go). Writes through the Go API record
+// nothing.
 // docs/fakeapi.md has the conformance table that compares this server with
 // a real kube-apiserver, request by request.
 //

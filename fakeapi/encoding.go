@@ -162,15 +162,18 @@ func notAcceptableStream() *apierrors.StatusError {
 	return notAcceptableBecause("only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch")
 }
 
-// notAcceptableBecause is notAcceptable with the real server's message for
-// a particular refusal, such as an "as" shape that does not fit the answer
-// (PartialObjectMetadata for a list, or PartialObjectMetadataList for one
-// object), for which it does not fall back to the client's next media
-// range either.
+// notAcceptableBecause is the real server's 406 for a particular refusal,
+// such as an "as" shape that does not fit the answer (PartialObjectMetadata
+// for a list, or PartialObjectMetadataList for one object), for which it
+// does not fall back to the client's next media range either. Unlike
+// notAcceptable's, this Status has no details at all: kube-apiserver builds
+// it from its own error type, which sets none, so the body has no
+// "details" key (TestNotAcceptableShapes).
 func notAcceptableBecause(message string) *apierrors.StatusError {
-	err := notAcceptable()
-	err.ErrStatus.Message = message
-	return err
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusNotAcceptable, Reason: metav1.StatusReasonNotAcceptable,
+		Message: message,
+	}}
 }
 
 func unsupportedMediaType(got string) *apierrors.StatusError {

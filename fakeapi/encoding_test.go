@@ -1,12 +1,14 @@
 package fakeapi
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 )
 
 func TestContentNegotiation(t *testing.T) {
@@ -92,17 +94,22 @@ func (w *bytesWriter) Write(p []byte) (int, error) { w.b = append(w.b, p...); re
 // stream (JSON, protobuf) and answers 406 for the others, as it does when
 // the shape asked for with "as" does not fit the answer: a list asked for
 // as PartialObjectMetadata, or one object as PartialObjectMetadataList.
+// Those 406 Statuses carry no details; only the one for an Accept header
+// the server cannot serve at all has an empty details object (pinned
+// against kube-apiserver by the conformance probe "Accept: a media type
+// the server cannot produce").
 func TestNotAcceptableShapes(t *testing.T) {
 	srv := startServer(t, Options{})
 	seedNamed(t, srv, "ns", "a")
 	list := podsURL(srv)
-	cases := []struct{ name, url, accept, message string }{
+	cases := []struct{ name, url, accept, message, details string }{
 		{"yaml watch", list + "?watch=true", mediaYAML,
-			"only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"},
+			"only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch", ""},
 		{"list as one object", list, "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json",
-			"you requested PartialObjectMetadata, but the requested object is a list"},
+			"you requested PartialObjectMetadata, but the requested object is a list", ""},
 		{"one object as a list", list + "/a", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
-			"you requested PartialObjectMetadataList, but the requested object is not a list"},
+			"you requested PartialObjectMetadataList, but the requested object is not a list", ""},
+		{"unserved media type", list, "text/csv", "406: Not Acceptable\n\nAvailable representations: ", "{}"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -112,6 +119,11 @@ func TestNotAcceptableShapes(t *testing.T) {
 			require.True(t, ok, "%s", body)
 			require.Equal(t, metav1.StatusReasonNotAcceptable, st.Reason)
 			require.Contains(t, st.Message, tc.message)
+			asJSON, err := yaml.YAMLToJSON(body) // the YAML watch's 406 is YAML
+			require.NoError(t, err)
+			var raw map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal(asJSON, &raw))
+			require.Equal(t, tc.details, string(raw["details"]), "details of %s", body)
 		})
 	}
 }

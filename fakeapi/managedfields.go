@@ -28,18 +28,22 @@ import (
 //
 // trackWrite records them with the real server's machinery, apimachinery's
 // managedfields package (the schemas are apply.go's), with the manager
-// named the real way and the server's clock. Where that cannot be used (a
-// write to /scale, whose entries the real server translates between the
-// Scale and its workload), recordManagedFields records entries of the real
-// shape with approximate field sets: a field is owned by the last writer
-// that changed it, lists are owned as a whole, and a write does not take
-// fields away from the other managers. Writes through the Go API
-// (Server.Create, Update) record nothing: they come from no client.
+// named the real way and the server's clock; a write to /scale is tracked
+// on its Scale and translated to the workload, as the real server does
+// (scale.go). Where that machinery cannot be used (no field manager can be
+// built for the type, or it fails on the object), recordManagedFields
+// records entries of the real shape with approximate field sets: a field is owned by the last writer
+// that changed it, lists are owned as a whole, and, as with the real
+// machinery, a write takes the fields it changes away from every other
+// manager. Writes through the Go API (Server.Create, Update) record
+// nothing: they come from no client.
 
 // trackWrite records an HTTP write of obj over live (nil for a create) by
 // req's field manager.
 func (s *Server) trackWrite(req requestInfo, obj, live runtime.Object, now time.Time) error {
-	if req.subresource == "scale" { // the Scale's fields are not the workload's: see docs/fakeapi.md
+	if req.subresource == "scale" {
+		// Only when scale.go's trackScale could not use the Scale's field
+		// manager: the Scale's fields are not the workload's.
 		return recordManagedFields(obj, live, req, now)
 	}
 	fm, err := s.fieldManagerFor(req.res, req.subresource)
@@ -144,8 +148,10 @@ func recordManagedFields(obj, live runtime.Object, req requestInfo, now time.Tim
 }
 
 // mergeEntry adds owned to the entry of the same manager, operation,
-// apiVersion and subresource (creating it), and returns the new list. The
-// list is a copy: the stored object's entries are never modified.
+// apiVersion and subresource (creating it), takes owned away from every
+// other entry (dropping those left with nothing), and returns the new
+// list. The list is a copy: the stored object's entries are never
+// modified.
 func mergeEntry(entries []metav1.ManagedFieldsEntry, e metav1.ManagedFieldsEntry, owned map[string]any) ([]metav1.ManagedFieldsEntry, error) {
 	out := make([]metav1.ManagedFieldsEntry, 0, len(entries)+1)
 	merged := false
@@ -153,7 +159,9 @@ func mergeEntry(entries []metav1.ManagedFieldsEntry, e metav1.ManagedFieldsEntry
 		same := old.Manager == e.Manager && old.Operation == e.Operation &&
 			old.APIVersion == e.APIVersion && old.Subresource == e.Subresource
 		if !same || merged {
-			out = append(out, old)
+			if kept, ok := withoutFields(old, owned); ok {
+				out = append(out, kept)
+			}
 			continue
 		}
 		if old.FieldsV1 != nil {
@@ -268,4 +276,54 @@ func unionFields(a, b map[string]any) map[string]any {
 		}
 	}
 	return out
+}
+
+// withoutFields returns e without the fields of taken, and false when it
+// is left owning nothing. An entry whose fields cannot be read is kept
+// as it is.
+func withoutFields(e metav1.ManagedFieldsEntry, taken map[string]any) (metav1.ManagedFieldsEntry, bool) {
+	var set map[string]any
+	if e.FieldsV1 == nil || json.Unmarshal(e.FieldsV1.Raw, &set) != nil {
+		return e, true
+	}
+	if !subtractFields(set, taken) {
+		return e, true
+	}
+	if len(set) == 0 {
+		return e, false
+	}
+	raw, err := json.Marshal(set)
+	if err != nil {
+		return e, true
+	}
+	e.FieldsV1 = &metav1.FieldsV1{Raw: raw}
+	return e, true
+}
+
+// subtractFields removes from set, in place, the fields of taken: a leaf
+// of taken (an empty set) removes the whole field, a non-empty one its
+// children; a field left without children is removed too. It reports
+// whether set changed.
+func subtractFields(set, taken map[string]any) bool {
+	changed := false
+	for k, t := range taken {
+		have, ok := set[k]
+		if !ok {
+			continue
+		}
+		tm, _ := t.(map[string]any)
+		hm, _ := have.(map[string]any)
+		if len(tm) == 0 || len(hm) == 0 {
+			delete(set, k)
+			changed = true
+			continue
+		}
+		if subtractFields(hm, tm) {
+			changed = true
+			if len(hm) == 0 {
+				delete(set, k)
+			}
+		}
+	}
+	return changed
 }

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/seed31a95821/informer/apiresource"
 )
@@ -107,11 +109,15 @@ func (s *Server) serveScale(w http.ResponseWriter, r *http.Request, req requestI
 		if err != nil {
 			return nil, err
 		}
+		owners, err := scaleOwners(req.res, obj, current)
+		if err != nil {
+			return nil, err
+		}
 		want, err := change(current)
 		if err != nil {
 			return nil, err
 		}
-		return st.setReplicas(req, obj, want)
+		return s.setReplicas(st, req, obj, current, want, owners)
 	})
 	if err == nil {
 		stored, err = scaleOf(stored)
@@ -155,8 +161,10 @@ func (s *Server) scaleChange(r *http.Request, req requestInfo) (func(*autoscalin
 }
 
 // setReplicas writes a Scale's spec.replicas into the stored workload. A
-// resourceVersion in the Scale is a precondition, as in any update.
-func (st *store) setReplicas(req requestInfo, stored runtime.Object, want *autoscalingv1.Scale) (runtime.Object, error) {
+// resourceVersion in the Scale is a precondition, as in any update. current
+// is the Scale before the write, with the owners scaleOwners gave it.
+func (s *Server) setReplicas(st *store, req requestInfo, stored runtime.Object, current, want *autoscalingv1.Scale,
+	owners *managedfields.ScaleHandler) (runtime.Object, error) {
 	if rv := want.ResourceVersion; rv != "" && rv != resourceVersionOf(stored) {
 		return nil, conflict(req.res.groupResource(), req.name)
 	}
@@ -170,8 +178,73 @@ func (st *store) setReplicas(req requestInfo, stored runtime.Object, want *autos
 	}
 	replicas := want.Spec.Replicas
 	f.specReplicas.Set(reflect.ValueOf(&replicas))
-	if err := st.track(req, obj, stored); err != nil {
+	if err := s.trackScale(st, req, obj, stored, current, want, owners); err != nil {
 		return nil, err
 	}
 	return st.update(req.res, obj)
+}
+
+// The managedFields of a /scale write, as kube-apiserver records them: the
+// workload's owners of spec.replicas are shown as owners of the Scale's
+// spec.replicas; the Scale's field manager (subresource "scale") records
+// the write on the Scale, taking spec.replicas from every other owner if
+// the write changes it; and the result is translated back onto the
+// workload (apimachinery's managedfields.ScaleHandler, the real server's
+// own). So after "kubectl patch" of spec.replicas and then "kubectl scale",
+// the replicas belong to kubectl's scale entry alone
+// (TestScaleTakesReplicasFromOtherManagers).
+
+// replicasPath is where a workload keeps the count a Scale shows.
+var replicasPath = fieldpath.MakePathOrDie("spec", "replicas")
+
+// scaleOwners gives scale, the Scale of the stored workload, the owners of
+// the workload's spec.replicas, and returns the handler that translates
+// the Scale's managedFields back.
+func scaleOwners(ri *resourceInfo, workload runtime.Object, scale *autoscalingv1.Scale) (*managedfields.ScaleHandler, error) {
+	m, err := meta.Accessor(workload)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	gv := ri.Kind.GroupVersion()
+	owners := managedfields.NewScaleHandler(m.GetManagedFields(), gv,
+		managedfields.ResourcePathMappings{gv.String(): replicasPath})
+	entries, err := owners.ToSubresource()
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	scale.ManagedFields = entries
+	return owners, nil
+}
+
+// trackScale records a /scale write in the managedFields of obj, the new
+// state of the stored workload, from current and want, the Scale before
+// and after. Where the Scale's field manager cannot be built (a scheme
+// without autoscaling/v1), the approximation of managedfields.go records
+// the write instead.
+func (s *Server) trackScale(st *store, req requestInfo, obj, stored runtime.Object, current, want *autoscalingv1.Scale,
+	owners *managedfields.ScaleHandler) error {
+	fm, err := s.fieldManagerFor(req.res, "scale")
+	if err != nil {
+		return st.track(req, obj, stored)
+	}
+	out, err := fm.Update(current, want, req.fieldManager)
+	if err != nil {
+		return st.track(req, obj, stored)
+	}
+	om, err := meta.Accessor(out)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	entries, err := owners.ToParent(om.GetManagedFields())
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	// As on the real server, whose handler takes the times from the
+	// workload's entries, the scale entry has no time.
+	m.SetManagedFields(entries)
+	return nil
 }

@@ -120,6 +120,8 @@ type Server struct {
 	strict strictDecoders
 	faults *Faults
 	sent   sentRecord
+	// frames holds the watch frames shared by watches (watchframes.go).
+	frames frameCache
 
 	mu sync.Mutex // guards store, changed, dropped, seeded and crds
 	// store holds all objects and history.

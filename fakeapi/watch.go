@@ -8,7 +8,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -196,7 +195,7 @@ func (ws *watchStream) stream(ctx context.Context) {
 			return
 		}
 		for _, ev := range batch.events {
-			if typ, obj, ok := ws.translate(ev); ok && !ws.send(typ, obj, false) {
+			if typ, fromPrev, ok := ws.translate(ev); ok && !ws.sendLogged(ev, typ, fromPrev) {
 				return
 			}
 		}
@@ -285,21 +284,19 @@ func (ws *watchStream) waitStall(ctx context.Context, released <-chan struct{}, 
 // translate turns a logged write into what this watch must see. With
 // selectors an object can enter or leave the watch's view in an update;
 // like the real server we then send ADDED, or DELETED carrying the last
-// state the watcher could see, stamped with the update's RV.
-func (ws *watchStream) translate(ev event) (watch.EventType, runtime.Object, bool) {
+// state the watcher could see (fromPrev), stamped with the update's RV.
+func (ws *watchStream) translate(ev event) (typ watch.EventType, fromPrev, ok bool) {
 	curOK := ev.typ != watch.Deleted && ws.filter.matches(ev.obj)
 	prevOK := ev.prev != nil && ws.filter.matches(ev.prev)
 	switch {
 	case ev.typ == watch.Deleted && prevOK:
-		return watch.Deleted, ev.obj, true
+		return watch.Deleted, false, true
 	case curOK && (prevOK || ev.typ == watch.Added):
-		return ev.typ, ev.obj, true
+		return ev.typ, false, true
 	case curOK:
-		return watch.Added, ev.obj, true
+		return watch.Added, false, true
 	case prevOK:
-		gone := ev.prev.DeepCopyObject()
-		setRV(gone, ev.rv)
-		return watch.Deleted, gone, true
+		return watch.Deleted, true, true
 	}
-	return "", nil, false
+	return "", false, false
 }

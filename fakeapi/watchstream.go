@@ -21,7 +21,9 @@ import (
 // big-endian length prefix for protobuf).
 //
 // Each frame is built in a buffer before it is written, which is what lets
-// the fault injector cut it in half or replace it with garbage.
+// the fault injector cut it in half or replace it with garbage. The frames
+// of logged events are built once per wire format and shared by every
+// watch that writes the same bytes (watchframes.go).
 //
 // A watchStream is used by one request goroutine only.
 type watchStream struct {
@@ -83,7 +85,8 @@ func (ws *watchStream) writeHeader() {
 	ws.flush()
 }
 
-// send writes one event. It reports false when the stream is broken.
+// send writes one event, encoded for this watch alone. It reports false
+// when the stream is broken.
 func (ws *watchStream) send(typ watch.EventType, obj runtime.Object, initial bool) bool {
 	ws.objBuf.Reset()
 	if err := ws.enc.encode(obj, &ws.objBuf); err != nil {
@@ -95,9 +98,60 @@ func (ws *watchStream) send(typ watch.EventType, obj runtime.Object, initial boo
 		ws.enc.table.noHeaders = true
 	}
 	m, _ := meta.Accessor(obj)
-	ws.s.sent.add(SentEvent{WatchID: ws.id, Resource: ws.res.gvr, Type: typ, InitialEvent: initial,
-		ResourceVersion: m.GetResourceVersion(), Namespace: m.GetNamespace(), Name: m.GetName()})
+	ws.record(typ, m, "", initial)
 	return ws.writeFrame(typ)
+}
+
+// sendLogged writes an event of the log as this watch sees it (translate):
+// as type typ, carrying the event's object, or, with fromPrev, its previous
+// state stamped with the event's resourceVersion. Unless the watch's
+// frames are its own (sharesFrames), the frame is the one every watch in
+// the same format writes, encoded once (watchframes.go).
+func (ws *watchStream) sendLogged(ev event, typ watch.EventType, fromPrev bool) bool {
+	object := func() runtime.Object {
+		if !fromPrev {
+			return ev.obj
+		}
+		gone := ev.prev.DeepCopyObject()
+		setRV(gone, ev.rv)
+		return gone
+	}
+	if !ws.sharesFrames() {
+		return ws.send(typ, object(), false)
+	}
+	key := frameKey{rv: ev.rv, mediaType: ws.enc.mediaType, as: ws.enc.as, typ: typ, prev: fromPrev}
+	frame, err := ws.s.frames.frame(key, func() ([]byte, error) { return encodeFrame(ws.enc, typ, object()) })
+	if err != nil {
+		ws.broken = true
+		return false
+	}
+	shown := ev.obj
+	if fromPrev {
+		shown = ev.prev
+	}
+	m, _ := meta.Accessor(shown)
+	ws.record(typ, m, formatRV(ev.rv), false)
+	return ws.writeOut(frame)
+}
+
+// sharesFrames tells whether this watch's events are the same bytes as
+// every other watch's in its media type and shape: not so for Tables,
+// whose columns depend on the request and whose first row differs.
+func (ws *watchStream) sharesFrames() bool {
+	return ws.enc.table == nil && (ws.enc.as == asFull || ws.enc.as == asPartial)
+}
+
+// record notes a sent event in the server's record; rv, when not empty,
+// overrides the object's resourceVersion.
+func (ws *watchStream) record(typ watch.EventType, m metav1.Object, rv string, initial bool) {
+	e := SentEvent{WatchID: ws.id, Resource: ws.res.gvr, Type: typ, InitialEvent: initial, ResourceVersion: rv}
+	if m != nil {
+		e.Namespace, e.Name = m.GetNamespace(), m.GetName()
+		if rv == "" {
+			e.ResourceVersion = m.GetResourceVersion()
+		}
+	}
+	ws.s.sent.add(e)
 }
 
 // sendBookmark writes a BOOKMARK carrying the watch's cursor. The object is
@@ -124,14 +178,13 @@ func (ws *watchStream) sendError(err error) {
 	if ws.enc.info.Serializer.Encode(status, &ws.objBuf) != nil {
 		return
 	}
-	ws.s.sent.add(SentEvent{WatchID: ws.id, Resource: ws.res.gvr, Type: watch.Error})
+	ws.record(watch.Error, nil, "", false)
 	if ws.writeFrame(watch.Error) {
 		ws.flush()
 	}
 }
 
-// writeFrame frames ws.objBuf as an event of the given type and writes it,
-// applying any frame fault.
+// writeFrame frames ws.objBuf as an event of the given type and writes it.
 func (ws *watchStream) writeFrame(typ watch.EventType) bool {
 	if ws.broken {
 		return false
@@ -142,7 +195,15 @@ func (ws *watchStream) writeFrame(typ watch.EventType) bool {
 		ws.broken = true
 		return false
 	}
-	frame := ws.frameBuf.Bytes()
+	return ws.writeOut(ws.frameBuf.Bytes())
+}
+
+// writeOut writes one whole frame, applying any frame fault. The frame may
+// be shared with other watches: it is only read.
+func (ws *watchStream) writeOut(frame []byte) bool {
+	if ws.broken {
+		return false
+	}
 	// A hold applies from the first frame written after HoldWatches
 	// returns, however far the stream's loop has got.
 	fault, released, held := ws.s.faults.onFrame(ws.res.gvr.Resource, ws.holding != nil)

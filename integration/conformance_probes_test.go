@@ -102,6 +102,10 @@ var probes = []probe{
 	{name: "deletecollection, and the verbs in discovery", run: probeDeleteCollection},
 	{name: "CustomResourceDefinition: serve, status, columns, lists", run: probeCRD},
 	{name: "Table output (kubectl get) of pods, deployments, replicasets, services, namespaces, events", run: probeTables},
+	{name: "PUT of the creating manifest (pod, Service)", run: probeNoopManifest},
+	{name: "server-side apply with an undeclared field", run: probeApplyUndeclared},
+	{name: "406 that explains: no details", run: probeNotAcceptableDetails},
+	{name: "owners after patch, set image and /scale; apply of the first manifest", run: probeScaleOwners},
 }
 
 // runProbes runs every probe against the target, each as a subtest, in two

@@ -96,6 +96,33 @@ func TestKubectl(t *testing.T) {
 	require.Error(t, err, "sprockets are gone with their CRD: %s", out)
 }
 
+// A write that changes a field takes it from every other manager, /scale
+// included: after "kubectl apply", "kubectl patch" of .spec.replicas,
+// "kubectl set image" and "kubectl scale", a server-side apply of the
+// first manifest conflicts with the two managers that own the changed
+// fields now, kubectl through /scale and kubectl-set, as on kube-apiserver
+// v1.37.2, not with kubectl-patch, whose replicas kubectl scale took.
+func TestKubectlScaleTakesReplicasFromOtherManagers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a binary and runs kubectl")
+	}
+	kubectlPath, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not on the PATH")
+	}
+	k := startKubectlTarget(t, kubectlPath)
+	k.run("apply", "-f", "testdata/deployment.yaml")
+	k.run("patch", "deploy", "web", "-p", `{"spec":{"replicas":3}}`)
+	k.run("set", "image", "deploy/web", "web=nginx:1.26")
+	k.run("scale", "deploy", "web", "--replicas=5")
+	out, err := k.try("apply", "--server-side", "-f", "testdata/deployment.yaml")
+	require.Error(t, err, "%s", out)
+	require.Contains(t, out, "Apply failed with 2 conflicts")
+	require.Contains(t, out, "conflicts with \"kubectl\" with subresource \"scale\" using apps/v1:\n- .spec.replicas\n")
+	require.Contains(t, out, "conflicts with \"kubectl-set\" using apps/v1:\n- .spec.template.spec.containers[name=\"web\"].image\n")
+	require.NotContains(t, out, "kubectl-patch")
+}
+
 // kubectlTarget is a running fakeapi command and a kubectl configured for
 // it (plain HTTP, no token, a private cache directory).
 type kubectlTarget struct {
