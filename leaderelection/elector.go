@@ -42,6 +42,12 @@ type Options struct {
 	// cancelled, after the term's work has stopped, so that a successor
 	// takes over at its next retry instead of after LeaseDuration.
 	ReleaseOnCancel bool
+	// Want, when set, is asked each round whether to hold the lease at
+	// all: a follower that does not want it only reads; a leader that no
+	// longer wants it ends its term, waits for the term's work and releases
+	// the lease (a handover). Package sharding holds its shards this way.
+	// Nil means always.
+	Want func() bool
 	// Logf receives a line per failed request; nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -55,6 +61,8 @@ type Elector struct {
 
 	mu sync.Mutex // guards m
 	m  *Machine
+	// poke wakes Run for a round now (Poke); buffered, one pending poke.
+	poke chan struct{}
 }
 
 // New checks opts and returns an Elector that has not started.
@@ -69,7 +77,16 @@ func New(opts Options) (*Elector, error) {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	return &Elector{opts: opts, m: NewMachine(opts.Config)}, nil
+	return &Elector{opts: opts, m: NewMachine(opts.Config), poke: make(chan struct{}, 1)}, nil
+}
+
+// Poke asks for a round now instead of at the next retry: Want changed.
+// It never blocks.
+func (e *Elector) Poke() {
+	select {
+	case e.poke <- struct{}{}:
+	default:
+	}
 }
 
 // IsLeader tells whether this candidate holds the lease now.
@@ -84,6 +101,29 @@ func (e *Elector) Leader() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.m.Leader()
+}
+
+// Holder returns the live holder of the lease as this candidate sees it:
+// itself while it leads, another while that one's lease has not expired
+// on our clock, else "".
+func (e *Elector) Holder() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := time.Now()
+	if e.m.Leading(now) {
+		return e.opts.Identity
+	}
+	if exp := e.m.Expiry(); !exp.IsZero() && now.Before(exp) {
+		return e.m.Leader()
+	}
+	return ""
+}
+
+// holding tells whether the last record seen names this candidate.
+func (e *Elector) holding() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.m.Leader() == e.opts.Identity
 }
 
 // Check is a health check: ErrRenewOverdue when this candidate believes
@@ -123,15 +163,22 @@ func (e *Elector) Run(ctx context.Context) {
 			}
 			return
 		case <-wait.C:
+		case <-e.poke:
+			wait.Stop()
 		}
-		e.round(ctx)
+		want := e.opts.Want == nil || e.opts.Want()
+		e.round(ctx, want)
 		e.sync(ctx, &t, &reported)
+		if !want && e.holding() {
+			e.endTerm(&t) // the work of the term stops first,
+			e.release()   // then the lease goes, free for the next holder at its next retry
+		}
 		wait.Reset(e.untilNext())
 	}
 }
 
-// round is one read and, if the machine wants it, one write.
-func (e *Elector) round(ctx context.Context) {
+// round is one read and, if the machine (and want) asks for it, one write.
+func (e *Elector) round(ctx context.Context, want bool) {
 	rctx, cancel := e.requestContext(ctx)
 	defer cancel()
 	rec, err := e.opts.Lock.Get(rctx)
@@ -146,7 +193,7 @@ func (e *Elector) round(ctx context.Context) {
 	e.m.Observe(now, rec)
 	w, ok := e.m.Next(now)
 	e.mu.Unlock()
-	if !ok {
+	if !ok || !want {
 		return
 	}
 	sent := time.Now()

@@ -363,3 +363,59 @@ func TestConfigValidate(t *testing.T) {
 		require.ErrorIs(t, c.Validate(), ErrInvalidConfig, "%+v", c)
 	}
 }
+
+// A leader that stops wanting the lease (a shard to hand over) ends its
+// term, waits for the term's work, releases, and the other candidate
+// takes it at its next retry. A follower that does not want it never
+// writes.
+func TestElectorWantHandsOver(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &MemoryStore{}
+		var wantA atomic.Bool
+		wantA.Store(true)
+		var workEnded atomic.Bool
+		var mu sync.Mutex
+		var order []string
+		a, err := New(Options{Config: Config{Identity: "a"}, Lock: store, Want: wantA.Load,
+			Callbacks: Callbacks{OnStartedLeading: func(ctx context.Context) {
+				<-ctx.Done()
+				time.Sleep(300 * time.Millisecond) // in-flight work finishing
+				workEnded.Store(true)
+				mu.Lock()
+				order = append(order, "a's work ended")
+				mu.Unlock()
+			}}})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		var wg sync.WaitGroup
+		wg.Go(func() { a.Run(ctx) })
+		synctest.Wait()
+		require.True(t, a.IsLeader())
+		b, err := New(Options{Config: Config{Identity: "b"}, Lock: store,
+			Callbacks: Callbacks{OnStartedLeading: func(ctx context.Context) {
+				mu.Lock()
+				order = append(order, "b leads")
+				mu.Unlock()
+				<-ctx.Done()
+			}}})
+		require.NoError(t, err)
+		wg.Go(func() { b.Run(ctx) })
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		require.Equal(t, "a", b.Holder())
+		handover := time.Now()
+		wantA.Store(false)
+		for !b.IsLeader() {
+			time.Sleep(10 * time.Millisecond)
+		}
+		require.LessOrEqual(t, time.Since(handover), 2*DefaultRetryPeriod+time.Second)
+		mu.Lock()
+		require.Equal(t, []string{"a's work ended", "b leads"}, order, "the release waits for the work")
+		mu.Unlock()
+		rec, _ := store.Get(t.Context())
+		require.Equal(t, int32(1), rec.LeaseTransitions)
+		cancel()
+		wg.Wait()
+	})
+}

@@ -16,12 +16,16 @@ import (
 // one with your informers through wire.Config.RateLimiter), its bounded
 // reads and its typed errors. The lease's resourceVersion gives the
 // optimistic concurrency the election needs. The Lease belongs to the
-// election: an update writes the spec and keeps no labels or annotations.
+// election: an update writes the spec and Labels, and keeps no other
+// labels or annotations.
 // It is safe for concurrent use.
 type LeaseLock struct {
 	Leases    *client.Resource[*coordinationv1.Lease]
 	Namespace string
 	Name      string
+	// Labels are written on the Lease with every write, so that a group
+	// of leases can be listed by label (package sharding).
+	Labels map[string]string
 }
 
 // NewLeaseLock returns the lock of the Lease namespace/name, written
@@ -47,36 +51,37 @@ func (l *LeaseLock) Get(ctx context.Context) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := recordOf(lease)
+	rec := RecordOf(lease)
 	return &rec, nil
 }
 
 // Create creates the Lease with rec.
 func (l *LeaseLock) Create(ctx context.Context, rec Record) (*Record, error) {
-	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: l.Namespace, Name: l.Name}}
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: l.Namespace, Name: l.Name, Labels: l.Labels}}
 	setSpec(lease, rec)
 	out, err := l.Leases.Create(ctx, lease, metav1.CreateOptions{})
 	if err != nil {
 		return nil, err
 	}
-	got := recordOf(out)
+	got := RecordOf(out)
 	return &got, nil
 }
 
 // Update writes rec over the Lease if rec.ResourceVersion is current.
 func (l *LeaseLock) Update(ctx context.Context, rec Record) (*Record, error) {
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: l.Namespace, Name: l.Name,
-		ResourceVersion: rec.ResourceVersion}}
+		Labels: l.Labels, ResourceVersion: rec.ResourceVersion}}
 	setSpec(lease, rec)
 	out, err := l.Leases.Update(ctx, lease, metav1.UpdateOptions{})
 	if err != nil {
 		return nil, err
 	}
-	got := recordOf(out)
+	got := RecordOf(out)
 	return &got, nil
 }
 
-func recordOf(lease *coordinationv1.Lease) Record {
+// RecordOf reads a Lease's spec as a Record.
+func RecordOf(lease *coordinationv1.Lease) Record {
 	s := lease.Spec
 	rec := Record{ResourceVersion: lease.ResourceVersion}
 	if s.HolderIdentity != nil {
