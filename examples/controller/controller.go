@@ -62,11 +62,12 @@ type Controller struct {
 	writer      *client.Resource[*appsv1.Deployment]
 	queue       *workqueue.Queue[string]
 	regs        []informer.Syncer         // the handlers' registrations
+	client      *client.Client            // the writer's, shared by the leases
 	lease       *leaderelection.LeaseLock // nil without Fleet
-	// mayWrite is asked right before each write; nil always allows. With
+	// mayWrite is asked right before each write of key; nil always allows. With
 	// a Fleet it asks the elector, on the clock, whether the term still
 	// holds (fleet.go).
-	mayWrite func() error
+	mayWrite func(key string) error
 }
 
 // New wires the controller to the API server cfg describes. Nothing runs
@@ -92,6 +93,7 @@ func New(cfg wire.Config, opts Options) (*Controller, error) {
 	if c.writer, err = client.For[*appsv1.Deployment](writer); err != nil {
 		return nil, err
 	}
+	c.client = writer
 	if opts.Fleet != nil {
 		if c.lease, err = opts.Fleet.lock(writer); err != nil {
 			return nil, err
@@ -198,23 +200,27 @@ func (c *Controller) Run(ctx context.Context) error {
 	return nil
 }
 
-// processNext handles one key: the worker loop's body. With a gate (a
-// fleet), the key waits at the gate for a term and is reconciled under
-// the term's context; a key whose term ended under it goes back to the
-// queue for the next term.
-func (c *Controller) processNext(ctx context.Context, gate *leaderelection.Gate) bool {
+// admit decides whether and under which context a worker reconciles a
+// key (fleet.go): nil admits every key under the worker's context.
+type admit func(ctx context.Context, key string) (work context.Context, leave func(), ok bool)
+
+// processNext handles one key: the worker loop's body. In a fleet, admit
+// holds the key until this replica may work on it (a leader's term, the
+// key's shard) and gives the context of that term; a key not admitted is
+// parked by admit and dropped here; a key whose term ended under it goes
+// back to the queue for the next term.
+func (c *Controller) processNext(ctx context.Context, admit admit) bool {
 	key, shutdown := c.queue.Get()
 	if shutdown {
 		return false
 	}
 	defer c.queue.Done(key)
 	work, leave := ctx, func() {}
-	if gate != nil {
-		term, left, err := gate.Enter(ctx)
-		if err != nil {
-			return true // stopping: the key is dropped with the queue
+	if admit != nil {
+		var ok bool
+		if work, leave, ok = admit(ctx, key); !ok {
+			return true
 		}
-		work, leave = term, left
 	}
 	start := time.Now()
 	err := c.reconcile(work, key)
@@ -274,7 +280,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 		}
 		d.Annotations[SummaryAnnotation] = want
 		if c.mayWrite != nil {
-			if err := c.mayWrite(); err != nil {
+			if err := c.mayWrite(key); err != nil {
 				return err
 			}
 		}

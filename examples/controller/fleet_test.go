@@ -214,3 +214,66 @@ func TestFleetGracefulHandover(t *testing.T) {
 	k.WaitForSummary("web", "pods=2 services=")
 	log.requireNoOverlap(t)
 }
+
+// Three replicas split the Deployments over 8 shard Leases: every
+// Deployment is summarised, each by the holder of its shard, and when one
+// replica stops its shards move to the others and the work goes on.
+func TestFleetShards(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	srv, err := fakeapi.NewServer(fakeapi.Options{})
+	require.NoError(t, err)
+	defer srv.Close()
+	cfg := wire.Config{Host: srv.URL()}
+	k := NewKubectl(t, cfg, "shop")
+	for i := range 20 {
+		k.Apply(Deployment(fmt.Sprint("web-", i), "web"))
+	}
+	k.Apply(Pod("web-1", "web"))
+
+	var log fleetLog
+	var heldMu sync.Mutex
+	held := map[int]string{}
+	stops := map[string]func(){}
+	for i := range 3 {
+		id := fmt.Sprint("r", i)
+		c, err := controller.New(cfg, controller.Options{Logf: t.Logf, Trace: log.trace(id),
+			Fleet: &controller.Fleet{Identity: id, Timing: fastTiming, Shards: 8, OnHeld: func(s int, yes bool) {
+				heldMu.Lock()
+				defer heldMu.Unlock()
+				if yes {
+					if held[s] != "" {
+						t.Errorf("shard %d taken by %s while %s holds it", s, id, held[s])
+					}
+					held[s] = id
+				} else if held[s] == id {
+					delete(held, s)
+				}
+			}}})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- c.Run(ctx) }()
+		var once sync.Once
+		stops[id] = func() { once.Do(func() { cancel(); require.NoError(t, <-done) }) }
+		defer stops[id]()
+	}
+	for i := range 20 {
+		k.WaitForSummary(fmt.Sprint("web-", i), "pods=1 services=")
+	}
+	stops["r0"]()
+	k.Apply(Pod("web-2", "web"))
+	for i := range 20 {
+		k.WaitForSummary(fmt.Sprint("web-", i), "pods=2 services=")
+	}
+	log.requireNoOverlap(t)
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	who := map[string]map[string]bool{}
+	for _, s := range log.spans {
+		if who[s.key] == nil {
+			who[s.key] = map[string]bool{}
+		}
+		who[s.key][s.id] = true
+	}
+	require.Len(t, who, 20)
+}

@@ -22,6 +22,7 @@ type fleetFlags struct {
 	renewDeadline time.Duration
 	retryPeriod   time.Duration
 	trace         bool
+	shards        int
 }
 
 func (f *fleetFlags) register(fs *flag.FlagSet) {
@@ -32,7 +33,9 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.leaseDuration, "lease-duration", leaderelection.DefaultLeaseDuration, "how long followers wait after the Lease last changed")
 	fs.DurationVar(&f.renewDeadline, "renew-deadline", leaderelection.DefaultRenewDeadline, "how long a leader keeps its authority after its last successful renew")
 	fs.DurationVar(&f.retryPeriod, "retry-period", leaderelection.DefaultRetryPeriod, "time between attempts to acquire or renew")
-	fs.BoolVar(&f.trace, "trace", false, "print one line per reconcile on stdout: reconcile <identity> <key> <start ns> <end ns>")
+	fs.IntVar(&f.shards, "shards", 0, "with -leader-elect: split the keys over this many shard Leases, every replica working on its share")
+	fs.BoolVar(&f.trace, "trace", false, "print one line per reconcile on stdout: reconcile <identity> <key> <start ns> <end ns>; "+
+		"and one per shard taken or given up: shard <identity> <shard> held|released <ns>")
 }
 
 // apply sets the fleet options the flags ask for.
@@ -56,7 +59,13 @@ func (f *fleetFlags) apply(opts *controller.Options) error {
 	if !f.leaderElect {
 		return nil
 	}
-	opts.Fleet = &controller.Fleet{Identity: id, LeaseNamespace: f.leaseNS, LeaseName: f.leaseName,
+	opts.Fleet = &controller.Fleet{Identity: id, LeaseNamespace: f.leaseNS, LeaseName: f.leaseName, Shards: f.shards,
 		Timing: leaderelection.Config{LeaseDuration: f.leaseDuration, RenewDeadline: f.renewDeadline, RetryPeriod: f.retryPeriod}}
+	if f.trace {
+		opts.Fleet.OnHeld = func(shard int, held bool) {
+			state := map[bool]string{true: "held", false: "released"}[held]
+			fmt.Printf("shard %s %d %s %d\n", id, shard, state, time.Now().UnixNano())
+		}
+	}
 	return nil
 }
