@@ -33,7 +33,7 @@ import (
 // goes through as soon as the term opens. One op is one election won by a
 // fresh replica; the figure is win-to-reconcile-ms.
 //
-//	go test -run xxx -bench Takeover -count 5 .
+//	go test -run '^$' -bench Takeover -count 5 .
 const takeoverPods = 10_000
 
 func BenchmarkTakeover(b *testing.B) {

@@ -184,7 +184,8 @@ func TestFleetOutageLongerThanRenewDeadline(t *testing.T) {
 
 // SIGTERM of the leader (here: its context cancelled): it finishes its
 // reconciles, releases the lease, and a successor leads within a retry
-// period plus a second, then reconciles at once.
+// period plus a second, then reconciles at once from its warm cache,
+// without a list (every list fails from the handover on).
 func TestFleetGracefulHandover(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	srv, err := fakeapi.NewServer(fakeapi.Options{})
@@ -204,6 +205,11 @@ func TestFleetGracefulHandover(t *testing.T) {
 	leader := log.waitLeader(t, 5*time.Second, "")
 	k.WaitForSummary("web", "pods=1 services=")
 
+	// Warm standby: from here on every list fails; the successor needs
+	// none, its caches synced before it won.
+	for _, r := range []string{"deployments", "pods", "services"} {
+		srv.Faults().FailNext(fakeapi.Failure{Verb: "list", Resource: r, Count: 1 << 30, Code: 500})
+	}
 	term := time.Now()
 	stops[leader]()
 	next := log.waitLeader(t, fastTiming.RetryPeriod+time.Second, leader)
