@@ -187,7 +187,9 @@ func (e *Elector) round(ctx context.Context, want bool) {
 	e.m.Tick(now)
 	if err != nil {
 		e.mu.Unlock()
-		e.opts.Logf("leaderelection: reading lease %s: %v", e.opts.Lock.Describe(), err)
+		if ctx.Err() == nil {
+			e.opts.Logf("leaderelection: reading lease %s: %v", e.opts.Lock.Describe(), err)
+		}
 		return
 	}
 	e.m.Observe(now, rec)
@@ -208,7 +210,7 @@ func (e *Elector) round(ctx context.Context, want bool) {
 	e.m.Wrote(sent, now, out, err)
 	e.m.Tick(now)
 	e.mu.Unlock()
-	if err != nil {
+	if err != nil && ctx.Err() == nil {
 		e.opts.Logf("leaderelection: writing lease %s: %v", e.opts.Lock.Describe(), err)
 	}
 }
