@@ -68,6 +68,12 @@ func benchmarkTakeover(b *testing.B, srv *fakeapi.Server, run takeover) {
 }
 
 func takeoverOurs(ctx context.Context, srv *fakeapi.Server, lease string) (won, reconciled time.Time, err error) {
+	return ourReplica(ctx, srv, lease, "ours")
+}
+
+// ourReplica is a warm standby: informers synced, then the election; it
+// returns when it won and when its first key passed the gate.
+func ourReplica(ctx context.Context, srv *fakeapi.Server, lease, id string) (won, reconciled time.Time, err error) {
 	cfg := wire.Config{Host: srv.URL()}
 	factory := informer.NewFactory(cfg, informer.FactoryOptions{})
 	pods, err := informer.For[*corev1.Pod](factory)
@@ -96,7 +102,7 @@ func takeoverOurs(ctx context.Context, srv *fakeapi.Server, lease string) (won, 
 	}
 	var gate leaderelection.Gate
 	var wonAt time.Time
-	e, err := leaderelection.New(leaderelection.Options{Config: leaderelection.Config{Identity: "ours"}, Lock: lock,
+	e, err := leaderelection.New(leaderelection.Options{Config: leaderelection.Config{Identity: id}, Lock: lock,
 		Callbacks: leaderelection.Callbacks{OnStartedLeading: func(ctx context.Context) { wonAt = time.Now(); gate.Lead(ctx) }}})
 	if err != nil {
 		return won, reconciled, err
@@ -118,12 +124,18 @@ func takeoverOurs(ctx context.Context, srv *fakeapi.Server, lease string) (won, 
 }
 
 func takeoverClientGo(ctx context.Context, srv *fakeapi.Server, lease string) (won, reconciled time.Time, err error) {
+	return clientGoReplica(ctx, srv, lease, "client-go")
+}
+
+// clientGoReplica is client-go's usual shape: the informers start once it
+// won; it returns when it won and when its first key was taken.
+func clientGoReplica(ctx context.Context, srv *fakeapi.Server, lease, id string) (won, reconciled time.Time, err error) {
 	cs, err := kubernetes.NewForConfig(restConfig(srv, wireFormats[1], &requestLog{}))
 	if err != nil {
 		return won, reconciled, err
 	}
 	lock := &resourcelock.LeaseLock{LeaseMeta: metav1.ObjectMeta{Namespace: "default", Name: lease}, Client: cs.CoordinationV1(),
-		LockConfig: resourcelock.ResourceLockConfig{Identity: "client-go"}}
+		LockConfig: resourcelock.ResourceLockConfig{Identity: id}}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	done := make(chan struct{})
@@ -158,4 +170,92 @@ func takeoverClientGo(ctx context.Context, srv *fakeapi.Server, lease string) (w
 		}})
 	<-done
 	return won, reconciled, err
+}
+
+// The failover benchmark: a leader holds the Lease and dies (its context
+// cancelled without a release, as SIGKILL leaves the Lease); how long until
+// a standby reconciles its first key, with client-go's default timings
+// (lease 15 s, renew 10 s, retry 2 s) and 10,000 pods. The bound we claim
+// is LeaseDuration + RetryPeriod + 1 s = 18 s. One op takes that long:
+//
+//	go test -run '^$' -bench Failover -benchtime 1x -count 2 .
+func BenchmarkFailover(b *testing.B) {
+	srv, err := fakeapi.NewServer(fakeapi.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	if err := srv.SeedPods([]string{"default"}, takeoverPods); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("impl=ours-warm-standby", func(b *testing.B) { benchmarkFailover(b, srv, ourLeader, ourReplica) })
+	b.Run("impl=client-go", func(b *testing.B) { benchmarkFailover(b, srv, clientGoLeader, clientGoReplica) })
+}
+
+// leader holds the lease from ready until ctx ends, then stops renewing
+// without a release.
+type leader func(ctx context.Context, srv *fakeapi.Server, lease string, ready chan<- struct{})
+
+type replica func(ctx context.Context, srv *fakeapi.Server, lease, id string) (won, reconciled time.Time, err error)
+
+func benchmarkFailover(b *testing.B, srv *fakeapi.Server, lead leader, standby replica) {
+	var total time.Duration
+	for i := range b.N {
+		lease := fmt.Sprintf("failover-%d-%d", time.Now().UnixNano(), i)
+		leaderCtx, kill := context.WithCancel(context.Background())
+		ready := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() { lead(leaderCtx, srv, lease, ready) })
+		<-ready
+		type result struct {
+			reconciled time.Time
+			err        error
+		}
+		got := make(chan result, 1)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		wg.Go(func() {
+			_, reconciled, err := standby(ctx, srv, lease, "standby")
+			got <- result{reconciled, err}
+		})
+		time.Sleep(3 * time.Second) // the standby is up (and, for ours, synced) before the leader dies
+		killed := time.Now()
+		kill()
+		r := <-got
+		cancel()
+		wg.Wait()
+		if r.err != nil {
+			b.Fatal(r.err)
+		}
+		total += r.reconciled.Sub(killed)
+	}
+	b.ReportMetric(total.Seconds()/float64(b.N), "kill-to-reconcile-s")
+}
+
+func ourLeader(ctx context.Context, srv *fakeapi.Server, lease string, ready chan<- struct{}) {
+	c, err := client.New(wire.Config{Host: srv.URL()}, client.Options{})
+	if err != nil {
+		panic(err)
+	}
+	lock, err := leaderelection.NewLeaseLock(c, "default", lease)
+	if err != nil {
+		panic(err)
+	}
+	e, err := leaderelection.New(leaderelection.Options{Config: leaderelection.Config{Identity: "old"}, Lock: lock,
+		Callbacks: leaderelection.Callbacks{OnStartedLeading: func(ctx context.Context) { close(ready); <-ctx.Done() }}})
+	if err != nil {
+		panic(err)
+	}
+	e.Run(ctx)
+}
+
+func clientGoLeader(ctx context.Context, srv *fakeapi.Server, lease string, ready chan<- struct{}) {
+	cs, err := kubernetes.NewForConfig(restConfig(srv, wireFormats[1], &requestLog{}))
+	if err != nil {
+		panic(err)
+	}
+	lock := &resourcelock.LeaseLock{LeaseMeta: metav1.ObjectMeta{Namespace: "default", Name: lease}, Client: cs.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: "old"}}
+	cgle.RunOrDie(ctx, cgle.LeaderElectionConfig{Lock: lock, LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second,
+		RetryPeriod: 2 * time.Second,
+		Callbacks: cgle.LeaderCallbacks{OnStartedLeading: func(ctx context.Context) { close(ready); <-ctx.Done() }, OnStoppedLeading: func() {}}})
 }
