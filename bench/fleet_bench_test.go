@@ -257,5 +257,5 @@ func clientGoLeader(ctx context.Context, srv *fakeapi.Server, lease string, read
 		LockConfig: resourcelock.ResourceLockConfig{Identity: "old"}}
 	cgle.RunOrDie(ctx, cgle.LeaderElectionConfig{Lock: lock, LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second,
 		RetryPeriod: 2 * time.Second,
-		Callbacks: cgle.LeaderCallbacks{OnStartedLeading: func(ctx context.Context) { close(ready); <-ctx.Done() }, OnStoppedLeading: func() {}}})
+		Callbacks:   cgle.LeaderCallbacks{OnStartedLeading: func(ctx context.Context) { close(ready); <-ctx.Done() }, OnStoppedLeading: func() {}}})
 }
