@@ -5,14 +5,16 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // NewScheme returns a new scheme with the kinds the module knows out of the
-// box: core/v1 and apps/v1; autoscaling/v1, whose Scale is the scale
-// subresource's object; and meta.k8s.io/v1's PartialObjectMetadata and
+// box: core/v1 and apps/v1; coordination.k8s.io/v1, whose Leases carry
+// leader election (package leaderelection); autoscaling/v1, whose Scale is
+// the scale subresource's object; and meta.k8s.io/v1's PartialObjectMetadata and
 // Table, for metadata-only responses, with the request options
 // (ListOptions, DeleteOptions...) that clients may label with that group.
 // It is the default scheme of the informer's factory, of reflector/wire, of
@@ -30,6 +32,7 @@ func NewScheme() *runtime.Scheme {
 		corev1.AddToScheme,
 		appsv1.AddToScheme,
 		autoscalingv1.AddToScheme,
+		coordinationv1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(fmt.Sprintf("apiresource: building the default scheme: %v", err))

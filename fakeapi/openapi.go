@@ -25,7 +25,9 @@ import (
 // once per server, and served the way the real server serves them: the
 // ETag is the SHA-512 of the bytes, a matching If-None-Match gets 304, a v3
 // document asked for with its current hash is immutable, and one asked for
-// with a stale hash is redirected (301) to the current one.
+// with a stale hash is redirected (301) to the current one. A built-in
+// group version with no recorded v3 document gets one derived from the v2
+// document (openapi_derived.go).
 
 //go:embed openapi/v2.json.gz openapi/v2.pb.gz openapi/v3/*.json.gz
 var openapiFiles embed.FS
@@ -124,6 +126,16 @@ func (d *openapiDocs) load(reg *registry) error {
 			}
 			doc, err := loadOpenAPIDoc("openapi/v3/" + strings.ReplaceAll(path, "/", "_") + ".json.gz")
 			if err == nil {
+				d.v3[path] = doc
+				continue
+			}
+			// Not recorded (openapi_derived.go).
+			doc, ok, err := derivedV3Doc(d.v2JSON.data, path)
+			if err != nil {
+				d.err = err
+				return
+			}
+			if ok {
 				d.v3[path] = doc
 			}
 		}

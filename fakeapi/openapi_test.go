@@ -3,6 +3,7 @@ package fakeapi
 import (
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -30,7 +31,7 @@ func TestOpenAPIDocuments(t *testing.T) {
 		Paths map[string]struct{ ServerRelativeURL string } `json:"paths"`
 	}
 	require.NoError(t, json.Unmarshal(body, &index))
-	require.Len(t, index.Paths, 3, "the served group versions only: %s", body)
+	require.Len(t, index.Paths, 4, "the served group versions only: %s", body)
 	_, _, header = do(t, http.MethodGet, srv.URL()+index.Paths["api/v1"].ServerRelativeURL, "", "")
 	require.Equal(t, "public, immutable", header.Get("Cache-Control"))
 
@@ -42,4 +43,22 @@ func TestOpenAPIDocuments(t *testing.T) {
 	require.Equal(t, index.Paths["api/v1"].ServerRelativeURL, resp.Header.Get("Location"))
 	code, _, _ = do(t, http.MethodGet, srv.URL()+"/openapi/v3/apis/batch/v1", "", "")
 	require.Equal(t, http.StatusNotFound, code)
+
+	// coordination.k8s.io/v1 is not recorded: its document is derived
+	// from v2, with every reference resolvable.
+	code, body, _ = do(t, http.MethodGet, srv.URL()+index.Paths["apis/coordination.k8s.io/v1"].ServerRelativeURL, "", "")
+	require.Equal(t, http.StatusOK, code)
+	var v3 struct {
+		Components struct {
+			Schemas map[string]json.RawMessage `json:"schemas"`
+		} `json:"components"`
+	}
+	require.NoError(t, json.Unmarshal(body, &v3))
+	require.Contains(t, v3.Components.Schemas, "io.k8s.api.coordination.v1.Lease")
+	require.Contains(t, v3.Components.Schemas, "io.k8s.api.coordination.v1.LeaseSpec")
+	require.Contains(t, v3.Components.Schemas, "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta")
+	require.NotContains(t, string(body), "#/definitions/", "every reference points into components")
+	for _, ref := range regexp.MustCompile(`"#/components/schemas/([^"]+)"`).FindAllStringSubmatch(string(body), -1) {
+		require.Contains(t, v3.Components.Schemas, ref[1])
+	}
 }

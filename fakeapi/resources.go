@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -54,7 +55,8 @@ type ServedResource struct {
 // DefaultResources lists the built-in collections: core/v1 Pods, Services,
 // ConfigMaps, Secrets, Namespaces, Nodes, Endpoints and Events, and apps/v1
 // Deployments, ReplicaSets, StatefulSets and DaemonSets (the first three
-// with their scale subresource).
+// with their scale subresource), and coordination.k8s.io/v1 Leases, which
+// package leaderelection elects leaders with.
 func DefaultResources() []ServedResource {
 	all := []string{"all"} // kubectl get all
 	// The plural and the scope are apiresource.Guess's: the one list of
@@ -94,6 +96,7 @@ func DefaultResources() []ServedResource {
 		apps("StatefulSet", true, "sts"),
 		apps("DaemonSet", false, "ds"),
 		events,
+		{Resource: apiresource.Guess(coordinationv1.SchemeGroupVersion.WithKind("Lease"))},
 	}
 }
 

@@ -46,8 +46,9 @@ func TestCustomSchemeServesOnlyWhatItKnows(t *testing.T) {
 	_, err := srv.Create(&batchv1.Job{})
 	require.Error(t, err, "validation still applies")
 	groups := srv.apiGroups()
-	require.Len(t, groups, 3)
+	require.Len(t, groups, 4)
 	require.Equal(t, "apps", groups[0].Name)
-	require.Equal(t, "batch", groups[1].Name)
-	require.Equal(t, "apiextensions.k8s.io", groups[2].Name, "CRDs are always served")
+	require.Equal(t, "coordination.k8s.io", groups[1].Name)
+	require.Equal(t, "batch", groups[2].Name)
+	require.Equal(t, "apiextensions.k8s.io", groups[3].Name, "CRDs are always served")
 }

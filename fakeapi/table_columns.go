@@ -8,6 +8,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -25,18 +26,19 @@ import (
 const none = "<none>"
 
 var builtinColumns = map[schema.GroupKind]tableColumns{
-	{Kind: "Pod"}:                        podColumns,
-	{Kind: "Namespace"}:                  namespaceColumns,
-	{Kind: "Node"}:                       nodeColumns,
-	{Kind: "Service"}:                    serviceColumns,
-	{Kind: "Event"}:                      eventColumns,
-	{Kind: "ConfigMap"}:                  configMapColumns,
-	{Kind: "Secret"}:                     secretColumns,
-	{Kind: "Endpoints"}:                  endpointsColumns,
-	{Group: "apps", Kind: "Deployment"}:  deploymentColumns,
-	{Group: "apps", Kind: "ReplicaSet"}:  replicaSetColumns,
-	{Group: "apps", Kind: "StatefulSet"}: statefulSetColumns,
-	{Group: "apps", Kind: "DaemonSet"}:   daemonSetColumns,
+	{Kind: "Pod"}:                                 podColumns,
+	{Kind: "Namespace"}:                           namespaceColumns,
+	{Kind: "Node"}:                                nodeColumns,
+	{Kind: "Service"}:                             serviceColumns,
+	{Kind: "Event"}:                               eventColumns,
+	{Kind: "ConfigMap"}:                           configMapColumns,
+	{Kind: "Secret"}:                              secretColumns,
+	{Kind: "Endpoints"}:                           endpointsColumns,
+	{Group: "apps", Kind: "Deployment"}:           deploymentColumns,
+	{Group: "apps", Kind: "ReplicaSet"}:           replicaSetColumns,
+	{Group: "apps", Kind: "StatefulSet"}:          statefulSetColumns,
+	{Group: "apps", Kind: "DaemonSet"}:            daemonSetColumns,
+	{Group: "coordination.k8s.io", Kind: "Lease"}: leaseColumns,
 }
 
 func str(s string) string {
@@ -299,6 +301,22 @@ var configMapColumns = tableColumns{
 	cells: func(obj runtime.Object, now time.Time) []any {
 		cm := obj.(*corev1.ConfigMap)
 		return []any{cm.Name, int64(len(cm.Data) + len(cm.BinaryData)), age(cm.CreationTimestamp, now)}
+	},
+}
+
+var leaseColumns = tableColumns{
+	defs: []metav1.TableColumnDefinition{
+		column("Name", "string", nameDescription, 0),
+		column("Holder", "string", coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"], 0),
+		column("Age", "string", ageDescription, 0),
+	},
+	cells: func(obj runtime.Object, now time.Time) []any {
+		lease := obj.(*coordinationv1.Lease)
+		holder := ""
+		if lease.Spec.HolderIdentity != nil {
+			holder = *lease.Spec.HolderIdentity
+		}
+		return []any{lease.Name, holder, age(lease.CreationTimestamp, now)}
 	},
 }
 

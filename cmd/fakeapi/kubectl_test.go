@@ -18,7 +18,7 @@ import (
 // TestKubectl drives the real kubectl against the fakeapi command, as a
 // user would against a cluster: apply and apply a change, patch, set
 // image, scale, explain, server-side apply with a conflict, get with the
-// server's columns, events, and custom resources from -crd and from
+// server's columns, events, leases, and custom resources from -crd and from
 // kubectl apply. It needs kubectl on the PATH (v1.32 was used to write it)
 // and builds the command, so it does not run under -short.
 func TestKubectl(t *testing.T) {
@@ -74,6 +74,13 @@ func TestKubectl(t *testing.T) {
 	events := k.run("get", "events")
 	require.Regexp(t, `LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE`, events)
 	require.Regexp(t, `Normal\s+Started\s+deployment/web\s+the test wrote this event`, events)
+
+	// Leases (coordination.k8s.io/v1), the objects leader election uses.
+	lease := k.writeFile("lease.yaml", "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata:\n  name: ctl\n  namespace: kube-system\n"+
+		"spec:\n  holderIdentity: replica-a\n  leaseDurationSeconds: 15\n")
+	require.Contains(t, k.run("apply", "-f", lease), "lease.coordination.k8s.io/ctl created")
+	require.Regexp(t, `NAMESPACE\s+NAME\s+HOLDER\s+AGE\s+kube-system\s+ctl\s+replica-a\s+`, k.run("get", "leases", "-A"))
+	require.Contains(t, k.run("explain", "lease.spec.holderIdentity"), "FIELD: holderIdentity <string>")
 
 	// Custom resources: widgets from -crd, with their printer columns.
 	require.Contains(t, k.run("apply", "-f", "testdata/widget.yaml"), "widget.example.com/w1 created")

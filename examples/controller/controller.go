@@ -2,11 +2,13 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/client"
+	"github.com/seed31a95821/informer/leaderelection"
 	"github.com/seed31a95821/informer/lister"
 	"github.com/seed31a95821/informer/reflector/wire"
 	"github.com/seed31a95821/informer/workqueue"
@@ -39,6 +42,14 @@ type Options struct {
 	Workers int
 	// Logf receives one line per write and per error. Nil means log.Printf.
 	Logf func(format string, args ...any)
+	// Fleet, when set, runs the controller as one replica of several:
+	// every replica keeps its caches warm, and only the leader's workers
+	// reconcile (fleet.go).
+	Fleet *Fleet
+	// Trace, when set, is told of every reconcile: its key and when it
+	// started and ended. The fleet tests use it to prove that no key was
+	// reconciled by two replicas at once.
+	Trace func(key string, start, end time.Time)
 }
 
 // Controller keeps SummaryAnnotation current on every Deployment.
@@ -50,7 +61,13 @@ type Controller struct {
 	services    *lister.Lister[*corev1.Service]
 	writer      *client.Resource[*appsv1.Deployment]
 	queue       *workqueue.Queue[string]
-	regs        []informer.Syncer // the handlers' registrations
+	regs        []informer.Syncer         // the handlers' registrations
+	client      *client.Client            // the writer's, shared by the leases
+	lease       *leaderelection.LeaseLock // nil without Fleet
+	// mayWrite is asked right before each write of key; nil always allows. With
+	// a Fleet it asks the elector, on the clock, whether the term still
+	// holds (fleet.go).
+	mayWrite func(key string) error
 }
 
 // New wires the controller to the API server cfg describes. Nothing runs
@@ -75,6 +92,12 @@ func New(cfg wire.Config, opts Options) (*Controller, error) {
 	}
 	if c.writer, err = client.For[*appsv1.Deployment](writer); err != nil {
 		return nil, err
+	}
+	c.client = writer
+	if opts.Fleet != nil {
+		if c.lease, err = opts.Fleet.lock(writer); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.watch(); err != nil {
 		return nil, err
@@ -161,10 +184,13 @@ func (c *Controller) Run(ctx context.Context) error {
 		c.queue.ShutDown()
 		return fmt.Errorf("controller: caches did not sync: %w", context.Cause(ctx))
 	}
+	if c.opts.Fleet != nil {
+		return c.runFleet(ctx)
+	}
 	var wg sync.WaitGroup
 	for range c.opts.Workers {
 		wg.Go(func() {
-			for c.processNext(ctx) {
+			for c.processNext(ctx, nil) {
 			}
 		})
 	}
@@ -174,19 +200,41 @@ func (c *Controller) Run(ctx context.Context) error {
 	return nil
 }
 
-// processNext handles one key: the worker loop's body.
-func (c *Controller) processNext(ctx context.Context) bool {
+// admit decides whether and under which context a worker reconciles a
+// key (fleet.go): nil admits every key under the worker's context.
+type admit func(ctx context.Context, key string) (work context.Context, leave func(), ok bool)
+
+// processNext handles one key: the worker loop's body. In a fleet, admit
+// holds the key until this replica may work on it (a leader's term, the
+// key's shard) and gives the context of that term; a key not admitted is
+// parked by admit and dropped here; a key whose term ended under it goes
+// back to the queue for the next term.
+func (c *Controller) processNext(ctx context.Context, admit admit) bool {
 	key, shutdown := c.queue.Get()
 	if shutdown {
 		return false
 	}
 	defer c.queue.Done(key)
-	err := c.reconcile(ctx, key)
+	work, leave := ctx, func() {}
+	if admit != nil {
+		var ok bool
+		if work, leave, ok = admit(ctx, key); !ok {
+			return true
+		}
+	}
+	start := time.Now()
+	err := c.reconcile(work, key)
+	if c.opts.Trace != nil {
+		c.opts.Trace(key, start, time.Now())
+	}
+	leave()
 	switch {
 	case err == nil:
 		c.queue.Forget(key)
 	case ctx.Err() != nil:
 		// Stopping: the key is dropped with the queue.
+	case work.Err() != nil || errors.Is(err, ErrNotLeader):
+		c.queue.Add(key) // the term ended: the next term does it
 	case c.queue.NumRequeues(key) < maxRetries:
 		c.opts.Logf("controller: %s: %v (retrying)", key, err)
 		c.queue.AddRateLimited(key)
@@ -231,6 +279,11 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 			d.Annotations = map[string]string{}
 		}
 		d.Annotations[SummaryAnnotation] = want
+		if c.mayWrite != nil {
+			if err := c.mayWrite(key); err != nil {
+				return err
+			}
+		}
 		if _, err := c.writer.Update(ctx, d, metav1.UpdateOptions{FieldManager: "summarize"}); err != nil {
 			return err
 		}

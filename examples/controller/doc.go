@@ -23,6 +23,10 @@
 // back as an update, ends the loop instead of feeding it. A failed write is
 // retried through the queue's rate limiter.
 //
+// With Options.Fleet (cmd/summarize -leader-elect) it runs as one replica
+// of several on a Lease: every replica keeps its caches warm and only the
+// leader's workers reconcile (fleet.go; docs/fleet.md).
+//
 // cmd/summarize runs it against a kubeconfig's cluster, or an embedded fake
 // API server; docs/controller.md walks through the code.
 package controller

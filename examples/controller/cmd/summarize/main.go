@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -26,15 +27,19 @@ func main() {
 	namespace := flag.String("namespace", "", "namespace to manage (default all)")
 	workers := flag.Int("workers", 2, "keys handled at once")
 	duration := flag.Duration("duration", 0, "stop after this long (default: until Ctrl-C)")
+	var fleet fleetFlags
+	fleet.register(flag.CommandLine)
 	flag.Parse()
-	if err := run(*kubeconfig, *fake, *namespace, *workers, *duration); err != nil {
+	if err := run(*kubeconfig, *fake, *namespace, *workers, *duration, &fleet); err != nil {
 		fmt.Fprintln(os.Stderr, "summarize:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig string, fake bool, namespace string, workers int, duration time.Duration) error {
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+func run(kubeconfig string, fake bool, namespace string, workers int, duration time.Duration, fleet *fleetFlags) error {
+	// SIGTERM is how Kubernetes stops a pod: the leader then releases its
+	// lease on the way out.
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	if duration > 0 {
 		ctx, cancel = context.WithTimeout(ctx, duration)
@@ -59,7 +64,11 @@ func run(kubeconfig string, fake bool, namespace string, workers int, duration t
 	default:
 		return fmt.Errorf("give -kubeconfig or -fake")
 	}
-	c, err := controller.New(cfg, controller.Options{Namespace: namespace, Workers: workers, Logf: log.Printf})
+	opts := controller.Options{Namespace: namespace, Workers: workers, Logf: log.Printf}
+	if err := fleet.apply(&opts); err != nil {
+		return err
+	}
+	c, err := controller.New(cfg, opts)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,126 @@
+package fakeapi
+
+import (
+	"crypto/sha512"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// The OpenAPI v3 document of a built-in group version that was not
+// recorded (coordination.k8s.io/v1, whose Leases carry leader election),
+// derived from the recorded v2 document instead of committing one more
+// recorded file: the v2 definitions of the group version's kinds and
+// everything they refer to, with each "$ref" moved from #/definitions/ to
+// #/components/schemas/ and wrapped in allOf as the real v3 documents
+// have it, and for each object path the patch operation with its
+// fieldManager and fieldValidation parameters (which kubectl looks for).
+// It carries what kubectl explain and kubectl apply read; it is not
+// byte-equal to the real server's document.
+
+// derivedV3Doc builds the v3 document of gvPath ("apis/coordination.k8s.io/v1")
+// from the v2 JSON document. ok is false when v2 defines no kind of it.
+func derivedV3Doc(v2 []byte, gvPath string) (openapiDoc, bool, error) {
+	var swagger struct {
+		Definitions map[string]any `json:"definitions"`
+		Paths       map[string]map[string]any
+	}
+	if err := json.Unmarshal(v2, &swagger); err != nil {
+		return openapiDoc{}, false, fmt.Errorf("fakeapi: the v2 OpenAPI document: %w", err)
+	}
+	gv := strings.TrimPrefix(strings.TrimPrefix(gvPath, "apis/"), "api/")
+	schemas := map[string]any{}
+	var walk func(name string)
+	walk = func(name string) {
+		def, ok := swagger.Definitions[name]
+		if _, done := schemas[name]; done || !ok {
+			return
+		}
+		schemas[name] = nil // mark before recursing: definitions refer to themselves (JSONSchemaProps)
+		var refs []string
+		schemas[name] = v3Schema(def, &refs)
+		for _, r := range refs {
+			walk(r)
+		}
+	}
+	for name, def := range swagger.Definitions {
+		if definesKindOf(def, gv) {
+			walk(name)
+		}
+	}
+	if len(schemas) == 0 {
+		return openapiDoc{}, false, nil
+	}
+	paths := map[string]any{}
+	for path, ops := range swagger.Paths {
+		patch, ok := ops["patch"].(map[string]any)
+		if !ok || !strings.HasPrefix(path, "/"+gvPath+"/") {
+			continue
+		}
+		paths[path] = map[string]any{"patch": map[string]any{
+			"x-kubernetes-group-version-kind": patch["x-kubernetes-group-version-kind"],
+			"parameters": []any{
+				map[string]any{"name": "fieldManager", "in": "query", "schema": map[string]any{"type": "string"}},
+				map[string]any{"name": "fieldValidation", "in": "query", "schema": map[string]any{"type": "string"}},
+			},
+		}}
+	}
+	data, err := json.Marshal(map[string]any{
+		"openapi": "3.0.0", "info": map[string]any{"title": "Kubernetes", "version": "derived"},
+		"paths": paths, "components": map[string]any{"schemas": schemas},
+	})
+	if err != nil {
+		return openapiDoc{}, false, err
+	}
+	sum := sha512.Sum512(data)
+	return openapiDoc{data: data, etag: fmt.Sprintf("%X", sum[:])}, true, nil
+}
+
+// definesKindOf tells whether a v2 definition is a kind of the group
+// version gv ("coordination.k8s.io/v1", "v1").
+func definesKindOf(def any, gv string) bool {
+	m, _ := def.(map[string]any)
+	kinds, _ := m["x-kubernetes-group-version-kind"].([]any)
+	for _, k := range kinds {
+		k, _ := k.(map[string]any)
+		group, _ := k["group"].(string)
+		version, _ := k["version"].(string)
+		if (group == "" && version == gv) || (group != "" && group+"/"+version == gv) {
+			return true
+		}
+	}
+	return false
+}
+
+// v3Schema copies a v2 schema into v3 form and appends the names of the
+// definitions it refers to.
+func v3Schema(v any, refs *[]string) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = v3Schema(e, refs)
+		}
+		ref, ok := v["$ref"].(string)
+		if !ok {
+			return out
+		}
+		name := strings.TrimPrefix(ref, "#/definitions/")
+		*refs = append(*refs, name)
+		target := map[string]any{"$ref": "#/components/schemas/" + name}
+		if len(v) == 1 {
+			return target
+		}
+		delete(out, "$ref")
+		out["allOf"] = []any{target}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = v3Schema(e, refs)
+		}
+		return out
+	default:
+		return v
+	}
+}

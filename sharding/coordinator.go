@@ -1,0 +1,273 @@
+package sharding
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/seed31a95821/informer/leaderelection"
+	"github.com/seed31a95821/informer/workqueue"
+)
+
+// Options configure a Coordinator.
+type Options struct {
+	// Identity names this replica; unique in the fleet.
+	Identity string
+	// Shards is K, the number of shard leases; the keys are split over
+	// them by ShardOf. Every replica must use the same K.
+	Shards int
+	// Timing is each lease's (package leaderelection's defaults for zero
+	// durations); its Identity is ignored.
+	Timing leaderelection.Config
+	// Group holds the leases: "<Name>-shard-<i>" and "<Name>-member-<identity>".
+	Group LeaseGroup
+	// Name prefixes the lease names; "" means "shards".
+	Name string
+	// Queue is the workqueue the replica's workers take keys from: a key
+	// parked because its shard was not held goes back to it when the
+	// shard is taken.
+	Queue *workqueue.Queue[string]
+	// OnHeld, when set, is told when this replica starts (held true) and
+	// stops holding a shard. It runs on the shard's goroutine; it must not
+	// block.
+	OnHeld func(shard int, held bool)
+	// Logf receives a line per failed request; nil discards them.
+	Logf func(format string, args ...any)
+}
+
+// Coordinator holds this replica's fair share of K shard leases and lets
+// its workers process only the keys of the shards it holds. Each shard
+// lease is a mutual-exclusion lease exactly like a leader's: one
+// leaderelection.Elector per shard, whose Want follows the Plan. Each
+// replica also holds a member lease of its own; one List of the group
+// tells every replica who is alive, on its own clock, by the same rule a
+// follower judges a leader by. Its methods are safe for concurrent use.
+type Coordinator struct {
+	opts     Options
+	electors []*leaderelection.Elector
+	member   *leaderelection.Elector
+	want     []atomic.Bool // want[i]: the last plan gives shard i to this replica
+
+	mu     sync.Mutex // guards shards and parked
+	shards []shardTerm
+	parked []map[string]struct{}
+
+	// members judges the member leases; only the planner goroutine uses it.
+	members map[string]*leaderelection.Machine
+}
+
+// shardTerm is this replica's current term on one shard.
+type shardTerm struct {
+	ctx    context.Context // nil while not held
+	inside int             // workers in the term
+	left   chan struct{}   // closed when the term ended and the last worker left
+}
+
+// New checks opts and returns a Coordinator that has not started.
+func New(opts Options) (*Coordinator, error) {
+	if opts.Shards <= 0 || opts.Group == nil || opts.Queue == nil {
+		return nil, fmt.Errorf("%w: Shards, Group and Queue are required", leaderelection.ErrInvalidConfig)
+	}
+	if opts.Name == "" {
+		opts.Name = "shards"
+	}
+	timing := opts.Timing
+	timing.Identity = opts.Identity
+	if err := timing.Validate(); err != nil {
+		return nil, err
+	}
+	opts.Timing = timing.WithDefaults()
+	c := &Coordinator{opts: opts, want: make([]atomic.Bool, opts.Shards), shards: make([]shardTerm, opts.Shards),
+		parked: make([]map[string]struct{}, opts.Shards), members: map[string]*leaderelection.Machine{}}
+	var err error
+	c.member, err = leaderelection.New(leaderelection.Options{Config: opts.Timing, ReleaseOnCancel: true,
+		Lock: opts.Group.Lock(c.memberLease(opts.Identity)), Logf: opts.Logf})
+	if err != nil {
+		return nil, err
+	}
+	for i := range opts.Shards {
+		c.parked[i] = map[string]struct{}{}
+		e, err := leaderelection.New(leaderelection.Options{Config: opts.Timing, ReleaseOnCancel: true,
+			Lock: opts.Group.Lock(fmt.Sprintf("%s-shard-%d", opts.Name, i)), Want: c.want[i].Load, Logf: opts.Logf,
+			Callbacks: leaderelection.Callbacks{OnStartedLeading: func(ctx context.Context) { c.hold(ctx, i) }}})
+		if err != nil {
+			return nil, err
+		}
+		c.electors = append(c.electors, e)
+	}
+	return c, nil
+}
+
+func (c *Coordinator) memberLease(id string) string { return c.opts.Name + "-member-" + id }
+
+// Run holds this replica's membership and its shards until ctx ends; then
+// it stops the work on each shard, releases the shard leases and its
+// member lease, and returns.
+func (c *Coordinator) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Go(func() { c.member.Run(ctx) })
+	for _, e := range c.electors {
+		wg.Go(func() { e.Run(ctx) })
+	}
+	wait := time.NewTimer(0)
+	defer wait.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			for i := range c.want {
+				c.want[i].Store(false)
+			}
+			wg.Wait()
+			return
+		case <-wait.C:
+		}
+		wait.Reset(c.plan(ctx))
+	}
+}
+
+// plan reads the group once and sets, for each shard, whether this
+// replica should hold it, waking the shard's elector when that changed.
+// It returns when to plan again: after a RetryPeriod, or when a member
+// lease expires on our clock, if sooner, so that a dead replica's shards
+// are reassigned at once.
+func (c *Coordinator) plan(ctx context.Context) time.Duration {
+	next := c.opts.Timing.RetryPeriod
+	rctx, cancel := context.WithTimeout(ctx, c.opts.Timing.RenewDeadline)
+	defer cancel()
+	recs, err := c.opts.Group.List(rctx)
+	if err != nil {
+		if ctx.Err() == nil && c.opts.Logf != nil {
+			c.opts.Logf("sharding: listing the leases of %s: %v", c.opts.Name, err)
+		}
+		return next
+	}
+	now := time.Now()
+	live := c.live(now, recs)
+	for _, m := range c.members {
+		if d := m.Expiry().Sub(now); d > 0 && d < next {
+			next = d
+		}
+	}
+	current := make([]string, len(c.electors))
+	for i, e := range c.electors {
+		current[i] = e.Holder()
+	}
+	for i, owner := range Plan(current, live) {
+		if c.want[i].Swap(owner == c.opts.Identity) != (owner == c.opts.Identity) {
+			c.electors[i].Poke()
+		}
+	}
+	return next
+}
+
+// live returns the members whose member lease is held and, on our clock,
+// not expired: this replica always, the others by the follower's rule.
+func (c *Coordinator) live(now time.Time, recs map[string]leaderelection.Record) []string {
+	out := []string{c.opts.Identity}
+	seen := map[string]bool{}
+	for name, rec := range recs {
+		if rec.HolderIdentity == "" || rec.HolderIdentity == c.opts.Identity || name != c.memberLease(rec.HolderIdentity) {
+			continue
+		}
+		m, ok := c.members[name]
+		if !ok {
+			m = leaderelection.NewMachine(c.opts.Timing)
+			c.members[name] = m
+		}
+		m.Observe(now, &rec)
+		seen[name] = true
+		if now.Before(m.Expiry()) {
+			out = append(out, rec.HolderIdentity)
+		}
+	}
+	for name := range c.members {
+		if !seen[name] {
+			delete(c.members, name) // its lease is gone or released
+		}
+	}
+	return out
+}
+
+// hold is a shard's OnStartedLeading: it opens the shard to the workers,
+// re-enqueues the keys parked while it was not held, and returns once the
+// term is over and the last worker in it has left.
+func (c *Coordinator) hold(ctx context.Context, shard int) {
+	c.mu.Lock()
+	st := &c.shards[shard]
+	st.ctx, st.left = ctx, make(chan struct{})
+	parked := c.parked[shard]
+	c.parked[shard] = map[string]struct{}{}
+	c.mu.Unlock()
+	if c.opts.OnHeld != nil {
+		c.opts.OnHeld(shard, true)
+	}
+	for key := range parked {
+		c.opts.Queue.Add(key)
+	}
+
+	<-ctx.Done()
+
+	c.mu.Lock()
+	st.ctx = nil
+	left := st.left
+	if st.inside == 0 {
+		close(left)
+	}
+	c.mu.Unlock()
+	<-left
+	if c.opts.OnHeld != nil {
+		c.opts.OnHeld(shard, false)
+	}
+}
+
+// Enter asks to process key. If this replica holds the key's shard, ok is
+// true: process the key under ctx, which ends with the shard's term, and
+// call leave when done; the shard is not handed over before. If not, the
+// key is parked (ok false): call the queue's Done and move on; the key
+// goes back to the queue when this replica takes the shard.
+func (c *Coordinator) Enter(key string) (ctx context.Context, leave func(), ok bool) {
+	shard := ShardOf(key, len(c.electors))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := &c.shards[shard]
+	if st.ctx == nil || st.ctx.Err() != nil {
+		c.parked[shard][key] = struct{}{}
+		return nil, nil, false
+	}
+	st.inside++
+	term, left := st.ctx, st.left
+	var once sync.Once
+	return term, func() { once.Do(func() { c.leave(shard, term, left) }) }, true
+}
+
+func (c *Coordinator) leave(shard int, term context.Context, left chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := &c.shards[shard]
+	st.inside--
+	if st.inside == 0 && st.ctx != term {
+		close(left)
+	}
+}
+
+// Holds tells, on the clock, whether this replica holds key's shard now:
+// ask it right before a write (see package leaderelection on fencing).
+func (c *Coordinator) Holds(key string) bool {
+	return c.electors[ShardOf(key, len(c.electors))].IsLeader()
+}
+
+// Held returns the shards this replica holds now.
+func (c *Coordinator) Held() []int {
+	var out []int
+	for i, e := range c.electors {
+		if e.IsLeader() {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Shards is K.
+func (c *Coordinator) Shards() int { return len(c.electors) }

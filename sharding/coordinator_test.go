@@ -1,0 +1,261 @@
+package sharding
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seed31a95821/informer/leaderelection"
+	"github.com/seed31a95821/informer/workqueue"
+)
+
+// cutGroup is one replica's view of a shared group: down cuts it off
+// (a crashed replica: its requests fail, it renews nothing).
+type cutGroup struct {
+	LeaseGroup
+	down *atomic.Bool
+}
+
+func (g cutGroup) Lock(name string) leaderelection.LeaseStore {
+	return cutStore{LeaseStore: g.LeaseGroup.Lock(name), down: g.down}
+}
+
+func (g cutGroup) List(ctx context.Context) (map[string]leaderelection.Record, error) {
+	if g.down.Load() {
+		return nil, errCut
+	}
+	return g.LeaseGroup.List(ctx)
+}
+
+type cutStore struct {
+	leaderelection.LeaseStore
+	down *atomic.Bool
+}
+
+var errCut = errors.New("replica cut off")
+
+func (s cutStore) Get(ctx context.Context) (*leaderelection.Record, error) {
+	if s.down.Load() {
+		return nil, errCut
+	}
+	return s.LeaseStore.Get(ctx)
+}
+
+func (s cutStore) Update(ctx context.Context, r leaderelection.Record) (*leaderelection.Record, error) {
+	if s.down.Load() {
+		return nil, errCut
+	}
+	return s.LeaseStore.Update(ctx, r)
+}
+
+// span is one key processed by one replica.
+type span struct {
+	replica, key string
+	start, end   time.Time
+}
+
+// shardFleet runs replicas, each with its queue, two workers and a
+// Coordinator, every replica fed every key (as every replica's informer
+// sees every object).
+type shardFleet struct {
+	t      *testing.T
+	group  MemoryGroup
+	shards int
+	keys   []string
+
+	mu       sync.Mutex // guards spans and heldAt
+	spans    []span
+	replicas map[string]*replica
+}
+
+type replica struct {
+	coord  *Coordinator
+	queue  *workqueue.Queue[string]
+	down   atomic.Bool
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+}
+
+func (f *shardFleet) start(id string) *replica {
+	r := &replica{queue: workqueue.New(workqueue.Options[string]{})}
+	var err error
+	r.coord, err = New(Options{Identity: id, Shards: f.shards, Group: cutGroup{LeaseGroup: &f.group, down: &r.down}, Queue: r.queue})
+	require.NoError(f.t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	r.done.Go(func() { r.coord.Run(ctx) })
+	for range 2 {
+		r.done.Go(func() {
+			for {
+				key, shutdown := r.queue.Get()
+				if shutdown {
+					return
+				}
+				if _, leave, ok := r.coord.Enter(key); ok {
+					start := time.Now()
+					time.Sleep(10 * time.Millisecond) // the reconcile
+					f.mu.Lock()
+					f.spans = append(f.spans, span{id, key, start, time.Now()})
+					f.mu.Unlock()
+					leave()
+				}
+				r.queue.Done(key)
+			}
+		})
+	}
+	for _, k := range f.keys {
+		r.queue.Add(k)
+	}
+	f.mu.Lock()
+	f.replicas[id] = r
+	f.mu.Unlock()
+	return r
+}
+
+func (f *shardFleet) stop(id string) {
+	r := f.replicas[id]
+	r.cancel()
+	r.queue.ShutDownWithDrain()
+	r.done.Wait()
+}
+
+// held returns who holds each shard, "" for nobody, and fails if two do.
+func (f *shardFleet) held() []string {
+	out := make([]string, f.shards)
+	for id, r := range f.replicas {
+		if r.down.Load() {
+			continue
+		}
+		for _, s := range r.coord.Held() {
+			require.Empty(f.t, out[s], "shard %d held by %s and %s", s, out[s], id)
+			out[s] = id
+		}
+	}
+	return out
+}
+
+func (f *shardFleet) requireNoOverlap() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	byKey := map[string][]span{}
+	for _, s := range f.spans {
+		byKey[s.key] = append(byKey[s.key], s)
+	}
+	for key, ss := range byKey {
+		for i, a := range ss {
+			for _, b := range ss[i+1:] {
+				if a.replica != b.replica && a.start.Before(b.end) && b.start.Before(a.end) {
+					f.t.Fatalf("%s processed by %s and %s at once", key, a.replica, b.replica)
+				}
+			}
+		}
+	}
+}
+
+// processedBy returns, per key, who processed it last.
+func (f *shardFleet) processedSince(t time.Time) map[string]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]string{}
+	for _, s := range f.spans {
+		if !s.start.Before(t) {
+			out[s.key] = s.replica
+		}
+	}
+	return out
+}
+
+func settle(d time.Duration) {
+	time.Sleep(d)
+	synctest.Wait()
+}
+
+// Three replicas split 1,000 keys over 16 shards, fairly; one crashes and
+// its shards are taken within LeaseDuration plus RetryPeriod; a fourth
+// joins and the shards rebalance, moving only what must move; no key is
+// ever processed by two replicas at once, and every key is processed by
+// the holder of its shard.
+func TestCoordinatorFleet(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &shardFleet{t: t, shards: 16, replicas: map[string]*replica{}}
+		for i := range 1000 {
+			f.keys = append(f.keys, fmt.Sprintf("ns/key-%d", i))
+		}
+		for _, id := range []string{"a", "b", "c"} {
+			f.start(id)
+		}
+		settle(10 * time.Second)
+		held := f.held()
+		require.NotContains(t, held, "", "every shard held: %v", held)
+		for _, id := range []string{"a", "b", "c"} {
+			n := len(f.replicas[id].coord.Held())
+			require.True(t, n == 5 || n == 6, "%s holds %d of 16", id, n)
+		}
+		done := f.processedSince(time.Time{})
+		require.Len(t, done, 1000, "every key processed once its shard was taken")
+		for key, who := range done {
+			require.Equal(t, held[ShardOf(key, 16)], who, key)
+		}
+
+		// c crashes: it stops at its renew deadline; a and b take its
+		// shards within LeaseDuration + RetryPeriod.
+		cShards := f.replicas["c"].coord.Held()
+		crash := time.Now()
+		f.replicas["c"].down.Store(true)
+		deadline := crash.Add(leaderelection.DefaultLeaseDuration + leaderelection.DefaultRetryPeriod)
+		for {
+			held = f.held()
+			if !slices.Contains(held, "") && !slices.Contains(held, "c") {
+				break
+			}
+			require.False(t, time.Now().After(deadline), "c's shards %v not taken by %v: %v", cShards, deadline.Sub(crash), held)
+			settle(100 * time.Millisecond)
+		}
+		t.Logf("c's shards taken %v after the crash", time.Since(crash))
+		for _, s := range cShards {
+			f.replicas["a"].queue.Add(f.keyOf(s))
+			f.replicas["b"].queue.Add(f.keyOf(s))
+		}
+		settle(time.Second)
+
+		// d joins: it takes a fair share from a and b only.
+		before := f.held()
+		f.start("d")
+		settle(20 * time.Second)
+		after := f.held()
+		require.NotContains(t, after, "")
+		for s := range after {
+			if before[s] != after[s] {
+				require.Equal(t, "d", after[s], "shard %d moved from %s to %s", s, before[s], after[s])
+			}
+		}
+		for _, id := range []string{"a", "b", "d"} {
+			require.Len(t, f.replicas[id].coord.Held(), map[bool]int{true: 5, false: 6}[len(f.replicas[id].coord.Held()) == 5], id)
+		}
+		f.requireNoOverlap()
+
+		f.stop("d")
+		f.stop("a")
+		f.stop("b")
+		f.replicas["c"].down.Store(false)
+		f.stop("c")
+	})
+}
+
+// keyOf returns a key of shard s.
+func (f *shardFleet) keyOf(s int) string {
+	for _, k := range f.keys {
+		if ShardOf(k, f.shards) == s {
+			return k
+		}
+	}
+	return ""
+}
