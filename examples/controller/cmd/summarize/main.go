@@ -2,9 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
-	"log"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/seed31a95821/informer/examples/controller"
 	"github.com/seed31a95821/informer/fakeapi"
+	"github.com/seed31a95821/informer/metrics"
 	"github.com/seed31a95821/informer/reflector/wire"
 )
 
@@ -26,14 +28,15 @@ func main() {
 	namespace := flag.String("namespace", "", "namespace to manage (default all)")
 	workers := flag.Int("workers", 2, "keys handled at once")
 	duration := flag.Duration("duration", 0, "stop after this long (default: until Ctrl-C)")
+	listen := flag.String("listen", "127.0.0.1:8080", "address of /metrics, /healthz and /readyz (empty: none)")
 	flag.Parse()
-	if err := run(*kubeconfig, *fake, *namespace, *workers, *duration); err != nil {
+	if err := run(*kubeconfig, *fake, *namespace, *workers, *duration, *listen); err != nil {
 		fmt.Fprintln(os.Stderr, "summarize:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig string, fake bool, namespace string, workers int, duration time.Duration) error {
+func run(kubeconfig string, fake bool, namespace string, workers int, duration time.Duration, listen string) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	if duration > 0 {
@@ -59,11 +62,25 @@ func run(kubeconfig string, fake bool, namespace string, workers int, duration t
 	default:
 		return fmt.Errorf("give -kubeconfig or -fake")
 	}
-	c, err := controller.New(cfg, controller.Options{Namespace: namespace, Workers: workers, Logf: log.Printf})
+	reg := new(metrics.Registry)
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	c, err := controller.New(cfg, controller.Options{Namespace: namespace, Workers: workers, Logger: logger, Metrics: reg})
 	if err != nil {
 		return err
 	}
-	return c.Run(ctx)
+	if listen == "" {
+		return c.Run(ctx)
+	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	wait, err := serve(ctx, listen, probes(reg, c.Ready))
+	if err != nil {
+		return err
+	}
+	logger.Info("serving /metrics, /healthz and /readyz", "addr", listen)
+	runErr := c.Run(ctx)
+	stop()
+	return errors.Join(runErr, wait())
 }
 
 // fakeServer starts the in-process API server with a Deployment, its Pods
