@@ -49,9 +49,9 @@ func (q *Queue[T]) markQueuedLocked(item T) {
 	}
 }
 
-// markGotLocked observes item's wait and starts timing its work.
-func (q *Queue[T]) markGotLocked(item T) {
-	now := q.nowLocked()
+// markGotLocked observes item's wait and starts timing its work, Get
+// having read the clock at now.
+func (q *Queue[T]) markGotLocked(item T, now int64) {
 	if t, ok := q.m.queuedAt[item]; ok {
 		q.m.queueDur.Observe(float64(now-t) / 1e9)
 		delete(q.m.queuedAt, item)

@@ -298,12 +298,15 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 	// A live entry of ready is dirty and not busy: it becomes busy and
 	// clean, with nothing else to keep.
 	*e = entry{busy: true}
-	if q.timing {
-		e.stamp = q.millisLocked()
-	}
 	q.nbusy++
-	if q.m != nil {
-		q.markGotLocked(item)
+	if q.timing || q.m != nil {
+		now := q.nowLocked() // one clock read for both: it is most of their cost
+		if q.timing {
+			e.stamp = millis(now)
+		}
+		if q.m != nil {
+			q.markGotLocked(item, now)
+		}
 	}
 	return item, false
 }
@@ -389,6 +392,7 @@ func (q *Queue[T]) nowLocked() int64 { return int64(time.Since(q.epoch)) }
 // millisLocked is the queue's clock in milliseconds, modulo 2^32: the time
 // an item in hand keeps in its entry. A difference of two readings is right
 // for any item held less than 49 days, however long the queue has run.
-func (q *Queue[T]) millisLocked() uint32 {
-	return uint32(time.Since(q.epoch) / time.Millisecond)
-}
+func (q *Queue[T]) millisLocked() uint32 { return millis(q.nowLocked()) }
+
+// millis converts a reading of nowLocked to millisLocked's.
+func millis(now int64) uint32 { return uint32(now / int64(time.Millisecond)) }
