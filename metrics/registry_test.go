@@ -1,8 +1,12 @@
 package metrics_test
 
 import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -64,4 +68,18 @@ func TestNilRegistryIsNoOp(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, r.WriteText(&b))
 	assert.Empty(t, b.String())
+}
+
+// TestRecordRequestWithoutResponse: a request that got no answer counts
+// as "<error>", as client-go's does.
+func TestRecordRequestWithoutResponse(t *testing.T) {
+	var r metrics.Registry
+	req := httptest.NewRequest(http.MethodGet, "https://api.example:6443/api/v1/pods", nil)
+	r.RecordRequest(req, nil, errors.New("connection refused"), time.Second)
+	fams := r.Gather()
+	require.Len(t, fams, 2)
+	assert.Equal(t, "rest_client_request_duration_seconds", fams[0].Desc.Name)
+	assert.Equal(t, 1.0, fams[0].Samples[0].Sum)
+	assert.Equal(t, "rest_client_requests_total", fams[1].Desc.Name)
+	assert.Equal(t, []string{"<error>", "GET", "api.example:6443"}, fams[1].Samples[0].LabelValues)
 }

@@ -245,7 +245,7 @@ func (lw *ListerWatcher) do(ctx context.Context, cancel context.CancelCauseFunc,
 	}
 	start := time.Now()
 	resp, err := lw.send(ctx, cancel, req)
-	lw.recordRequest(req, resp, err, start) // request_metrics.go
+	lw.opts.Metrics.RecordRequest(req, resp, err, time.Since(start))
 	if err != nil {
 		// *url.Error wraps *net.OpError wraps the syscall error: %w keeps
 		// errors.As(err, **net.OpError) and errors.Is(err, ECONNREFUSED)
