@@ -74,7 +74,7 @@ func New(cfg wire.Config, opts Options) (*Controller, error) {
 		// relist) to the same logger: worth a line, not a stop.
 		Informer: informer.Options{Logger: opts.Logger, Metrics: opts.Metrics},
 	})
-	writer, err := client.New(cfg, client.Options{})
+	writer, err := client.New(cfg, client.Options{Metrics: opts.Metrics})
 	if err != nil {
 		return nil, err
 	}
