@@ -95,6 +95,9 @@ func seriesOf[S sampler](r *Registry, d *Desc, labelValues []string, newSeries f
 
 // Gather returns every family, sorted by name, each with its series
 // sorted by label values: a stable order, so that two scrapes diff well.
+// Series of one family with the same label values, such as two queues both
+// named "pods", or both left unnamed, are added together into one: a scraper
+// refuses a series reported twice.
 func (r *Registry) Gather() []Family {
 	if r == nil {
 		return nil
@@ -128,8 +131,35 @@ func (r *Registry) Gather() []Family {
 	out := make([]Family, 0, len(byName))
 	for _, f := range byName {
 		slices.SortFunc(f.Samples, func(a, b Sample) int { return slices.Compare(a.LabelValues, b.LabelValues) })
+		f.Samples = mergeSame(f.Samples)
 		out = append(out, *f)
 	}
 	slices.SortFunc(out, func(a, b Family) int { return strings.Compare(a.Desc.Name, b.Desc.Name) })
 	return out
+}
+
+// mergeSame adds together the adjacent samples of sorted that have the same
+// label values.
+func mergeSame(sorted []Sample) []Sample {
+	out := sorted[:0]
+	for _, s := range sorted {
+		if n := len(out); n > 0 && slices.Equal(out[n-1].LabelValues, s.LabelValues) {
+			out[n-1] = add(out[n-1], s)
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// add returns the sum of two samples of one family.
+func add(a, b Sample) Sample {
+	sum := Sample{LabelValues: a.LabelValues, Value: a.Value + b.Value, Count: a.Count + b.Count, Sum: a.Sum + b.Sum}
+	if len(a.Buckets) > 0 && len(a.Buckets) == len(b.Buckets) {
+		sum.Buckets = make([]uint64, len(a.Buckets))
+		for i := range sum.Buckets {
+			sum.Buckets[i] = a.Buckets[i] + b.Buckets[i]
+		}
+	}
+	return sum
 }

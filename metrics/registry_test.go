@@ -83,3 +83,17 @@ func TestRecordRequestWithoutResponse(t *testing.T) {
 	assert.Equal(t, "rest_client_requests_total", fams[1].Desc.Name)
 	assert.Equal(t, []string{"<error>", "GET", "api.example:6443"}, fams[1].Samples[0].LabelValues)
 }
+
+// TestSameSeriesAreAdded: two parts reporting one series (two queues both
+// named "q") make one series, their sum, which a scraper accepts.
+func TestSameSeriesAreAdded(t *testing.T) {
+	var r metrics.Registry
+	for _, v := range []float64{2, 3} {
+		r.Register(metrics.CollectorFunc(func(emit func(*metrics.Desc, metrics.Sample)) {
+			emit(gauge, metrics.Sample{LabelValues: []string{"q"}, Value: v})
+		}))
+	}
+	fams := r.Gather()
+	require.Len(t, fams, 1)
+	assert.Equal(t, []metrics.Sample{{LabelValues: []string{"q"}, Value: 5}}, fams[0].Samples)
+}
