@@ -2,13 +2,17 @@
 // them in the Prometheus text format, without depending on a metrics
 // library.
 //
-// A Registry is the one place figures are kept. A part that is given one
-// (workqueue.Options.Metrics, informer.Options.Metrics, wire.Options.Metrics)
-// registers a Collector that reads the part's own Stats when the Registry is
-// gathered, so counters and gauges cost nothing between scrapes: the queue
-// and the informer already count what they do. Only figures that need a time
-// per event, the histograms, are recorded as events happen, and only when a
-// Registry is set. A nil *Registry is the no-op: every method does nothing.
+// A Registry is the one place figures are kept, and it is passed to each
+// part that should report: workqueue.Options.Metrics,
+// informer.Options.Metrics (a factory passes it on to its wire.Options),
+// client.Options.Metrics. The queue and the informer register a Collector
+// that reads their own Stats when the Registry is gathered, so counters and
+// gauges cost nothing between scrapes: the parts already count what they do.
+// Only the figures that need a time per event, the histograms and the
+// request counts, are recorded as events happen, and only when a Registry is
+// set. A nil *Registry is the no-op: every method does nothing. LeaderStatus
+// and ShardOwned are declared for the leader election and sharding parts to
+// report through a CollectorFunc.
 //
 // The names are the ones Kubernetes dashboards already chart (workqueue_*,
 // rest_client_*), plus informer_* for what client-go does not expose; see
