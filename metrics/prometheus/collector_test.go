@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -166,4 +168,55 @@ func TestScrapeSeesFiguresMove(t *testing.T) {
 	}
 	assert.Positive(t, value(second, "rest_client_requests_total", ok))
 	assert.Positive(t, value(second, "rest_client_request_duration_seconds", map[string]string{"verb": "GET"}))
+}
+
+// TestTextWriterMatchesClientGolang: the main module's own writer
+// (metrics.Registry.Handler, what the demo and the example controller
+// serve) passes Prometheus's text parser, and says what client_golang says
+// of the same registry: the same families, types, series and values.
+func TestTextWriterMatchesClientGolang(t *testing.T) {
+	reg := new(metrics.Registry)
+	q := workqueue.New(workqueue.Options[string]{Name: "q", Metrics: reg})
+	defer q.ShutDown()
+	q.Add("a")
+	q.Add("b")
+	k, _ := q.Get()
+	q.Done(k)
+	q.AddRateLimited("c")
+	require.Eventually(t, func() bool { return q.Len() == 2 }, 10*time.Second, time.Millisecond, "c is back after its 5ms")
+	req := httptest.NewRequest(http.MethodGet, "https://api.example/api/v1/pods", nil)
+	reg.RecordRequest(req, &http.Response{StatusCode: 200}, nil, 30*time.Millisecond)
+	reg.Register(metrics.CollectorFunc(func(emit func(*metrics.Desc, metrics.Sample)) {
+		emit(metrics.InformerHandlerPending, metrics.Sample{LabelValues: []string{"pods", `a "quoted"\handler`}, Value: 1})
+	}))
+
+	pr := prom.NewRegistry()
+	pr.MustRegister(informerprom.NewCollector(reg))
+	viaClient := httptest.NewServer(promhttp.HandlerFor(pr, promhttp.HandlerOpts{}))
+	defer viaClient.Close()
+	viaText := httptest.NewServer(reg.Handler())
+	defer viaText.Close()
+
+	// The queue's time-based gauges change between two scrapes: compare
+	// everything else exactly.
+	// client_golang sorts a series' labels by name, the text writer keeps
+	// the family's order: both are valid, so compare them sorted.
+	normalize := func(fams map[string]*dto.MetricFamily) map[string]*dto.MetricFamily {
+		delete(fams, "workqueue_unfinished_work_seconds")
+		delete(fams, "workqueue_longest_running_processor_seconds")
+		for _, f := range fams {
+			for _, m := range f.GetMetric() {
+				slices.SortFunc(m.Label, func(a, b *dto.LabelPair) int { return strings.Compare(a.GetName(), b.GetName()) })
+			}
+		}
+		return fams
+	}
+	want := normalize(scrape(t, viaClient.URL))
+	got := normalize(scrape(t, viaText.URL))
+	require.Len(t, got, len(want))
+	for name, w := range want {
+		g, ok := got[name]
+		require.True(t, ok, name)
+		assert.Equal(t, w.String(), g.String(), name)
+	}
 }
