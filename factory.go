@@ -170,6 +170,7 @@ func (f *Factory) listerWatcher(r Resource, metadataOnly bool) (reflector.Lister
 		FieldSelector: f.opts.FieldSelector,
 		Scheme:        f.opts.Scheme,
 		MetadataOnly:  metadataOnly,
+		Metrics:       f.opts.Informer.Metrics,
 	})
 }
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +17,7 @@ import (
 	"github.com/seed31a95821/informer/internal/reuse"
 	"github.com/seed31a95821/informer/internal/share"
 	"github.com/seed31a95821/informer/lister"
+	"github.com/seed31a95821/informer/metrics"
 	"github.com/seed31a95821/informer/processor"
 	"github.com/seed31a95821/informer/reflector"
 )
@@ -59,7 +60,7 @@ type Options struct {
 	CopyOnRead bool
 	// OnError receives every error the informer recovers from: watch
 	// failures, objects it could not cache, handler panics. The informer keeps
-	// running after each. Nil writes them to the standard library's log.
+	// running after each. Nil writes them to Logger.
 	//
 	// It is called on the informer's own goroutines (the reflector's, the
 	// queue consumer's, each handler's), several at a time, and sometimes
@@ -68,6 +69,19 @@ type Options struct {
 	// not call the informer (AddEventHandler would wait for that lock):
 	// log the error, count it, or hand it to a goroutine of your own.
 	OnError func(error)
+	// Logger receives the informer's log lines, with structured keys
+	// (informer, resource, resourceVersion, error, error_kind, and
+	// namespace and name where an error names an object). Nil means
+	// slog.Default(). A logr.Logger user passes
+	// slog.New(logr.ToSlogHandler(logger)).
+	Logger *slog.Logger
+	// Metrics, when set, receives the informer's figures (informer_* in
+	// metrics/names.go: lists, watches, relists, events, errors, the
+	// resourceVersion reached, whether it has synced, and each handler's lag
+	// and counts) while Run runs, and the rest_client_* figures of the
+	// ListerWatcher a Factory builds for it. They are read from Stats when
+	// the registry is gathered: nothing is added to the event path.
+	Metrics *metrics.Registry
 	// Reflector tunes the list-and-watch machinery: page size, backoff,
 	// WatchList, the watchdog. It holds only what the informer
 	// leaves to its user; see ReflectorOptions.
@@ -177,6 +191,7 @@ func (s *SharedInformer[T]) Run(ctx context.Context) error {
 		s.report(s.setupErr)
 		return s.setupErr
 	}
+	defer s.opts.Metrics.Register(s.collector())() // metrics.go
 
 	var wg sync.WaitGroup
 	wg.Go(func() { s.proc.Run(ctx) })
@@ -315,7 +330,7 @@ func (s *SharedInformer[T]) report(err error) {
 		s.opts.OnError(err)
 		return
 	}
-	log.Printf("informer: %v", err)
+	s.logError(err) // log_attrs.go
 }
 
 // syncWatchingStore is the queue as the reflector sees it. Its addition:

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"time"
 
 	"golang.org/x/time/rate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/apiresource"
+	"github.com/seed31a95821/informer/metrics"
 	"github.com/seed31a95821/informer/reflector/wire"
 )
 
@@ -37,6 +39,11 @@ type Options struct {
 	// credentials (token, token file, exec plugin) are added either way,
 	// by wire.NewAuthRoundTripper.
 	HTTPClient *http.Client
+	// Metrics, when set, receives a count and a latency of every request,
+	// under client-go's rest_client_* names (metrics.Registry.RecordRequest):
+	// pass the informers' registry, and reads and writes are charted
+	// together.
+	Metrics *metrics.Registry
 }
 
 // Client writes (and reads, when a read must be fresh) any registered type
@@ -48,6 +55,7 @@ type Client struct {
 	codecs    serializer.CodecFactory
 	resources []informer.Resource
 	limiter   *rate.Limiter // nil: no client-side rate limit
+	metrics   *metrics.Registry
 }
 
 // CloseIdleConnections closes the keep-alive connections the client's
@@ -93,7 +101,7 @@ func New(cfg wire.Config, opts Options) (*Client, error) {
 	}
 	c := &Client{
 		cfg: cfg.WithDefaults(), http: hc, scheme: opts.Scheme, codecs: serializer.NewCodecFactory(opts.Scheme),
-		resources: opts.Resources, limiter: cfg.RateLimiter,
+		resources: opts.Resources, limiter: cfg.RateLimiter, metrics: opts.Metrics,
 	}
 	if c.limiter == nil {
 		c.limiter = wire.NewRateLimiter(cfg)
@@ -154,7 +162,9 @@ func (c *Client) do(ctx context.Context, verb string, r request, into runtime.Ob
 	if r.contentType != "" {
 		req.Header.Set("Content-Type", r.contentType)
 	}
+	start := time.Now()
 	resp, err := c.http.Do(req)
+	c.metrics.RecordRequest(req, resp, err, time.Since(start))
 	if err != nil {
 		return fmt.Errorf("client: %s %s: %w", verb, r.res.Plural, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -171,7 +172,7 @@ func checkControllerConverges(t *testing.T, cfg wire.Config) {
 	_, err = forType[*corev1.Service](t, c).Create(ctx, svc, metav1.CreateOptions{})
 	require.NoError(t, err)
 
-	ctrl, err := controller.New(cfg, controller.Options{Namespace: ns, Logf: t.Logf})
+	ctrl, err := controller.New(cfg, controller.Options{Namespace: ns, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	require.NoError(t, err)
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)

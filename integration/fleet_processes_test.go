@@ -151,7 +151,7 @@ func (o *fleetObserver) readLog(t *testing.T, id string, r io.Reader) {
 	lines := bufio.NewScanner(r)
 	for lines.Scan() {
 		line := lines.Text()
-		if strings.HasSuffix(line, "controller: "+id+" leads") {
+		if strings.Contains(line, `msg="controller: `+id+` leads"`) {
 			o.mu.Lock()
 			o.leads[id] = append(o.leads[id], time.Now())
 			o.mu.Unlock()

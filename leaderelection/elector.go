@@ -3,6 +3,7 @@ package leaderelection
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -48,8 +49,9 @@ type Options struct {
 	// the lease (a handover). Package sharding holds its shards this way.
 	// Nil means always.
 	Want func() bool
-	// Logf receives a line per failed request; nil discards them.
-	Logf func(format string, args ...any)
+	// Logger receives a line per failed request, with the lease's name;
+	// nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // Elector runs a Machine against a LeaseStore on one goroutine (Run) and
@@ -74,8 +76,8 @@ func New(opts Options) (*Elector, error) {
 		return nil, fmt.Errorf("%w: no Lock", ErrInvalidConfig)
 	}
 	opts.Config = opts.Config.WithDefaults()
-	if opts.Logf == nil {
-		opts.Logf = func(string, ...any) {}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
 	}
 	return &Elector{opts: opts, m: NewMachine(opts.Config), poke: make(chan struct{}, 1)}, nil
 }
@@ -188,7 +190,7 @@ func (e *Elector) round(ctx context.Context, want bool) {
 	if err != nil {
 		e.mu.Unlock()
 		if ctx.Err() == nil {
-			e.opts.Logf("leaderelection: reading lease %s: %v", e.opts.Lock.Describe(), err)
+			e.opts.Logger.Warn("leaderelection: reading the lease failed", "lease", e.opts.Lock.Describe(), "error", err)
 		}
 		return
 	}
@@ -211,7 +213,7 @@ func (e *Elector) round(ctx context.Context, want bool) {
 	e.m.Tick(now)
 	e.mu.Unlock()
 	if err != nil && ctx.Err() == nil {
-		e.opts.Logf("leaderelection: writing lease %s: %v", e.opts.Lock.Describe(), err)
+		e.opts.Logger.Warn("leaderelection: writing the lease failed", "lease", e.opts.Lock.Describe(), "error", err)
 	}
 }
 
@@ -316,6 +318,6 @@ func (e *Elector) release() {
 	e.m.Wrote(sent, time.Now(), out, err)
 	e.mu.Unlock()
 	if err != nil {
-		e.opts.Logf("leaderelection: releasing lease %s: %v", e.opts.Lock.Describe(), err)
+		e.opts.Logger.Warn("leaderelection: releasing the lease failed", "lease", e.opts.Lock.Describe(), "error", err)
 	}
 }

@@ -3,6 +3,8 @@ package processor
 import (
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 )
 
 // The errors this package returns or reports. AddHandler returns the sentinel
@@ -55,4 +57,15 @@ func (e *HandlerPanicError) Unwrap() error {
 		return err
 	}
 	return nil
+}
+
+// Attrs returns what the error names, as structured log keys: error_kind
+// "HandlerPanic", handler, and namespace and name split from Key (a
+// cluster-scoped key has no namespace).
+func (e *HandlerPanicError) Attrs() []slog.Attr {
+	attrs := []slog.Attr{slog.String("error_kind", "HandlerPanic"), slog.String("handler", e.Handler)}
+	if ns, name, ok := strings.Cut(e.Key, "/"); ok {
+		return append(attrs, slog.String("namespace", ns), slog.String("name", name))
+	}
+	return append(attrs, slog.String("name", e.Key))
 }

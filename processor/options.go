@@ -1,8 +1,10 @@
 package processor
 
 import (
+	"context"
+	"errors"
 	"fmt"
-	"log"
+	"log/slog"
 	"time"
 )
 
@@ -17,17 +19,33 @@ type Options struct {
 	// OnError receives the errors the processor cannot return to a caller:
 	// a *HandlerPanicError when a handler panics. It is called from handler
 	// goroutines, possibly concurrently, so it must be safe for concurrent
-	// use; it must not panic. Nil means: log with the standard log package.
+	// use; it must not panic. Nil means: log to Logger.
 	OnError func(error)
+	// Logger receives the errors when OnError is nil, with the keys
+	// handler, namespace, name and error_kind. Nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // withDefaults fills the nil fields, so that the rest of the package never
 // checks for nil.
 func (o Options) withDefaults() Options {
 	if o.OnError == nil {
-		o.OnError = func(err error) { log.Print(err) }
+		logger := o.Logger
+		if logger == nil {
+			logger = slog.Default()
+		}
+		o.OnError = func(err error) { logError(logger, err) }
 	}
 	return o
+}
+
+// logError is the default OnError.
+func logError(logger *slog.Logger, err error) {
+	attrs := []slog.Attr{slog.Any("error", err)}
+	if pe, ok := errors.AsType[*HandlerPanicError](err); ok {
+		attrs = append(attrs, pe.Attrs()...)
+	}
+	logger.LogAttrs(context.Background(), slog.LevelError, "processor error", attrs...)
 }
 
 // HandlerOptions configures one registration. The zero value is ready to use.

@@ -63,3 +63,14 @@ func newStopwatch() stopwatch { return stopwatch{base: time.Now()} }
 
 // read returns the time elapsed since the stopwatch was created.
 func (s stopwatch) read() time.Duration { return time.Since(s.base) }
+
+// HandlerStats returns the Stats of every registered handler, in the order
+// they were added: what a metrics collector reads at each scrape.
+func (p *Processor) HandlerStats() []HandlerStats {
+	regs := *p.regs.Load()
+	out := make([]HandlerStats, len(regs))
+	for i, r := range regs {
+		out[i] = r.Stats()
+	}
+	return out
+}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the project, with the race detector: the main module
-# (including the conformance suite against a real kube-apiserver) and the
-# bench/ module (interop with client-go). README's test command and .ci/run
+# (including the conformance suite against a real kube-apiserver), the
+# bench/ module (interop with client-go) and the metrics/prometheus module
+# (the client_golang adapter). README's test command and .ci/run
 # both call this script, so they cannot drift apart.
 #
 # The real kube-apiserver and etcd are built from the Go module proxy once
@@ -21,3 +22,6 @@ go test -race -count=1 -timeout 20m ./...
 
 echo "== bench module"
 (cd bench && go test -race -count=1 -timeout 10m ./...)
+
+echo "== metrics/prometheus module"
+(cd metrics/prometheus && go test -race -count=1 -timeout 5m ./...)

@@ -3,6 +3,7 @@ package sharding
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,8 +34,8 @@ type Options struct {
 	// stops holding a shard. It runs on the shard's goroutine; it must not
 	// block.
 	OnHeld func(shard int, held bool)
-	// Logf receives a line per failed request; nil discards them.
-	Logf func(format string, args ...any)
+	// Logger receives a line per failed request; nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // Coordinator holds this replica's fair share of K shard leases and lets
@@ -83,14 +84,14 @@ func New(opts Options) (*Coordinator, error) {
 		parked: make([]map[string]struct{}, opts.Shards), members: map[string]*leaderelection.Machine{}}
 	var err error
 	c.member, err = leaderelection.New(leaderelection.Options{Config: opts.Timing, ReleaseOnCancel: true,
-		Lock: opts.Group.Lock(c.memberLease(opts.Identity)), Logf: opts.Logf})
+		Lock: opts.Group.Lock(c.memberLease(opts.Identity)), Logger: opts.Logger})
 	if err != nil {
 		return nil, err
 	}
 	for i := range opts.Shards {
 		c.parked[i] = map[string]struct{}{}
 		e, err := leaderelection.New(leaderelection.Options{Config: opts.Timing, ReleaseOnCancel: true,
-			Lock: opts.Group.Lock(fmt.Sprintf("%s-shard-%d", opts.Name, i)), Want: c.want[i].Load, Logf: opts.Logf,
+			Lock: opts.Group.Lock(fmt.Sprintf("%s-shard-%d", opts.Name, i)), Want: c.want[i].Load, Logger: opts.Logger,
 			Callbacks: leaderelection.Callbacks{OnStartedLeading: func(ctx context.Context) { c.hold(ctx, i) }}})
 		if err != nil {
 			return nil, err
@@ -138,8 +139,8 @@ func (c *Coordinator) plan(ctx context.Context) time.Duration {
 	defer cancel()
 	recs, err := c.opts.Group.List(rctx)
 	if err != nil {
-		if ctx.Err() == nil && c.opts.Logf != nil {
-			c.opts.Logf("sharding: listing the leases of %s: %v", c.opts.Name, err)
+		if ctx.Err() == nil {
+			c.opts.Logger.Warn("sharding: listing the leases failed", "group", c.opts.Name, "error", err)
 		}
 		return next
 	}

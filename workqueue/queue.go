@@ -4,6 +4,8 @@ import (
 	"hash/maphash"
 	"sync"
 	"time"
+
+	"github.com/seed31a95821/informer/metrics"
 )
 
 // Priority orders items that are ready at the same time: a higher priority is
@@ -26,6 +28,13 @@ type Options[T comparable] struct {
 	// ready again. Nil means DefaultRateLimiter: per item exponential from
 	// 5ms to 1000s, and 10 requeues per second overall with bursts of 100.
 	RateLimiter RateLimiter[T]
+	// Name labels the queue's figures (the "name" label of workqueue_*),
+	// such as the controller's name.
+	Name string
+	// Metrics, when set, receives the queue's figures under client-go's
+	// workqueue_* names (metrics/names.go) until ShutDown. Nil means none,
+	// and no cost: the queue then times nothing per item.
+	Metrics *metrics.Registry
 }
 
 // Queue is a work queue of items of type T, usually "namespace/name" keys.
@@ -101,6 +110,8 @@ type Queue[T comparable] struct {
 	wake int
 	// waiting holds the delayed items; see delay.go.
 	waiting delays[T]
+	// m is nil unless Options.Metrics is set; see metrics.go.
+	m *instruments[T]
 
 	shuttingDown bool
 	drain        bool // ShutDownWithDrain waits for processing to empty; ShutDown clears it
@@ -124,6 +135,7 @@ func (q *Queue[T]) setUp() {
 	if q.limiter == nil {
 		q.limiter = DefaultRateLimiter[T]()
 	}
+	q.setUpMetrics()
 }
 
 // hash sets the queue up if need be and hashes item, for states. Callers
@@ -192,6 +204,9 @@ func (q *Queue[T]) addLocked(item T, h uint64, p Priority) {
 		return
 	}
 	i, ok := q.items.find(item, h)
+	if q.m != nil {
+		q.markQueuedLocked(item)
+	}
 	if !ok {
 		q.adds++
 		e := q.items.insert(i, item, h, entry{dirty: true, priority: p})
@@ -283,10 +298,16 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 	// A live entry of ready is dirty and not busy: it becomes busy and
 	// clean, with nothing else to keep.
 	*e = entry{busy: true}
-	if q.timing {
-		e.stamp = q.millisLocked()
-	}
 	q.nbusy++
+	if q.timing || q.m != nil {
+		now := q.nowLocked() // one clock read for both: it is most of their cost
+		if q.timing {
+			e.stamp = millis(now)
+		}
+		if q.m != nil {
+			q.markGotLocked(item, now)
+		}
+	}
 	return item, false
 }
 
@@ -301,6 +322,9 @@ func (q *Queue[T]) Done(item T) {
 		return // not in hand: nothing to do
 	}
 	q.nbusy--
+	if q.m != nil {
+		q.markDoneLocked(item)
+	}
 	if e := q.items.at(i); e.dirty {
 		*e = entry{dirty: true, priority: e.priority}
 		q.pushReadyLocked(item, h, e)
@@ -349,6 +373,7 @@ func (q *Queue[T]) ShutDownWithDrain() {
 func (q *Queue[T]) shutDownLocked() {
 	q.shuttingDown = true
 	q.waiting.stop()
+	q.stopMetricsLocked()
 	q.cond.Broadcast()
 }
 
@@ -367,6 +392,7 @@ func (q *Queue[T]) nowLocked() int64 { return int64(time.Since(q.epoch)) }
 // millisLocked is the queue's clock in milliseconds, modulo 2^32: the time
 // an item in hand keeps in its entry. A difference of two readings is right
 // for any item held less than 49 days, however long the queue has run.
-func (q *Queue[T]) millisLocked() uint32 {
-	return uint32(time.Since(q.epoch) / time.Millisecond)
-}
+func (q *Queue[T]) millisLocked() uint32 { return millis(q.nowLocked()) }
+
+// millis converts a reading of nowLocked to millisLocked's.
+func millis(now int64) uint32 { return uint32(now / int64(time.Millisecond)) }

@@ -125,3 +125,6 @@ func (d *dashboard) waitForSync(ctx context.Context) bool {
 		d.pods.Indexer().Len(), d.services.Indexer().Len())
 	return true
 }
+
+// synced reports whether both caches have synced: the demo's readiness.
+func (d *dashboard) synced() bool { return d.pods.HasSynced() && d.services.HasSynced() }

@@ -24,7 +24,10 @@
 // burst, a restart. The monitor (monitor.go) samples the informers for both
 // views. The page has no authentication and its buttons change the embedded
 // server: bind it to a loopback address. Against a real cluster (-kubeconfig)
-// the buttons are disabled: the demo is read-only there.
+// the buttons are disabled: the demo is read-only there. The same address
+// serves /metrics (the informers' and requests' figures, metrics.Registry in
+// the Prometheus text format), /healthz and /readyz (both caches synced);
+// probes.go.
 //
 // It stops cleanly on Ctrl-C (SIGINT), SIGTERM, or after -duration.
 package main

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/seed31a95821/informer/metrics"
 )
 
 // config is what the flags set.
@@ -61,7 +63,10 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	}
 	defer cluster.close()
 
-	d, err := newDashboardWith(cluster.config, cluster.factoryOptions(), c.slowEvery, out)
+	reg := new(metrics.Registry) // served at /metrics with the page
+	opts := cluster.factoryOptions()
+	opts.Informer.Metrics = reg
+	d, err := newDashboardWith(cluster.config, opts, c.slowEvery, out)
 	if err != nil {
 		return err
 	}
@@ -73,7 +78,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	if c.http != "" {
 		faults := newFaultInjector(cluster.srv, m)
 		defer faults.stop() // before cluster.close: a pending step must not touch a closed server
-		page, err := startPage(ctx, c.http, m, faults)
+		page, err := startPage(ctx, c.http, m, faults, probes{metrics: reg, ready: d.synced})
 		if err != nil {
 			return err
 		}

@@ -29,7 +29,7 @@ type page struct {
 }
 
 // startPage listens on addr; serve then answers until ctx is done.
-func startPage(ctx context.Context, addr string, m *monitor, f *faultInjector) (*page, error) {
+func startPage(ctx context.Context, addr string, m *monitor, f *faultInjector, pr probes) (*page, error) {
 	static, err := fs.Sub(web, "web")
 	if err != nil {
 		return nil, err
@@ -40,6 +40,7 @@ func startPage(ctx context.Context, addr string, m *monitor, f *faultInjector) (
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /", http.FileServerFS(static))
+	pr.register(mux)
 	mux.HandleFunc("GET /api/state", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, m.snapshot()) })
 	mux.HandleFunc("GET /api/faults", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"available": f.srv != nil, "faults": faults})

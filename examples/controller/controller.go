@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
+	"log/slog"
 	"sort"
 	"strings"
 	"sync"
@@ -21,6 +21,7 @@ import (
 	"github.com/seed31a95821/informer/client"
 	"github.com/seed31a95821/informer/leaderelection"
 	"github.com/seed31a95821/informer/lister"
+	"github.com/seed31a95821/informer/metrics"
 	"github.com/seed31a95821/informer/reflector/wire"
 	"github.com/seed31a95821/informer/workqueue"
 )
@@ -40,8 +41,12 @@ type Options struct {
 	Namespace string
 	// Workers is how many keys are handled at once; 0 means 2.
 	Workers int
-	// Logf receives one line per write and per error. Nil means log.Printf.
-	Logf func(format string, args ...any)
+	// Logger receives one line per write and per error, and the
+	// informers' own; nil means slog.Default().
+	Logger *slog.Logger
+	// Metrics, when set, receives the work queue's figures (its name is
+	// "summarize"), the informers' and the requests'.
+	Metrics *metrics.Registry
 	// Fleet, when set, runs the controller as one replica of several:
 	// every replica keeps its caches warm, and only the leader's workers
 	// reconcile (fleet.go).
@@ -76,17 +81,17 @@ func New(cfg wire.Config, opts Options) (*Controller, error) {
 	if opts.Workers <= 0 {
 		opts.Workers = 2
 	}
-	if opts.Logf == nil {
-		opts.Logf = log.Printf
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
 	}
-	c := &Controller{opts: opts, queue: workqueue.New(workqueue.Options[string]{})}
+	c := &Controller{opts: opts, queue: workqueue.New(workqueue.Options[string]{Name: "summarize", Metrics: opts.Metrics})}
 	c.factory = informer.NewFactory(cfg, informer.FactoryOptions{
 		Namespace: opts.Namespace,
-		// The informers recover from these (a cut watch, a relist); they
-		// are worth a log line, not a stop.
-		Informer: informer.Options{OnError: func(err error) { opts.Logf("controller: informer: %v", err) }},
+		// The informers log what they recover from (a cut watch, a
+		// relist) to the same logger: worth a line, not a stop.
+		Informer: informer.Options{Logger: opts.Logger, Metrics: opts.Metrics},
 	})
-	writer, err := client.New(cfg, client.Options{})
+	writer, err := client.New(cfg, client.Options{Metrics: opts.Metrics})
 	if err != nil {
 		return nil, err
 	}
@@ -200,6 +205,25 @@ func (c *Controller) Run(ctx context.Context) error {
 	return nil
 }
 
+// Ready reports whether the informers' caches have synced: until then the
+// controller would act on a partial picture, so a /readyz says no.
+func (c *Controller) Ready() bool {
+	for _, r := range c.regs {
+		select {
+		case <-r.Synced():
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// log is the controller's logger with the keys of one Deployment.
+func (c *Controller) log(key string) *slog.Logger {
+	ns, name, _ := informer.SplitKey(key)
+	return c.opts.Logger.With("resource", "deployments.apps", "namespace", ns, "name", name)
+}
+
 // admit decides whether and under which context a worker reconciles a
 // key (fleet.go): nil admits every key under the worker's context.
 type admit func(ctx context.Context, key string) (work context.Context, leave func(), ok bool)
@@ -236,10 +260,10 @@ func (c *Controller) processNext(ctx context.Context, admit admit) bool {
 	case work.Err() != nil || errors.Is(err, ErrNotLeader):
 		c.queue.Add(key) // the term ended: the next term does it
 	case c.queue.NumRequeues(key) < maxRetries:
-		c.opts.Logf("controller: %s: %v (retrying)", key, err)
+		c.log(key).Warn("reconcile failed, retrying", "error", err)
 		c.queue.AddRateLimited(key)
 	default:
-		c.opts.Logf("controller: %s: %v (giving up until its next event)", key, err)
+		c.log(key).Error("reconcile failed, giving up until the next event", "error", err)
 		c.queue.Forget(key)
 	}
 	return true
@@ -287,7 +311,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) error {
 		if _, err := c.writer.Update(ctx, d, metav1.UpdateOptions{FieldManager: "summarize"}); err != nil {
 			return err
 		}
-		c.opts.Logf("controller: %s: %s", key, want)
+		c.log(key).Info("annotated", "summary", want, "resourceVersion", d.ResourceVersion)
 		return nil
 	})
 }

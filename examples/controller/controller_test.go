@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -60,7 +61,7 @@ func TestControllerAgainstFakeAPI(t *testing.T) {
 // waits for Run to return.
 func Start(t *testing.T, cfg wire.Config, namespace string) (stop func()) {
 	t.Helper()
-	c, err := controller.New(cfg, controller.Options{Namespace: namespace, Logf: t.Logf})
+	c, err := controller.New(cfg, controller.Options{Namespace: namespace, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -28,5 +28,6 @@
 // leader's workers reconcile (fleet.go; docs/fleet.md).
 //
 // cmd/summarize runs it against a kubeconfig's cluster, or an embedded fake
-// API server; docs/controller.md walks through the code.
+// API server, and serves /metrics, /healthz and /readyz on -listen;
+// docs/controller.md walks through the code.
 package controller

@@ -70,7 +70,7 @@ func (c *Controller) runShards(ctx context.Context) error {
 		return fmt.Errorf("controller: %w", err)
 	}
 	coord, err := sharding.New(sharding.Options{Identity: f.Identity, Shards: f.Shards, Timing: f.Timing,
-		Group: group, Name: name, Queue: c.queue, OnHeld: f.OnHeld, Logf: c.opts.Logf})
+		Group: group, Name: name, Queue: c.queue, OnHeld: f.OnHeld, Logger: c.opts.Logger})
 	if err != nil {
 		c.queue.ShutDown()
 		return fmt.Errorf("controller: %w", err)
@@ -112,13 +112,15 @@ func (c *Controller) runFleet(ctx context.Context) error {
 		Config: timing, Lock: c.lease, ReleaseOnCancel: true,
 		Callbacks: leaderelection.Callbacks{
 			OnStartedLeading: func(ctx context.Context) {
-				c.opts.Logf("controller: %s leads", f.Identity)
+				c.opts.Logger.Info("controller: "+f.Identity+" leads", "identity", f.Identity)
 				gate.Lead(ctx)
 			},
-			OnStoppedLeading: func() { c.opts.Logf("controller: %s stopped leading", f.Identity) },
+			OnStoppedLeading: func() {
+				c.opts.Logger.Info("controller: "+f.Identity+" stopped leading", "identity", f.Identity)
+			},
 			OnNewLeader:      f.OnNewLeader,
 		},
-		Logf: c.opts.Logf,
+		Logger: c.opts.Logger,
 	})
 	if err != nil {
 		c.queue.ShutDown()

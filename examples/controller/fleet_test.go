@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -41,16 +42,25 @@ type span struct {
 	start, end time.Time
 }
 
-func (l *fleetLog) logf(id string) func(string, ...any) {
-	return func(format string, args ...any) {
-		line := fmt.Sprintf(format, args...)
+// logger returns a logger for replica id whose lines about leading are
+// recorded as events.
+func (l *fleetLog) logger(id string) *slog.Logger {
+	return slog.New(slog.NewTextHandler(lineFunc(func(line string) {
 		switch {
-		case strings.HasSuffix(line, " leads"):
+		case strings.Contains(line, ` leads"`):
 			l.add(fleetEvent{id: id, lead: true, at: time.Now()})
-		case strings.HasSuffix(line, " stopped leading"):
+		case strings.Contains(line, ` stopped leading"`):
 			l.add(fleetEvent{id: id, at: time.Now()})
 		}
-	}
+	}), nil))
+}
+
+// lineFunc is an io.Writer that hands each write, one log line, to a func.
+type lineFunc func(line string)
+
+func (f lineFunc) Write(p []byte) (int, error) {
+	f(string(p))
+	return len(p), nil
 }
 
 func (l *fleetLog) add(e fleetEvent) {
@@ -128,7 +138,7 @@ func (l *fleetLog) waitLeader(t *testing.T, within time.Duration, not string) st
 // startReplica runs one replica until its stop function is called.
 func startReplica(t *testing.T, cfg wire.Config, id string, log *fleetLog) (stop func()) {
 	t.Helper()
-	c, err := controller.New(cfg, controller.Options{Logf: log.logf(id), Trace: log.trace(id),
+	c, err := controller.New(cfg, controller.Options{Logger: log.logger(id), Trace: log.trace(id),
 		Fleet: &controller.Fleet{Identity: id, Timing: fastTiming}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -242,7 +252,7 @@ func TestFleetShards(t *testing.T) {
 	stops := map[string]func(){}
 	for i := range 3 {
 		id := fmt.Sprint("r", i)
-		c, err := controller.New(cfg, controller.Options{Logf: t.Logf, Trace: log.trace(id),
+		c, err := controller.New(cfg, controller.Options{Logger: slog.New(slog.NewTextHandler(t.Output(), nil)), Trace: log.trace(id),
 			Fleet: &controller.Fleet{Identity: id, Timing: fastTiming, Shards: 8, OnHeld: func(s int, yes bool) {
 				heldMu.Lock()
 				defer heldMu.Unlock()

@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/seed31a95821/informer/metrics"
 )
 
 // Options scope a ListerWatcher to part of a resource and say what to decode
@@ -53,6 +55,10 @@ type Options struct {
 	// share its connections. Authentication headers are still added from
 	// Config, and redirects are not followed even if the client would.
 	HTTPClient *http.Client
+
+	// Metrics, when set, receives a count and a latency of every request,
+	// under client-go's rest_client_* names (metrics/names.go).
+	Metrics *metrics.Registry
 }
 
 // ListerWatcher lists and watches one resource of one API server over HTTP.
@@ -251,7 +257,9 @@ func (lw *ListerWatcher) do(ctx context.Context, cancel context.CancelCauseFunc,
 	if err != nil {
 		return nil, err
 	}
+	start := time.Now()
 	resp, err := lw.send(ctx, cancel, req)
+	lw.opts.Metrics.RecordRequest(req, resp, err, time.Since(start))
 	if err != nil {
 		// *url.Error wraps *net.OpError wraps the syscall error: %w keeps
 		// errors.As(err, **net.OpError) and errors.Is(err, ECONNREFUSED)

@@ -2,9 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
-	"log"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/seed31a95821/informer/examples/controller"
 	"github.com/seed31a95821/informer/fakeapi"
+	"github.com/seed31a95821/informer/metrics"
 	"github.com/seed31a95821/informer/reflector/wire"
 )
 
@@ -29,14 +31,15 @@ func main() {
 	duration := flag.Duration("duration", 0, "stop after this long (default: until Ctrl-C)")
 	var fleet fleetFlags
 	fleet.register(flag.CommandLine)
+	listen := flag.String("listen", "", "address of /metrics, /healthz and /readyz, such as 127.0.0.1:8080 (default: none)")
 	flag.Parse()
-	if err := run(*kubeconfig, *fake, *namespace, *workers, *duration, &fleet); err != nil {
+	if err := run(*kubeconfig, *fake, *namespace, *workers, *duration, *listen, &fleet); err != nil {
 		fmt.Fprintln(os.Stderr, "summarize:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig string, fake bool, namespace string, workers int, duration time.Duration, fleet *fleetFlags) error {
+func run(kubeconfig string, fake bool, namespace string, workers int, duration time.Duration, listen string, fleet *fleetFlags) error {
 	// SIGTERM is how Kubernetes stops a pod: the leader then releases its
 	// lease on the way out.
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -64,7 +67,9 @@ func run(kubeconfig string, fake bool, namespace string, workers int, duration t
 	default:
 		return fmt.Errorf("give -kubeconfig or -fake")
 	}
-	opts := controller.Options{Namespace: namespace, Workers: workers, Logf: log.Printf}
+	reg := new(metrics.Registry)
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	opts := controller.Options{Namespace: namespace, Workers: workers, Logger: logger, Metrics: reg}
 	if err := fleet.apply(&opts); err != nil {
 		return err
 	}
@@ -72,7 +77,19 @@ func run(kubeconfig string, fake bool, namespace string, workers int, duration t
 	if err != nil {
 		return err
 	}
-	return c.Run(ctx)
+	if listen == "" {
+		return c.Run(ctx)
+	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	wait, err := serve(ctx, listen, probes(reg, c.Ready))
+	if err != nil {
+		return err
+	}
+	logger.Info("serving /metrics, /healthz and /readyz", "addr", listen)
+	runErr := c.Run(ctx)
+	stop()
+	return errors.Join(runErr, wait())
 }
 
 // fakeServer starts the in-process API server with a Deployment, its Pods
