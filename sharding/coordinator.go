@@ -74,6 +74,9 @@ func New(opts Options) (*Coordinator, error) {
 	if opts.Name == "" {
 		opts.Name = "shards"
 	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
 	timing := opts.Timing
 	timing.Identity = opts.Identity
 	if err := timing.Validate(); err != nil {
