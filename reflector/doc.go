@@ -29,13 +29,9 @@
 //
 // The server keeps only a window of history. A watch from an RV that has
 // left the window is refused with 410 Gone ("Expired"); then the reflector
-// must list again (relist) to learn what it missed. It also relists when
-// the server has not reached that RV yet, to get past a watch frame it
-// could not decode, when an event's RV is older than the watch had reached
-// (a server whose history went back), when the server cannot read an
-// object from its storage (StorageReadError: the object was force-deleted
-// and no watch will report it), and when the store fails a resync (see the
-// table below), and for nothing else. Relists
+// must list again (relist) to learn what it missed. A few other failures
+// also leave a watch unable to go on from where it is; the transition
+// table below has every one, and transitions.go says why. Relists
 // are expensive for the server, so much of the reflector's care goes into
 // avoiding needless ones: it asks for BOOKMARK events, which advance the RV
 // of a quiet watch, and it resumes with a watch, not a list, after network

@@ -19,13 +19,11 @@ const (
 	// StateListing: getting the first complete snapshot, by WatchList or by
 	// a paged List, to Store.Replace it.
 	StateListing
-	// StateRelisting: getting a new snapshot after the watch could not
-	// resume (410 Expired, an RV the server has not reached, a frame it
-	// could not decode, which a new watch would meet again, an event older
-	// than the watch's RV, a StorageReadError) or the store failed a
-	// resync (the rows of doc.go's table). Same work as
-	// Listing; counted apart because relists are the expensive event a
-	// healthy reflector keeps rare.
+	// StateRelisting: getting a new snapshot after the first, because the
+	// watch could not go on from where it was (what causes a relist is the
+	// transition table's, in transitions.go). Same work as Listing; counted
+	// apart because relists are the expensive event a healthy reflector
+	// keeps rare.
 	StateRelisting
 	// StateWatching: applying a watch's events to the store, resuming from
 	// the last resourceVersion whenever the watch ends.

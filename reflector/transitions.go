@@ -205,18 +205,23 @@ func watchListRefusal(_ state, in input) bool {
 // failures (throttled, network, 5xx) would fail a list too, so those back
 // off first, and the next attempt tries WatchList again.
 //
-// Watching. The rule that prevents relist storms: only the server saying
-// "your resourceVersion is gone" (410) or "I do not have it yet" leads to
-// a relist. Everything else (a cut connection, a 429, a 5xx, a restarted
-// server) is retried as a watch from the last resourceVersion, after a
-// backoff: once the server is back it almost always still has that
+// Watching. What causes a relist (this is the one place that says it; the
+// rest of the module links here): a watch is answered by a relist only
+// when it cannot go on telling the truth from where it is: the server says
+// "your resourceVersion is gone" (410) or "I do not have it yet" (too
+// large RV); a frame it could not decode; an event older than the watch's
+// position; a StorageReadError; a store that failed a resync; or a
+// position that is none ("" or "0", below). Each is explained here.
+// Everything else (a cut connection, a 429, a 5xx, a restarted server) is
+// retried as a watch from the last resourceVersion, after a backoff; this
+// is what prevents relist storms: once the server is back it almost always still has that
 // history, and a watch costs it a fraction of a list. client-go relists
 // after most of these (kubernetes/kubernetes#119646 saw 100k+ duplicate
 // updates). A watchdog's restart needs no pause: the old stream is dead, a
 // new one costs nothing, and if the server really is unreachable, opening
 // it fails and that failure backs off.
 //
-// The one exception is a response the reflector could not understand
+// A response the reflector could not understand
 // (KindDecode): a frame the client refused, too large or malformed, or an
 // ERROR event without a Status. Such a frame sits in the server's history
 // at a fixed resourceVersion, and a watch from before it meets it again,
@@ -233,8 +238,7 @@ func watchListRefusal(_ state, in input) bool {
 // after a backoff, as in client-go, so that a server compacting faster
 // than the reflector can list does not turn into a tight list loop.
 //
-// Three more failures of a watch are answered by a relist, each because the
-// watch cannot go on telling the truth from where it is:
+// Three more failures of a watch are answered by a relist:
 //
 //   - An event older than the watch's position (KindRVBackwards, see
 //     wentBack): storing it would tell handlers an old state as news, and
