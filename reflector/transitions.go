@@ -19,7 +19,7 @@ type transition struct {
 
 	in    phase
 	on    []inputKind
-	kinds []Kind // failures: the kinds covered; nil for any
+	kinds []Kind // failures: the kinds covered, nil for any (other inputs pass)
 	rv    rvIs   // listFailed: the resourceVersion asked for
 	later bool   // listFailed: only a page after the first
 	// when narrows the row further; nil for always.
