@@ -115,8 +115,9 @@ func (e malformed) Error() string { return string(e) }
 func (malformed) Unwrap() error { return reflector.ErrDecode }
 
 // tooManyItemsError is the type of ErrTooManyItems: a sentinel with the
-// TooManyItems method, the mark the reflector looks for (see
-// reflector/capabilities.go), since this package does not import it.
+// TooManyItems method, the mark the reflector looks for in any
+// ListerWatcher's refusal (see reflector/capabilities.go), which need not
+// import the reflector to carry it.
 type tooManyItemsError struct{}
 
 func (tooManyItemsError) Error() string { return "wire: too many items in a list page" }
