@@ -24,8 +24,9 @@
 //
 //   - reflector takes a snapshot (WatchList or List), then watches, and
 //     resumes from the last resourceVersion after any break; it relists only
-//     when the server says that position is gone (410). reflector/wire is its
-//     HTTP client.
+//     when a watch cannot go on from where it is (410 is the common case;
+//     reflector/transitions.go has the rule). reflector/wire is its HTTP
+//     client.
 //   - deltafifo queues what changed, per object, in order.
 //   - indexer is the cache, with secondary indexes; lister is its typed,
 //     read-only face.

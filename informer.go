@@ -157,7 +157,7 @@ func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInfo
 	s.applyIdleWritesInline() // inline.go
 	s.proc = processor.New(processor.Options{OnError: s.report})
 
-	ro := opts.Reflector.reflectorOptions()
+	ro := reflector.Options{Tunables: opts.Reflector}
 	ro.Name = opts.Name
 	if proto, err := newObject[T](); err == nil {
 		ro.ExpectedType = proto

@@ -31,13 +31,7 @@ const converged = 30 * time.Second
 // quick keeps the real retry and watchdog machinery, with figures small
 // enough for tests: backoffs of milliseconds, bookmarks every 100ms.
 func quick() reflector.Options {
-	q := quickInformer()
-	return reflector.Options{
-		Backoff:          q.Backoff,
-		BookmarkInterval: q.BookmarkInterval,
-		StuckWatchFactor: q.StuckWatchFactor,
-		WatchListTimeout: q.WatchListTimeout,
-	}
+	return reflector.Options{Tunables: quickInformer()}
 }
 
 // quickInformer is quick for an informer's reflector.

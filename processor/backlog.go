@@ -62,7 +62,7 @@ func (b *backlog) pushMarker() {
 }
 
 // push adds n, merging it into the key's pending notification if there is
-// one (see merge), and returns how many notifications the handler will now
+// one (see merge, in merge.go), and returns how many notifications the handler will now
 // not be called for: 0 when n was queued, 1 when it was merged, 2 when it
 // cancelled an Add the handler had not seen yet.
 func (b *backlog) push(n Notification) (coalesced uint64) {
@@ -87,36 +87,6 @@ func (b *backlog) push(n Notification) (coalesced uint64) {
 	default: // a re-creation after a pending Delete: both are news
 		kn.deleted, kn.last = kn.last, b.link(&node{n: n})
 		return 0
-	}
-}
-
-// merge decides what one pending notification p and a newer one n of the
-// same key become. It returns the merged notification, or nil if n must be
-// queued after p (a Delete is never merged away), and keep false if the two
-// cancel out. The rules, oldest state first:
-//
-//	pending  newer   result
-//	Add      Update  Add of the newer object (the handler never saw the older)
-//	Add      Delete  nothing: the handler never saw the object
-//	Update   Update  Update from the pending Old (what the handler saw last) to the newer object
-//	Update   Delete  the Delete
-//	Delete   Delete  the newer Delete
-//	Delete   Add     both, in order: the Delete is never lost
-//
-// A resync is an Update: it merges like one. Anything else (a stream the
-// informer does not produce, such as an Add after an Update) keeps the
-// pending type and takes the newer object.
-func merge(p, n Notification) (merged *Notification, keep bool) {
-	switch {
-	case p.Type == Delete && n.Type != Delete:
-		return nil, true
-	case p.Type == Add && n.Type == Delete:
-		return nil, false
-	case n.Type == Delete:
-		return &n, true
-	default:
-		p.Object = n.Object
-		return &p, true
 	}
 }
 

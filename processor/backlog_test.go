@@ -1,6 +1,8 @@
 package processor
 
 import (
+	"flag"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -50,7 +52,7 @@ func drain(b *backlog) []summary {
 	return out
 }
 
-// TestBacklogMergeRules is the table in merge's comment, one row a case,
+// TestBacklogMergeRules is mergeRules (merge.go), one row a case,
 // plus the sequences that combine rows.
 func TestBacklogMergeRules(t *testing.T) {
 	initialAdd := note(Add, "a", "1")
@@ -132,40 +134,58 @@ func TestBacklogMarkerKeepsItsPlace(t *testing.T) {
 	}, drain(b))
 }
 
-// TestReliabilityDocCoalescingTable checks the coalescing table of
-// docs/reliability.md against merge: each row's pending and newer
-// notifications, pushed to a backlog, must give what the row says the
-// handler is told.
+// TestReliabilityDocCoalescingTable holds the coalescing table of
+// docs/reliability.md to mergeRules, its source: the doc's table must be
+// the rendered rules (run with -rewrite to write it), and each rule's
+// pending and newer notifications, pushed to a backlog, must give what the
+// rule says the handler is told.
 func TestReliabilityDocCoalescingTable(t *testing.T) {
-	doc, err := os.ReadFile("../docs/reliability.md")
+	const path = "../docs/reliability.md"
+	doc, err := os.ReadFile(path)
 	require.NoError(t, err)
-	_, table, ok := strings.Cut(string(doc), "| pending | newer | the handler is told |")
+	before, rest, ok := strings.Cut(string(doc), coalescingHeader)
 	require.True(t, ok, "the table's header is missing")
-	types := map[string]EventType{"Add": Add, "Update": Update, "Delete": Delete}
-	rows := 0
-	for _, line := range strings.Split(table, "\n")[2:] { // skip the rest of the header and the rule
-		if !strings.HasPrefix(line, "|") {
-			break
+	end := strings.Index(rest, "\n\n")
+	require.Positive(t, end, "the table must end with a blank line")
+	if want := renderMergeRules(); rest[:end] != want {
+		if *rewrite {
+			require.NoError(t, os.WriteFile(path, []byte(before+coalescingHeader+want+rest[end:]), 0o644))
+		} else {
+			t.Errorf("docs/reliability.md's coalescing table is not mergeRules (go test -run %s -rewrite):\n got: %s\nwant: %s", t.Name(), rest[:end], want)
 		}
-		cells := strings.Split(strings.Trim(line, "| "), "|")
-		require.Len(t, cells, 3, "row %q", line)
-		pending, newer := strings.TrimSpace(cells[0]), strings.TrimSpace(cells[1])
+	}
+
+	types := map[string]EventType{"Add": Add, "Update": Update, "Delete": Delete}
+	for _, r := range mergeRules {
 		var want []EventType
-		if told := strings.TrimSpace(cells[2]); told != "nothing" {
-			for _, part := range strings.Split(told, ",") {
+		if r.told != "nothing" {
+			for _, part := range strings.Split(r.told, ",") {
 				word, _, _ := strings.Cut(strings.TrimSpace(part), " ")
 				want = append(want, types[word])
 			}
 		}
 		b := newBacklog()
-		b.push(note(types[pending], "a", "1"))
-		b.push(note(types[newer], "a", "2"))
+		b.push(note(r.pending, "a", "1"))
+		b.push(note(r.newer, "a", "2"))
 		var got []EventType
 		for _, s := range drain(b) {
 			got = append(got, s.Type)
 		}
-		assert.Equal(t, want, got, "row %q", line)
-		rows++
+		assert.Equal(t, want, got, "rule %v", r)
 	}
-	assert.Equal(t, 6, rows, "every pair of notification types that can meet is in the table")
+	assert.Len(t, mergeRules, 6, "every pair of notification types that can meet is in the table")
+}
+
+var rewrite = flag.Bool("rewrite", false, "write docs/reliability.md's coalescing table from mergeRules")
+
+const coalescingHeader = "| pending | newer | the handler is told |"
+
+// renderMergeRules is the doc's table below its header line.
+func renderMergeRules() string {
+	var b strings.Builder
+	b.WriteString("\n|---|---|---|")
+	for _, r := range mergeRules {
+		fmt.Fprintf(&b, "\n| %s | %s | %s |", r.pending, r.newer, r.told)
+	}
+	return b.String()
 }

@@ -50,7 +50,7 @@
 // most its limit (plus a page) of notifications in the journal, and one per
 // changed key in its backlog. overflow.go has the steps.
 //
-// What a handler may see while it coalesces (backlog.go's merge has the
+// What a handler may see while it coalesces (merge.go's mergeRules are the
 // table):
 //
 //   - every object it was told about ends at its newest version, and an

@@ -103,7 +103,7 @@ func refusesWatchList(err error) bool {
 // resourceVersion order. Their resourceVersions are no progress until an
 // event of another type shows the replay is over (resuming from one of them
 // could skip changes), and the store's resourceVersion cannot be "" or "0"
-// for a watch to resume from (see resumable).
+// for a watch to resume from (the transition table relists instead).
 func replaysState(rv string) bool {
 	return rv == "" || rv == "0"
 }

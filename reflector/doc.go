@@ -29,13 +29,9 @@
 //
 // The server keeps only a window of history. A watch from an RV that has
 // left the window is refused with 410 Gone ("Expired"); then the reflector
-// must list again (relist) to learn what it missed. It also relists when
-// the server has not reached that RV yet, to get past a watch frame it
-// could not decode, when an event's RV is older than the watch had reached
-// (a server whose history went back), when the server cannot read an
-// object from its storage (StorageReadError: the object was force-deleted
-// and no watch will report it), and when the store fails a resync (see the
-// table below), and for nothing else. Relists
+// must list again (relist) to learn what it missed. A few other failures
+// also leave a watch unable to go on from where it is; the transition
+// table below has every one, and transitions.go says why. Relists
 // are expensive for the server, so much of the reflector's care goes into
 // avoiding needless ones: it asks for BOOKMARK events, which advance the RV
 // of a quiet watch, and it resumes with a watch, not a list, after network
@@ -55,38 +51,43 @@
 // step returns.
 //
 // What follows what happened is decided by one table (transitions.go),
-// whose rows are these, in this order; a test compares the two row by row.
-// The first row that matches decides. "Listing" is also Relisting: the same
-// state, for every snapshot after the first.
+// and by nothing else: which failures cause a relist, and why, is said
+// there and only there. Each row matches one type of input (state.go) in
+// one kind of state; the first row that matches decides. "Listing" is also
+// Relisting: the same state, for every snapshot after the first. The
+// table below is rendered from the rows (TestTransitionTableMatchesDoc).
+// The table, row by row:
 //
-//	state       what happened                                  next state
-//	----------  ---------------------------------------------  --------------------------------
-//	Listing     snapshot stored                                Watching, at once
-//	Listing     410 on a page after the first                  Listing unpaged, at once
-//	Listing     410 / too large RV, at RV != ""                Listing at RV "", at once
-//	Listing     410 / too large RV, at RV ""                   BackingOff -> Listing
-//	Listing     WatchList: 429, 5xx, network                   BackingOff -> Listing
-//	Listing     WatchList: 410 / too large RV                  Listing paged at RV "", at once
-//	Listing     WatchList: past its cap, no bookmark, refused  Listing paged, at once
-//	Listing     continue token repeated, past a cap            BackingOff -> Listing
-//	Listing     the store refused the snapshot                 BackingOff -> Listing
-//	Listing     any other failure                              BackingOff -> Listing
-//	Watching    normal close (server timeout)                  Watching, at once
-//	Watching    watchdog: silent too long                      Watching, at once
-//	Watching    410 / too large RV                             BackingOff -> Relisting
-//	Watching    a frame it could not decode                    BackingOff -> Relisting
-//	Watching    an event older than the watch's RV             BackingOff -> Relisting
-//	Watching    500 StorageReadError                           BackingOff -> Relisting at RV ""
-//	Watching    the store failed a resync                      BackingOff -> Relisting
-//	Watching    clean close within 1s (short watch)            BackingOff -> Watching
-//	Watching    429, 5xx, network, anything else               BackingOff -> Watching
-//	BackingOff  time is up                                     the state it leads to
-//	BackingOff  the store failed a resync                      BackingOff -> Relisting
-//	any         context done                                   Stopped
-//
-// A watch is made from the store's resourceVersion; when that is "" or "0",
-// no position at all, "Watching" means Relisting instead (resumable). A
-// retried Listing keeps its consistent read, and tries WatchList again.
+//	state       what happened                                      next state
+//	----------  -------------------------------------------------  -----------------------------------------------
+//	Idle        Run                                                Listing
+//	Stopped     Run again, at a watch at RV "" or "0"              Relisting, at once
+//	Stopped     Run again                                          where it stopped
+//	Listing     snapshot stored                                    Watching, at once
+//	Listing     410 on a page after the first                      Listing unpaged, at once
+//	Listing     410 / too large RV, at RV != ""                    Listing at RV "", at once
+//	Listing     410 / too large RV, at RV ""                       BackingOff -> Listing
+//	Listing     WatchList: 429, 5xx, network                       BackingOff -> Listing
+//	Listing     WatchList: 410 / too large RV                      Listing paged at RV "", at once
+//	Listing     WatchList: 400/405/422, no bookmark, past its cap  Listing paged, at once; Auto: no more WatchList
+//	Listing     WatchList: any other failure                       Listing paged, at once
+//	Listing     undecodable, continue token repeated, past a cap   BackingOff -> Listing
+//	Listing     the store refused the snapshot                     BackingOff -> Listing
+//	Listing     any other failure                                  BackingOff -> Listing
+//	Watching    normal close or watchdog, at RV "" or "0"          Relisting, at once
+//	Watching    normal close (server timeout)                      Watching, at once
+//	Watching    watchdog: silent too long                          Watching, at once
+//	Watching    410 / too large RV                                 BackingOff -> Relisting
+//	Watching    a frame it could not decode                        BackingOff -> Relisting
+//	Watching    an event older than the watch's RV                 BackingOff -> Relisting
+//	Watching    500 StorageReadError                               BackingOff -> Relisting at RV ""
+//	Watching    the store failed a resync                          BackingOff -> Relisting
+//	Watching    any other failure, at RV "" or "0"                 BackingOff -> Relisting
+//	Watching    clean close within 1s (short watch)                BackingOff -> Watching
+//	Watching    429, 5xx, network, anything else                   BackingOff -> Watching
+//	BackingOff  time is up                                         the state it leads to
+//	BackingOff  the store failed a resync                          BackingOff -> Relisting
+//	any         context done                                       Stopped
 //
 // Time is an input: the reflector reads and waits on package time alone
 // (time.Now, time.NewTimer, time.AfterFunc), so its tests run it inside

@@ -130,14 +130,11 @@ var (
 	// (bookmarks need none).
 	ErrNoName error = &sentinel{"object without a name", KindWrongType}
 	// ErrDecode (KindDecode) marks a malformed response. A ListerWatcher
-	// may wrap its decoding errors with it so that they are classified as
-	// KindDecode. The wire package does not import this one: its malformed
-	// watch frames arrive as ERROR events marked as decoding failures, and
-	// its JSON errors are recognised by type, but a list it cannot decode
-	// as protobuf (wire.ErrMalformedObject) counts as KindOther. For a
-	// failed list the reaction is the same for both kinds: back off and
-	// list again. A watch that ends with KindDecode is followed by a
-	// relist too, one that ends with KindOther by a new watch.
+	// wraps its decoding errors with it so that they are classified as
+	// KindDecode, whatever the encoding: the wire package's
+	// ErrMalformedObject and ErrMalformedFrame do, for JSON and protobuf
+	// alike. A failed list backs off and lists again; a watch that ends
+	// with KindDecode is followed by a relist (see transitions.go).
 	ErrDecode error = &sentinel{"malformed response", KindDecode}
 	// ErrContinueLoop (KindDecode): a list page's continue token is one an
 	// earlier page of the same list already carried; following it would

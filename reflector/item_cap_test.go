@@ -40,7 +40,7 @@ func TestListAtMostGetsTheRoomLeft(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		lw := &cappedLW{bubbleLW: newBubbleLW()}
 		var errs []error
-		r := New(lw, &recStore{}, Options{WatchList: WatchListOff, MaxListItems: 5, PageSize: 2,
+		r := New(lw, &recStore{}, Options{Tunables: Tunables{WatchList: WatchListOff, MaxListItems: 5, PageSize: 2},
 			OnError: func(err error) { errs = append(errs, err) }})
 		stop := runInBubble(t, r)
 		lw.next(t, "list").list(podList("10", "c1", pod("a", "1"), pod("b", "2")), nil)

@@ -45,15 +45,16 @@ func (r *Reflector) listSnapshot(ctx context.Context, s listing) input {
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return input{what: ctxDone}
+			return ctxDone{}
 		}
-		in := r.fail(opList, classifyKind, err)
-		in.rv, in.laterPage = rv, pages > 0
-		return in
+		return listFailed{fault: r.fail(opList, classifyKind, err), rv: rv, laterPage: pages > 0}
 	}
 	in := r.replace(items, listRV, false)
-	// The list an unpaged one repeats came in pages.
-	in.paged = rv == "0" && (pages > 1 || s.via == viaUnpaged)
+	if st, ok := in.(snapshotStored); ok {
+		// The list an unpaged one repeats came in pages.
+		st.paged = rv == "0" && (pages > 1 || s.via == viaUnpaged)
+		return st
+	}
 	return in
 }
 
@@ -62,10 +63,10 @@ func (r *Reflector) listSnapshot(ctx context.Context, s listing) input {
 func (r *Reflector) replace(items []runtime.Object, rv string, viaWatchList bool) input {
 	if err := r.store.Replace(items, rv); err != nil {
 		// The store may hold half of it: only a new snapshot repairs that.
-		return r.fail(opStore, KindStore, fmt.Errorf("replace: %w", err))
+		return storeFailed{r.fail(opStore, KindStore, fmt.Errorf("replace: %w", err))}
 	}
 	r.publishSnapshot(rv, viaWatchList)
-	return input{what: snapshotStored, rv: rv}
+	return snapshotStored{rv: rv}
 }
 
 // listAll reads every page of a list at rv and returns the admitted items,

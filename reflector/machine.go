@@ -19,7 +19,8 @@ type machine struct {
 	// server has no watch cache for the resource (see pageLimit).
 	paginatedBefore bool
 	// watchListRefused: in WatchListAuto mode, the server showed it does
-	// not support WatchList (see refusesWatchList).
+	// not support WatchList (see refusesWatchList and the transition
+	// table's toListPagedRefused).
 	watchListRefused bool
 	// autoWatchList: the mode is WatchListAuto, so a refusal counts.
 	autoWatchList bool
@@ -30,94 +31,31 @@ type machine struct {
 	draw func() float64
 }
 
-// start returns the state a Run begins in: the first listing on the first
-// run; on a later one, where the last Run stopped (with no stream: it was
-// closed), unless that is a watch from no position (see resumable).
+// start returns the state a Run begins in: the transition table's answer
+// to Run in the state the last Run left (idle before the first).
 func (m *machine) start() state {
-	st, ok := m.state.(stopped)
-	if !ok || st.resume == nil {
-		return listing{}
+	s := m.state
+	if s == nil {
+		s = idle{}
 	}
-	switch s := st.resume.(type) {
-	case watching:
-		return resumable(watching{rv: s.rv}, m.synced)
-	case listing:
-		s.via = viaAny
-		return s
-	}
-	return listing{relist: m.synced}
+	return m.step(s, runStarted{})
 }
 
 // step returns the state that follows in, in the current state (as the
-// I/O left it: a watch's rv is where its events got to), as the transition
-// table decides, and records what in teaches the machine. It performs no
-// I/O.
+// I/O left it: a watch's rv is where its events got to): the verdict of
+// the transition table's row for them, which also records what in teaches
+// the machine. It performs no I/O.
 func (m *machine) step(s state, in input) state {
-	if in.what == snapshotStored {
-		m.synced = true
-		if in.paged {
-			m.paginatedBefore = true
-		}
-	}
-	if in.what == ioFailed && in.op == opWatchList && m.autoWatchList && refusesWatchList(in.err) {
-		m.watchListRefused = true
-	}
-	return m.apply(decide(s, in).then, s, in)
-}
-
-// apply carries out a verdict.
-func (m *machine) apply(v verdict, s state, in input) state {
-	l, _ := s.(listing)
-	w, _ := s.(watching)
-	switch v {
-	case toWatch:
-		if in.what == snapshotStored {
-			return watching{rv: in.rv, stream: in.stream}
-		}
-		return resumable(watching{rv: w.rv}, m.synced)
-	case toBackoffWatch:
-		return m.backOff(resumable(watching{rv: w.rv}, m.synced), in)
-	case toBackoffRelist, toBackoffRelistConsistent:
-		return m.backOff(relistFrom(heading(s), v == toBackoffRelistConsistent), in)
-	case toListConsistent:
-		return listing{rv: l.rv, consistent: true, relist: l.relist}
-	case toBackoffList:
-		l.via = viaAny
-		return m.backOff(l, in)
-	case toListPaged, toListPagedConsistent:
-		l.via = viaPaged
-		l.consistent = l.consistent || v == toListPagedConsistent
-		return l
-	case toListUnpaged:
-		l.via = viaUnpaged
-		return l
-	case toResume:
-		return s.(backingOff).then
-	}
-	return stopped{resume: heading(s)}
+	return decide(s, in).then.next(m, s, in)
 }
 
 // backOff returns the wait before then: a backoff delay, at least the
 // server's Retry-After, and at least what was left of a wait the failure
 // cut short.
 func (m *machine) backOff(then state, in input) backingOff {
-	floor := max(time.Duration(retryAfter(in.err))*time.Second, in.waitLeft)
-	return backingOff{then: then, delay: m.backoff.next(in.now, m.draw(), floor)}
-}
-
-// resumable turns a planned watch into a relist when the store's
-// resourceVersion is no position at all. A watch from "" or "0" does not
-// resume: it starts over with synthetic ADDED events for what exists now,
-// and objects deleted in between are never reported, so the store would
-// keep them forever. That happens when nothing since the last snapshot has
-// carried a resourceVersion (an empty server answers a WatchList with a
-// bookmark at "0"), or while a watch from "0" was still replaying. Only a
-// relist, whose Replace removes what is gone, recovers from there.
-func resumable(w watching, synced bool) state {
-	if replaysState(w.rv) {
-		return listing{rv: w.rv, relist: synced}
-	}
-	return w
+	f, _ := faultOf(in)
+	floor := max(time.Duration(retryAfter(f.err))*time.Second, f.waitLeft)
+	return backingOff{then: then, delay: m.backoff.next(f.now, m.draw(), floor)}
 }
 
 // relistFrom is the relist that replaces s, a watch or the listing a wait
@@ -130,6 +68,15 @@ func relistFrom(s state, consistent bool) listing {
 		l = listing{rv: w.rv}
 	}
 	l.relist, l.via = true, viaAny
+	l.consistent = l.consistent || consistent
+	return l
+}
+
+// pagedFrom is the paged List that replaces the WatchList of listing s,
+// at once.
+func pagedFrom(s state, consistent bool) listing {
+	l := s.(listing)
+	l.via = viaPaged
 	l.consistent = l.consistent || consistent
 	return l
 }

@@ -23,6 +23,30 @@ type Options struct {
 	// skipped.
 	ExpectedType runtime.Object
 
+	// ResyncPeriod, when positive, makes the reflector call Store.Resync
+	// every period (if ShouldResync allows), so that handlers get a regular
+	// chance to reconcile everything. Default 0: never.
+	ResyncPeriod time.Duration
+	// ShouldResync is asked at each ResyncPeriod tick; nil means always.
+	// The shared informer answers "yes" only when some handler is due.
+	ShouldResync func() bool
+
+	// OnError is called, on the reflector's goroutine, with every error
+	// the reflector meets, each an *Error. It must return quickly and must
+	// not call Run. Nil: errors are only counted in Stats.
+	OnError func(error)
+
+	// Tunables are the rest: how the reflector lists, watches and retries.
+	// Embedded, so each reads as a field of Options (opts.PageSize); a
+	// literal names them: Options{Tunables: Tunables{PageSize: 100}}. An
+	// informer's user sets the same type, as informer.Options.Reflector.
+	Tunables
+}
+
+// Tunables tune how a reflector lists, watches and retries: the Options
+// that say nothing about what is stored or who hears of it. The zero value
+// is ready to use: every zero field means the default documented on it.
+type Tunables struct {
 	// PageSize is the limit of each List page. 0 follows client-go's rule:
 	// pages of 500 when listing at resourceVersion "0" or "" , but no paging
 	// when listing at a specific resourceVersion, because only an unpaged
@@ -45,14 +69,6 @@ type Options struct {
 	// default MaxListItems in pages of 500, with room for a server that
 	// returns short pages.
 	MaxListPages int
-
-	// ResyncPeriod, when positive, makes the reflector call Store.Resync
-	// every period (if ShouldResync allows), so that handlers get a regular
-	// chance to reconcile everything. Default 0: never.
-	ResyncPeriod time.Duration
-	// ShouldResync is asked at each ResyncPeriod tick; nil means always.
-	// The shared informer answers "yes" only when some handler is due.
-	ShouldResync func() bool
 
 	// Backoff is the retry delay policy. Zero value: client-go's figures.
 	Backoff Backoff
@@ -92,11 +108,6 @@ type Options struct {
 	// do not share one between reflectors that run at the same time.
 	// Default: a generator seeded at random.
 	Rand *rand.Rand
-
-	// OnError is called, on the reflector's goroutine, with every error
-	// the reflector meets, each an *Error. It must return quickly and must
-	// not call Run. Nil: errors are only counted in Stats.
-	OnError func(error)
 }
 
 // WatchListMode chooses between streaming the initial state with WatchList

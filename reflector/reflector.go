@@ -94,7 +94,7 @@ func (r *Reflector) Run(ctx context.Context) error {
 	for {
 		var in input
 		if ctx.Err() != nil {
-			s, in = dropStream(s), input{what: ctxDone}
+			s, in = dropStream(s), ctxDone{}
 		} else {
 			s, in = r.perform(ctx, s)
 		}
@@ -120,7 +120,7 @@ func (r *Reflector) perform(ctx context.Context, s state) (state, input) {
 	case backingOff:
 		in = r.wait(ctx, s)
 	default:
-		in = input{what: ctxDone}
+		in = ctxDone{}
 	}
 	return s, in
 }
@@ -156,27 +156,28 @@ func (r *Reflector) wait(ctx context.Context, b backingOff) input {
 	for {
 		select {
 		case <-ctx.Done():
-			return input{what: ctxDone}
+			return ctxDone{}
 		case <-t.C:
-			return input{what: waitOver}
+			return waitOver{}
 		case <-r.alarm:
 			if rf := r.serveResync(); rf != nil {
-				in := failed(rf.e)
-				in.waitLeft = time.Until(end)
-				return in
+				f := faultFrom(rf.e)
+				f.waitLeft = time.Until(end)
+				return storeFailed{f}
 			}
 		}
 	}
 }
 
-// fail reports a failure of op and returns it as the machine's input.
-func (r *Reflector) fail(op string, kind Kind, err error) input {
-	return failed(r.report(op, kind, err))
+// fail reports a failure of op and returns it as the machine's inputs
+// carry it.
+func (r *Reflector) fail(op string, kind Kind, err error) fault {
+	return faultFrom(r.report(op, kind, err))
 }
 
-// failed is a reported failure as the machine's input.
-func failed(e *Error) input {
-	return input{what: ioFailed, op: e.Op, kind: e.Kind, err: e, now: time.Now()}
+// faultFrom is a reported failure as the machine's inputs carry it.
+func faultFrom(e *Error) fault {
+	return fault{kind: e.Kind, err: e, now: time.Now()}
 }
 
 // report wraps err in an *Error of the given kind (classifying it when kind

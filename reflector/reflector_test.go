@@ -67,7 +67,7 @@ func TestWatchdogOffArmsNoTimer(t *testing.T) {
 	}{{-1, 0}, {0, 1}} { // 0: the default factor
 		t.Run(fmt.Sprint(tc.factor), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				limit := Options{StuckWatchFactor: tc.factor}.withDefaults().stuckWatchLimit()
+				limit := Options{Tunables: Tunables{StuckWatchFactor: tc.factor}}.withDefaults().stuckWatchLimit()
 				var rings atomic.Int64
 				dog := newQuietAlarm(limit, func() { rings.Add(1) })
 				defer dog.stop()

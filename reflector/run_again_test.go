@@ -23,7 +23,7 @@ import (
 func TestLateResyncTickDoesNotDoubleTheResyncTimer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		lw, store := newBubbleLW(), &recStore{}
-		r := New(lw, store, Options{WatchList: WatchListOff, ResyncPeriod: 30 * time.Second, StuckWatchFactor: -1,
+		r := New(lw, store, Options{ResyncPeriod: 30 * time.Second, Tunables: Tunables{WatchList: WatchListOff, StuckWatchFactor: -1},
 			OnError: func(err error) { t.Errorf("OnError: %v", err) }})
 		stop := runInBubble(t, r)
 		lw.next(t, "list").list(podList("10", ""), nil)

@@ -142,9 +142,11 @@ func (s *script) newReflector(t *testing.T, d *datadriven.TestData) {
 	s.store = &recordingStore{s: s, next: map[string]*action{}}
 	opts := reflector.Options{
 		ExpectedType: &corev1.Pod{},
-		Backoff:      reflector.Backoff{Jitter: -1},
-		Rand:         rand.New(rand.NewPCG(1, 2)),
 		OnError:      func(err error) { s.logf("%s", errorLine(err, s.messages)) },
+		Tunables: reflector.Tunables{
+			Backoff: reflector.Backoff{Jitter: -1},
+			Rand:    rand.New(rand.NewPCG(1, 2)),
+		},
 	}
 	noServer := false
 	s.messages = false

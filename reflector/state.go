@@ -19,13 +19,11 @@ const (
 	// StateListing: getting the first complete snapshot, by WatchList or by
 	// a paged List, to Store.Replace it.
 	StateListing
-	// StateRelisting: getting a new snapshot after the watch could not
-	// resume (410 Expired, an RV the server has not reached, a frame it
-	// could not decode, which a new watch would meet again, an event older
-	// than the watch's RV, a StorageReadError) or the store failed a
-	// resync (the rows of doc.go's table). Same work as
-	// Listing; counted apart because relists are the expensive event a
-	// healthy reflector keeps rare.
+	// StateRelisting: getting a new snapshot after the first, because the
+	// watch could not go on from where it was (what causes a relist is the
+	// transition table's, in transitions.go). Same work as Listing; counted
+	// apart because relists are the expensive event a healthy reflector
+	// keeps rare.
 	StateRelisting
 	// StateWatching: applying a watch's events to the store, resuming from
 	// the last resourceVersion whenever the watch ends.
@@ -51,8 +49,8 @@ func (s State) String() string {
 }
 
 // state is one state of the machine with the data that state needs, and
-// nothing else: the closed set listing, watching, backingOff and stopped
-// (the unexported method keeps it closed). A state value is also the I/O
+// nothing else: the closed set idle, listing, watching, backingOff and
+// stopped (the unexported method keeps it closed). A state value is also the I/O
 // the outer loop performs next: listing lists, watching watches, backingOff
 // waits (see Reflector.perform).
 type state interface {
@@ -102,6 +100,9 @@ type watching struct {
 	replaying bool
 }
 
+// idle is a machine no Run has started yet.
+type idle struct{}
+
 // backingOff waits before it enters then.
 type backingOff struct {
 	then  state         // the state the wait leads to (never a backingOff)
@@ -122,57 +123,117 @@ func (s listing) public() State {
 	return StateListing
 }
 
+func (idle) public() State       { return StateIdle }
 func (watching) public() State   { return StateWatching }
 func (backingOff) public() State { return StateBackingOff }
 func (stopped) public() State    { return StateStopped }
 
-// heading is the state s is in, or for a wait, the state it leads to.
+// heading is the state s is in, or for a wait, the state it leads to, or
+// for a stop, the state a later Run resumes.
 func heading(s state) state {
-	if b, ok := s.(backingOff); ok {
-		return b.then
+	switch s := s.(type) {
+	case backingOff:
+		return s.then
+	case stopped:
+		return s.resume
 	}
 	return s
 }
 
-// happening is what an input to the machine says happened.
-type happening int
+// input is what the I/O of one state came to, or what Run was asked: the
+// machine's input, which step turns into the next state. Like state, it is
+// a closed set of types (the unexported method keeps it closed), one for
+// each thing that can happen, each carrying what the transition table
+// reads of it and nothing else.
+type input interface {
+	on() inputKind
+}
+
+// inputKind names an input's type, for the table's rows to match on.
+type inputKind int
 
 const (
-	// snapshotStored: a complete snapshot is in the store.
-	snapshotStored happening = iota
-	// ioFailed: the state's I/O failed (input.op, input.kind, input.err).
-	ioFailed
-	// watchClosed: a watch ended normally (the server's timeout ran out).
-	watchClosed
-	// waitOver: a backoff's delay is over.
-	waitOver
-	// ctxDone: Run's context is done.
-	ctxDone
+	onRunStarted inputKind = iota
+	onSnapshotStored
+	onListFailed
+	onWatchListFailed
+	onWatchFailed
+	onStoreFailed
+	onWatchClosed
+	onWaitOver
+	onCtxDone
 )
 
-// input is what the I/O of one state came to: the machine's input, which
-// step turns into the next state.
-type input struct {
-	what happening
-	// op is the operation that failed: opList, opWatchList, opWatch or
-	// opStore.
-	op string
-	// laterPage: a failed list failed on a page after the first.
-	laterPage bool
-	// kind is the failure's class, as reported to OnError.
-	kind Kind
-	// err is the failure: for Retry-After and WatchList refusals.
-	err error
-	// rv: for a failed list, the resourceVersion it asked for; for a
-	// stored snapshot, the snapshot's.
-	rv string
-	// paged: a stored List snapshot came at "0" in more than one page.
+// runStarted: Run was called, in Idle or Stopped.
+type runStarted struct{}
+
+// snapshotStored: a complete snapshot is in the store.
+type snapshotStored struct {
+	rv string // the snapshot's resourceVersion
+	// paged: a List at "0" came in more than one page (see pageLimit).
 	paged bool
-	// stream: a snapshot stored by WatchList hands over its open watch.
+	// stream: the watch a WatchList hands over, still open.
 	stream watch.Interface
+}
+
+// fault is what every failure carries: what the table and the backoff
+// read of it. The failure was reported (to OnError) when it happened.
+type fault struct {
+	kind Kind  // the failure's class, as reported
+	err  error // the failure: for Retry-After and WatchList refusals
 	// waitLeft: for a failure during a wait, what was left of the wait; the
 	// next wait is no shorter.
 	waitLeft time.Duration
 	// now is when it happened: time is an input, for the backoff's reset.
 	now time.Time
 }
+
+// faultOf returns the failure an input carries, if it is one.
+func faultOf(in input) (fault, bool) {
+	switch in := in.(type) {
+	case listFailed:
+		return in.fault, true
+	case watchListFailed:
+		return in.fault, true
+	case watchFailed:
+		return in.fault, true
+	case storeFailed:
+		return in.fault, true
+	}
+	return fault{}, false
+}
+
+// listFailed: a paged or unpaged List failed.
+type listFailed struct {
+	fault
+	rv        string // the resourceVersion it asked for
+	laterPage bool   // it failed on a page after the first
+}
+
+// watchListFailed: a WatchList failed before its snapshot was stored.
+type watchListFailed struct{ fault }
+
+// watchFailed: a watch could not be opened, or ended in a failure.
+type watchFailed struct{ fault }
+
+// storeFailed: the store refused a snapshot (Replace), or failed a resync.
+type storeFailed struct{ fault }
+
+// watchClosed: a watch ended normally (the server's timeout ran out).
+type watchClosed struct{}
+
+// waitOver: a backoff's delay is over.
+type waitOver struct{}
+
+// ctxDone: Run's context is done.
+type ctxDone struct{}
+
+func (runStarted) on() inputKind      { return onRunStarted }
+func (snapshotStored) on() inputKind  { return onSnapshotStored }
+func (listFailed) on() inputKind      { return onListFailed }
+func (watchListFailed) on() inputKind { return onWatchListFailed }
+func (watchFailed) on() inputKind     { return onWatchFailed }
+func (storeFailed) on() inputKind     { return onStoreFailed }
+func (watchClosed) on() inputKind     { return onWatchClosed }
+func (waitOver) on() inputKind        { return onWaitOver }
+func (ctxDone) on() inputKind         { return onCtxDone }

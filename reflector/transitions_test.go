@@ -1,7 +1,8 @@
 package reflector
 
 import (
-	"bufio"
+	"flag"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -38,6 +39,8 @@ func describe(s state) string {
 		return "backoff then " + describe(s.then)
 	case stopped:
 		return "Stopped"
+	case idle:
+		return "Idle"
 	}
 	return "?"
 }
@@ -52,8 +55,45 @@ func testMachine(synced bool) *machine {
 	}
 }
 
+// failure is a failure of op, of the given kind, as its input: for a
+// list, one that asked for rv.
 func failure(op string, kind Kind, rv string) input {
-	return input{what: ioFailed, op: op, kind: kind, rv: rv, now: time.Unix(1, 0)}
+	f := fault{kind: kind, now: time.Unix(1, 0)}
+	switch op {
+	case opList:
+		return listFailed{fault: f, rv: rv}
+	case opWatchList:
+		return watchListFailed{f}
+	case opStore:
+		return storeFailed{f}
+	}
+	return watchFailed{f}
+}
+
+// onLaterPage is a list's failure on a page after the first.
+func onLaterPage(in input) input {
+	l := in.(listFailed)
+	l.laterPage = true
+	return l
+}
+
+// withErr is a failure carrying err.
+func withErr(in input, err error) input {
+	switch in := in.(type) {
+	case listFailed:
+		in.err = err
+		return in
+	case watchListFailed:
+		in.err = err
+		return in
+	case storeFailed:
+		in.err = err
+		return in
+	case watchFailed:
+		in.err = err
+		return in
+	}
+	return in
 }
 
 func TestListFailures(t *testing.T) {
@@ -89,8 +129,7 @@ func TestListFailures(t *testing.T) {
 func TestListFailureOnALaterPage(t *testing.T) {
 	m := testMachine(true)
 	s := listing{rv: "42", relist: true}
-	in := failure(opList, KindExpired, "0")
-	in.laterPage = true
+	in := onLaterPage(failure(opList, KindExpired, "0"))
 	got := m.step(s, in)
 	assert.Equal(t, "Relisting unpaged", describe(got), "continue token expired: the same list, unpaged, at once")
 	assert.Equal(t, "42", got.(listing).rv)
@@ -98,8 +137,7 @@ func TestListFailureOnALaterPage(t *testing.T) {
 	// The unpaged list failing with 410 is a list at RV failing.
 	assert.Equal(t, "Relisting (consistent)", describe(m.step(got, failure(opList, KindExpired, "42"))))
 	// Other failures on a later page are a list's failures.
-	in = failure(opList, KindNetwork, "42")
-	in.laterPage = true
+	in = onLaterPage(failure(opList, KindNetwork, "42"))
 	assert.Equal(t, "backoff then Relisting", describe(m.step(s, in)))
 }
 
@@ -109,7 +147,7 @@ func TestWatchEnds(t *testing.T) {
 		in   input
 		want string
 	}{
-		{"normal close (server timeout): re-watch at once", input{what: watchClosed}, "Watching from 42"},
+		{"normal close (server timeout): re-watch at once", watchClosed{}, "Watching from 42"},
 		{"watchdog: re-watch at once", failure(opWatch, KindStuckWatch, ""), "Watching from 42"},
 		{"410: relist", failure(opWatch, KindExpired, ""), "backoff then Relisting"},
 		{"too large RV: relist", failure(opWatch, KindTooLargeRV, ""), "backoff then Relisting"},
@@ -172,9 +210,9 @@ func TestResumable(t *testing.T) {
 		in   input
 		want string
 	}{
-		{"a real position: re-watch", "42", input{what: watchClosed}, "Watching from 42"},
+		{"a real position: re-watch", "42", watchClosed{}, "Watching from 42"},
 		{"a real position, after backoff", "42", failure(opWatch, KindNetwork, ""), "backoff then Watching from 42"},
-		{"position 0 (empty server's bookmark): relist", "0", input{what: watchClosed}, "Relisting"},
+		{"position 0 (empty server's bookmark): relist", "0", watchClosed{}, "Relisting"},
 		{"no position: relist, keeping the backoff", "", failure(opWatch, KindNetwork, ""), "backoff then Relisting"},
 		{"already a relist", "0", failure(opWatch, KindExpired, ""), "backoff then Relisting"},
 	}
@@ -214,44 +252,40 @@ func TestWatchListFailures(t *testing.T) {
 func TestWatchListRefusalIsRemembered(t *testing.T) {
 	m := testMachine(false)
 	in := failure(opWatchList, KindWatchListTimeout, "")
-	in.err = errWatchListTimeout
-	m.step(listing{}, in)
+	m.step(listing{}, withErr(in, errWatchListTimeout))
 	assert.True(t, m.watchListRefused)
 
 	m = testMachine(false)
-	in.err = apierrors.NewTooManyRequests("slow down", 1)
-	m.step(listing{}, in)
+	m.step(listing{}, withErr(in, apierrors.NewTooManyRequests("slow down", 1)))
 	assert.False(t, m.watchListRefused, "a passing failure is no refusal")
 
 	m = testMachine(false)
 	m.autoWatchList = false
-	in.err = errWatchListTimeout
-	m.step(listing{}, in)
+	m.step(listing{}, withErr(in, errWatchListTimeout))
 	assert.False(t, m.watchListRefused, "WatchListOn keeps trying")
 }
 
 func TestSnapshotStored(t *testing.T) {
 	m := testMachine(false)
 	w := watch.NewFake()
-	got := m.step(listing{via: viaPaged}, input{what: snapshotStored, rv: "7", stream: w})
+	got := m.step(listing{via: viaPaged}, snapshotStored{rv: "7", stream: w})
 	assert.Equal(t, watching{rv: "7", stream: w}, got, "the WatchList's stream carries on")
 	assert.True(t, m.synced)
 	assert.False(t, m.paginatedBefore)
 
-	got = m.step(listing{}, input{what: snapshotStored, rv: "9", paged: true})
+	got = m.step(listing{}, snapshotStored{rv: "9", paged: true})
 	assert.Equal(t, watching{rv: "9"}, got)
 	assert.True(t, m.paginatedBefore)
 }
 
 func TestBackoffCarriesTheState(t *testing.T) {
 	m := testMachine(true)
-	in := failure(opWatch, KindThrottled, "")
-	in.err = apierrors.NewTooManyRequests("slow down", 7)
+	in := withErr(failure(opWatch, KindThrottled, ""), apierrors.NewTooManyRequests("slow down", 7))
 	got := m.step(watching{rv: "42"}, in)
 	b, ok := got.(backingOff)
 	require.True(t, ok, describe(got))
 	assert.Equal(t, 7*time.Second, b.delay, "Retry-After is a floor on the wait")
-	assert.Equal(t, watching{rv: "42"}, m.step(b, input{what: waitOver}), "time is up: the state it leads to")
+	assert.Equal(t, watching{rv: "42"}, m.step(b, waitOver{}), "time is up: the state it leads to")
 
 	l := listing{rv: "42", relist: true, consistent: true, via: viaPaged}
 	got = m.step(l, failure(opList, KindNetwork, ""))
@@ -264,31 +298,28 @@ func TestStopAndStart(t *testing.T) {
 	assert.Equal(t, listing{}, m.start(), "first Run: the first listing")
 
 	m.synced = true
-	m.state = m.step(backingOff{then: watching{rv: "42"}}, input{what: ctxDone})
+	m.state = m.step(backingOff{then: watching{rv: "42"}}, ctxDone{})
 	assert.Equal(t, stopped{resume: watching{rv: "42"}}, m.state, "a stop remembers where the wait led")
 	assert.Equal(t, watching{rv: "42"}, m.start(), "a later Run resumes the watch")
 
 	m.state = stopped{resume: watching{rv: "0"}}
 	assert.Equal(t, listing{rv: "0", relist: true}, m.start(), "no position to resume from: relist")
 
-	m.state = m.step(listing{rv: "42", relist: true, consistent: true, via: viaUnpaged}, input{what: ctxDone})
+	m.state = m.step(listing{rv: "42", relist: true, consistent: true, via: viaUnpaged}, ctxDone{})
 	assert.Equal(t, listing{rv: "42", relist: true, consistent: true}, m.start(), "a stopped relist is picked up")
 }
 
 // TestEveryInputHasARow feeds every kind of input, in every state, to the
 // table: none may fall through it.
 func TestEveryInputHasARow(t *testing.T) {
-	states := []state{listing{}, watching{rv: "1"}, backingOff{then: listing{}}}
+	states := []state{idle{}, stopped{resume: watching{rv: "1"}}, listing{}, watching{rv: "1"}, backingOff{then: listing{}}}
 	ops := []string{opList, opWatchList, opWatch, opStore}
 	for _, s := range states {
-		var ins []input
-		for _, what := range []happening{snapshotStored, watchClosed, waitOver, ctxDone} {
-			ins = append(ins, input{what: what})
-		}
+		ins := []input{runStarted{}, snapshotStored{}, watchClosed{}, waitOver{}, ctxDone{}}
 		for _, op := range ops {
 			for k := range Kind(numKinds) {
 				for _, rv := range []string{"", "1"} {
-					ins = append(ins, input{what: ioFailed, op: op, kind: k, rv: rv})
+					ins = append(ins, failure(op, k, rv))
 				}
 			}
 		}
@@ -298,83 +329,99 @@ func TestEveryInputHasARow(t *testing.T) {
 			}
 			found := false
 			for _, tr := range transitions {
-				found = found || tr.matches(phaseOf(s), in)
+				found = found || tr.matches(phaseOf(s), s, in)
 			}
 			assert.True(t, found, "no row for %s in %s", describe(s), inputString(in))
 		}
 	}
 }
 
-// expected reports whether the I/O of s can produce in.
+// expected reports whether the I/O of s, or Run in s, can produce in.
 func expected(s state, in input) bool {
 	switch s.(type) {
+	case idle, stopped:
+		return in.on() == onRunStarted
 	case listing:
-		return in.what == snapshotStored || in.what == ctxDone || in.what == ioFailed && in.op != opWatch
+		switch in.(type) {
+		case snapshotStored, ctxDone, listFailed, watchListFailed, storeFailed:
+			return true
+		}
 	case watching:
-		return in.what == watchClosed || in.what == ctxDone || in.what == ioFailed && (in.op == opWatch || in.op == opStore)
+		switch in.(type) {
+		case watchClosed, ctxDone, watchFailed, storeFailed:
+			return true
+		}
 	case backingOff:
-		return in.what == waitOver || in.what == ctxDone || in.what == ioFailed && in.op == opStore
+		switch in.(type) {
+		case waitOver, ctxDone, storeFailed:
+			return true
+		}
 	}
 	return false
 }
 
 func inputString(in input) string {
-	return strings.Join([]string{in.op, in.kind.String(), in.rv}, " ")
+	f, _ := faultOf(in)
+	l, _ := in.(listFailed)
+	return fmt.Sprintf("%T %s %s", in, f.kind, l.rv)
 }
 
-// TestTransitionTableMatchesDoc reads the table in doc.go and compares it,
-// row by row, with the table the machine runs on: the documentation is
-// the code's own table.
+// TestTransitionTableMatchesDoc renders the table the machine runs on and
+// compares it with the table in doc.go: the documentation is the code's
+// own table. With -rewrite it writes the rendered table into doc.go.
 func TestTransitionTableMatchesDoc(t *testing.T) {
-	rows := docTable(t)
-	require.Len(t, rows, len(transitions), "doc.go's table and transitions have as many rows")
-	for i, tr := range transitions {
-		want := [3]string{tr.state, tr.outcome, tr.then.String()}
-		assert.Equal(t, want, rows[i], "row %d", i+1)
+	src, err := os.ReadFile("doc.go")
+	require.NoError(t, err)
+	before, rest, ok := strings.Cut(string(src), docTableStart)
+	require.True(t, ok, "doc.go has no table (%q)", docTableStart)
+	end := strings.Index(rest, "\n//\n")
+	require.Positive(t, end, "doc.go's table ends with an empty comment line")
+	want := renderTable()
+	if rest[:end+1] == want {
+		return
 	}
+	if f := flag.Lookup("rewrite"); f != nil && f.Value.String() == "true" {
+		require.NoError(t, os.WriteFile("doc.go", []byte(before+docTableStart+want+rest[end+1:]), 0o644))
+		return
+	}
+	t.Errorf("doc.go's table is not the transition table (go test -run %s -rewrite):\n%s", t.Name(), want)
 }
 
-// docTable returns the rows of doc.go's transition table: the lines between
-// its dashed rule and the blank comment line after it, cut into columns at
-// runs of two spaces or more.
-func docTable(t *testing.T) [][3]string {
-	t.Helper()
-	f, err := os.Open("doc.go")
-	require.NoError(t, err)
-	defer f.Close()
-	cols := regexp.MustCompile(` {2,}`)
-	var rows [][3]string
-	in := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), "//\t")
-		switch {
-		case !in && ok && strings.HasPrefix(line, "-----"):
-			in = true
-		case in && !ok:
-			return rows
-		case in:
-			c := cols.Split(strings.TrimSpace(line), -1)
-			require.Len(t, c, 3, "doc.go row %q", line)
-			rows = append(rows, [3]string{c[0], c[1], c[2]})
+// docTableStart is the line before doc.go's table.
+const docTableStart = "// The table, row by row:\n//\n"
+
+// renderTable is doc.go's table as the rows give it: a header, a rule,
+// and one line a row, in columns two spaces apart.
+func renderTable() string {
+	rows := [][3]string{{"state", "what happened", "next state"}, {}}
+	for _, tr := range transitions {
+		rows = append(rows, [3]string{tr.in.String(), tr.outcome, tr.then.String()})
+	}
+	var w [3]int
+	for _, r := range rows {
+		for i, c := range r {
+			w[i] = max(w[i], len(c))
 		}
 	}
-	require.NoError(t, sc.Err())
-	require.True(t, in, "doc.go has no table")
-	return rows
+	rows[1] = [3]string{strings.Repeat("-", w[0]), strings.Repeat("-", w[1]), strings.Repeat("-", w[2])}
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "//\t%-*s  %-*s  %s\n", w[0], r[0], w[1], r[1], r[2])
+	}
+	return b.String()
 }
 
 // TestUnmatchedInputCarriesOn checks decide's answer to an input no row
 // matches (none does today): the reflector must neither loop nor stop.
 func TestUnmatchedInputCarriesOn(t *testing.T) {
-	odd := input{what: waitOver}
+	odd := waitOver{}
 	assert.Equal(t, toBackoffList, decide(listing{}, odd).then)
 	assert.Equal(t, toBackoffWatch, decide(watching{rv: "1"}, odd).then)
-	assert.Equal(t, toResume, decide(backingOff{then: listing{}}, input{what: watchClosed}).then)
+	assert.Equal(t, toResume, decide(backingOff{then: listing{}}, watchClosed{}).then)
 }
 
 // TestReadmeMapsEveryRow checks testdata/README.md's map from the rows of
-// doc.go's table to the scripts that show them: the same rows in the same
+// the transition table to the scripts that show them: the same rows in the same
 // order, each naming at least one script that exists.
 func TestReadmeMapsEveryRow(t *testing.T) {
 	b, err := os.ReadFile("testdata/README.md")
@@ -395,8 +442,8 @@ func TestReadmeMapsEveryRow(t *testing.T) {
 		}
 	}
 	var want [][2]string
-	for _, r := range docTable(t) {
-		want = append(want, [2]string{r[0], r[1]})
+	for _, tr := range transitions {
+		want = append(want, [2]string{tr.in.String(), tr.outcome})
 	}
 	assert.Equal(t, want, got)
 }

@@ -57,15 +57,15 @@ func (r *Reflector) openWatch(ctx context.Context, opts metav1.ListOptions) (wat
 // watchEnded reports why a watch ended (nil: normally).
 func (r *Reflector) watchEnded(ctx context.Context, err error) input {
 	if ctx.Err() != nil {
-		return input{what: ctxDone}
+		return ctxDone{}
 	}
 	if err == nil {
-		return input{what: watchClosed, now: time.Now()}
+		return watchClosed{}
 	}
 	if rf, ok := err.(*resyncFailed); ok {
-		return failed(rf.e) // reported when it happened
+		return storeFailed{faultFrom(rf.e)} // reported when it happened
 	}
-	return r.fail(opWatch, classifyKind, err)
+	return watchFailed{r.fail(opWatch, classifyKind, err)}
 }
 
 // consume applies w's events to the store until the stream ends, a

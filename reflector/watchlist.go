@@ -29,28 +29,29 @@ func (r *Reflector) streamSnapshot(ctx context.Context, s listing) input {
 	}
 	w, err := r.openWatch(ctx, opts)
 	if err != nil {
-		return r.watchListFailed(ctx, err)
+		return r.watchListFailure(ctx, err)
 	}
 	items, rv, err := r.collectInitial(ctx, w, time.Duration(timeout)*time.Second)
 	if err != nil {
 		w.Stop()
-		return r.watchListFailed(ctx, err)
+		return r.watchListFailure(ctx, err)
 	}
 	in := r.replace(items, rv, true)
-	if in.what != snapshotStored {
+	st, ok := in.(snapshotStored)
+	if !ok {
 		w.Stop()
 		return in
 	}
-	in.stream = w
-	return in
+	st.stream = w
+	return st
 }
 
-// watchListFailed reports a WatchList failure.
-func (r *Reflector) watchListFailed(ctx context.Context, err error) input {
+// watchListFailure reports a WatchList failure.
+func (r *Reflector) watchListFailure(ctx context.Context, err error) input {
 	if ctx.Err() != nil {
-		return input{what: ctxDone}
+		return ctxDone{}
 	}
-	return r.fail(opWatchList, classifyKind, err)
+	return watchListFailed{r.fail(opWatchList, classifyKind, err)}
 }
 
 // collectInitial consumes the initial events until the initial-events-end

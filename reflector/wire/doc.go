@@ -43,7 +43,10 @@
 // Frames are bounded (Config.MaxFrameBytes). A frame that is too large or
 // malformed ends the watch with a final watch.Error event and a *FrameError
 // from (*Watcher).Err; our reflector then relists, to get past it, since a
-// watch from the same resourceVersion would meet it again. A stream cut
+// watch from the same resourceVersion would meet it again. A body that does
+// not decode, JSON or protobuf, list or watch frame, wraps
+// reflector.ErrDecode (ErrMalformedObject, ErrMalformedFrame): one failure
+// in the reflector's one taxonomy, KindDecode. A stream cut
 // inside a frame just ends, because that is what a restarting server looks
 // like and the cure is the same: watch again from the last resourceVersion.
 // The table on Watcher lists every ending.

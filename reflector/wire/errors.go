@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/seed31a95821/informer/reflector"
 )
 
 // Sentinel errors of the package, all in one place. Every error this package
@@ -48,8 +50,10 @@ var (
 	// ErrMalformedFrame means a watch frame could not be decoded: bad JSON,
 	// a broken protobuf envelope, an unknown event type, or a field of the
 	// wrong type. The watch ends: after a syntax error the stream position is
-	// unknown, so no later frame can be trusted.
-	ErrMalformedFrame = errors.New("wire: malformed watch frame")
+	// unknown, so no later frame can be trusted. It wraps
+	// reflector.ErrDecode, so the reflector files it as KindDecode whatever
+	// the encoding.
+	ErrMalformedFrame error = malformed("wire: malformed watch frame")
 
 	// ErrTruncatedFrame means the stream ended in the middle of a frame (the
 	// connection closed or was reset). No event is delivered for the partial
@@ -59,8 +63,11 @@ var (
 	// ErrMalformedObject means a non-watch response body (a list page, one
 	// object) could not be decoded: bad JSON, a broken protobuf envelope or
 	// message, or items of the wrong shape. The decoder's own error (a
-	// *json.SyntaxError, for example) is wrapped as well.
-	ErrMalformedObject = errors.New("wire: malformed response object")
+	// *json.SyntaxError, for example) is wrapped as well. It wraps
+	// reflector.ErrDecode, so the reflector files it as KindDecode whatever
+	// the encoding: a protobuf body that does not decode is the same
+	// failure as a JSON one.
+	ErrMalformedObject error = malformed("wire: malformed response object")
 
 	// ErrObjectTooLarge means a non-watch response body (a list page is one
 	// object) was longer than Config.MaxObjectBytes.
@@ -97,9 +104,20 @@ var (
 	ErrUnsupportedMediaType = errors.New("wire: unsupported response media type")
 )
 
+// malformed is the type of the sentinels for a response that does not
+// decode: each is its own value, and all of them are reflector.ErrDecode,
+// the one name the reflector's taxonomy has for that failure (KindDecode).
+type malformed string
+
+func (e malformed) Error() string { return string(e) }
+
+// Unwrap files the failure under the reflector's taxonomy.
+func (malformed) Unwrap() error { return reflector.ErrDecode }
+
 // tooManyItemsError is the type of ErrTooManyItems: a sentinel with the
-// TooManyItems method, the mark the reflector looks for (see
-// reflector/capabilities.go), since this package does not import it.
+// TooManyItems method, the mark the reflector looks for in any
+// ListerWatcher's refusal (see reflector/capabilities.go), which need not
+// import the reflector to carry it.
 type tooManyItemsError struct{}
 
 func (tooManyItemsError) Error() string { return "wire: too many items in a list page" }
