@@ -27,6 +27,9 @@ var (
 	// ErrFactoryShutDown is returned when an informer is requested from a
 	// factory that has been shut down.
 	ErrFactoryShutDown = errors.New("factory is shut down")
+	// ErrNoSuchInformer is returned by Factory.Remove for a name the
+	// factory has no informer under.
+	ErrNoSuchInformer = errors.New("no such informer")
 	// ErrInvalidKey is wrapped by the *KeyError of SplitKey: a key that is
 	// neither "namespace/name" nor "name".
 	ErrInvalidKey = errors.New("invalid key")

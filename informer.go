@@ -107,6 +107,7 @@ type SharedInformer[T runtime.Object] struct {
 
 	synced     chan struct{} // closed once the first full state is cached
 	syncedOnce sync.Once
+	done       chan struct{} // closed when Run has returned (Done)
 
 	// setupErr is why the informer cannot run (indexers New could not set
 	// up): Run reports it and returns, and the informer never syncs.
@@ -126,7 +127,7 @@ type SharedInformer[T runtime.Object] struct {
 // New builds a SharedInformer that lists and watches through lw. Nothing
 // happens until Run.
 func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInformer[T] {
-	s := &SharedInformer[T]{opts: opts, lw: lw, synced: make(chan struct{})}
+	s := &SharedInformer[T]{opts: opts, lw: lw, synced: make(chan struct{}), done: make(chan struct{})}
 	if err := indexer.CheckIndexers(opts.Indexers); err != nil {
 		s.setupErr = fmt.Errorf("informer %s: %w", opts.Name, err)
 	}
@@ -173,6 +174,7 @@ func (s *SharedInformer[T]) Run(ctx context.Context) error {
 	}
 	s.running = true
 	s.runMu.Unlock()
+	defer close(s.done)
 	if s.setupErr != nil {
 		s.report(s.setupErr)
 		return s.setupErr
@@ -282,6 +284,12 @@ func (s *SharedInformer[T]) HasSynced() bool { return isClosed(s.synced) }
 // Synced returns a channel closed once HasSynced is true: wait on it instead
 // of polling.
 func (s *SharedInformer[T]) Synced() <-chan struct{} { return s.synced }
+
+// Done returns a channel closed when Run has returned: the informer was
+// stopped (its context ended, or Factory.Remove or Shutdown stopped it) and
+// none of its handlers will be called again. Its cache keeps what it held,
+// no longer kept current.
+func (s *SharedInformer[T]) Done() <-chan struct{} { return s.done }
 
 // Lister returns a typed, read-only view of the cache.
 func (s *SharedInformer[T]) Lister() *lister.Lister[T] {
