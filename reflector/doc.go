@@ -62,6 +62,7 @@
 //	state       what happened                                  next state
 //	----------  ---------------------------------------------  --------------------------------
 //	Listing     snapshot stored                                Watching, at once
+//	Listing     404: the resource is not served                BackingOff (probe) -> Listing at RV ""
 //	Listing     410 on a page after the first                  Listing unpaged, at once
 //	Listing     410 / too large RV, at RV != ""                Listing at RV "", at once
 //	Listing     410 / too large RV, at RV ""                   BackingOff -> Listing
@@ -79,6 +80,7 @@
 //	Watching    500 StorageReadError                           BackingOff -> Relisting at RV ""
 //	Watching    the store failed a resync                      BackingOff -> Relisting
 //	Watching    clean close within 1s (short watch)            BackingOff -> Watching
+//	Watching    404: the resource is not served                BackingOff (probe) -> Listing at RV ""
 //	Watching    429, 5xx, network, anything else               BackingOff -> Watching
 //	BackingOff  time is up                                     the state it leads to
 //	BackingOff  the store failed a resync                      BackingOff -> Relisting

@@ -24,6 +24,12 @@ type machine struct {
 	// autoWatchList: the mode is WatchListAuto, so a refusal counts.
 	autoWatchList bool
 
+	// notServed: the last failure said the resource is not served
+	// (KindNotServed), and no snapshot has been stored since; while it
+	// holds, a repeated 404 is counted but not reported again. Any other
+	// failure ends it, so the 404 after it is news again.
+	notServed bool
+
 	backoff backoffState
 	// draw returns a uniform number in [0, 1): the backoff's jitter.
 	// Randomness is an input, like time (Options.Rand).
@@ -53,7 +59,11 @@ func (m *machine) start() state {
 // table decides, and records what in teaches the machine. It performs no
 // I/O.
 func (m *machine) step(s state, in input) state {
+	if in.what == ioFailed {
+		m.notServed = in.kind == KindNotServed
+	}
 	if in.what == snapshotStored {
+		m.notServed = false
 		m.synced = true
 		if in.paged {
 			m.paginatedBefore = true
@@ -91,6 +101,10 @@ func (m *machine) apply(v verdict, s state, in input) state {
 	case toListUnpaged:
 		l.via = viaUnpaged
 		return l
+	case toProbe:
+		probe := relistFrom(heading(s), true)
+		probe.relist = m.synced
+		return backingOff{then: probe, delay: m.backoff.next(in.now, m.draw(), m.backoff.cfg.Max)}
 	case toResume:
 		return s.(backingOff).then
 	}

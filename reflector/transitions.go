@@ -68,6 +68,10 @@ const (
 	toListPagedConsistent
 	// toListUnpaged: the same list again at once, in one request.
 	toListUnpaged
+	// toProbe: wait Backoff.Max, then list with a consistent read: the
+	// resource is not served, and a probe at the slowest pace finds out
+	// when it is again.
+	toProbe
 	// toResume: enter the state the wait led to.
 	toResume
 	// toStop: Run returns.
@@ -84,6 +88,7 @@ var verdictNames = [...]string{
 	toListPaged:               "Listing paged, at once",
 	toListPagedConsistent:     `Listing paged at RV "", at once`,
 	toListUnpaged:             "Listing unpaged, at once",
+	toProbe:                   `BackingOff (probe) -> Listing at RV ""`,
 	toResume:                  "the state it leads to",
 	toStop:                    "Stopped",
 }
@@ -169,10 +174,21 @@ var (
 // All three come after a backoff, so a server or store that repeats the
 // fault costs one list per Backoff.Max at worst.
 //
+// A 404 for the resource itself (KindNotServed: its CRD was deleted, say)
+// is answered by a probe, not a retry: the server will say 404 until
+// someone serves the resource again, which may be never, so the reflector
+// lists once every Backoff.Max, and reports the 404 once, not once per
+// probe (Reflector.report). The probe is a consistent read, and the
+// listing after it a relist: objects of a re-created resource are new
+// objects, and a snapshot is the only way the store learns that the old
+// ones are gone. (A deleted CRD's objects are deleted, each with its own
+// event, before the 404; a watch that missed them relies on the relist.)
+//
 // A clean end is only "clean" once the watch lasted minWatchLife (see
 // watchEndCause); before, it arrives as KindShortWatch and backs off.
 var transitions = []transition{
 	{state: "Listing", outcome: "snapshot stored", in: inListing, on: snapshotStored, then: toWatch},
+	{state: "Listing", outcome: "404: the resource is not served", in: inListing, on: ioFailed, kinds: []Kind{KindNotServed}, then: toProbe},
 	{state: "Listing", outcome: "410 on a page after the first", in: inListing, on: ioFailed, op: opList, kinds: []Kind{KindExpired}, later: true, then: toListUnpaged},
 	{state: "Listing", outcome: `410 / too large RV, at RV != ""`, in: inListing, on: ioFailed, op: opList, kinds: gone, rv: someRV, then: toListConsistent},
 	{state: "Listing", outcome: `410 / too large RV, at RV ""`, in: inListing, on: ioFailed, op: opList, kinds: gone, rv: emptyRV, then: toBackoffList},
@@ -190,6 +206,7 @@ var transitions = []transition{
 	{state: "Watching", outcome: "500 StorageReadError", in: inWatching, on: ioFailed, kinds: []Kind{KindStoreRead}, then: toBackoffRelistConsistent},
 	{state: "Watching", outcome: "the store failed a resync", in: inWatching, on: ioFailed, op: opStore, then: toBackoffRelist},
 	{state: "Watching", outcome: "clean close within 1s (short watch)", in: inWatching, on: ioFailed, kinds: []Kind{KindShortWatch}, then: toBackoffWatch},
+	{state: "Watching", outcome: "404: the resource is not served", in: inWatching, on: ioFailed, kinds: []Kind{KindNotServed}, then: toProbe},
 	{state: "Watching", outcome: "429, 5xx, network, anything else", in: inWatching, on: ioFailed, then: toBackoffWatch},
 	{state: "BackingOff", outcome: "time is up", in: inBackingOff, on: waitOver, then: toResume},
 	{state: "BackingOff", outcome: "the store failed a resync", in: inBackingOff, on: ioFailed, op: opStore, then: toBackoffRelist},
