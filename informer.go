@@ -120,6 +120,8 @@ type SharedInformer[T runtime.Object] struct {
 	unfilled  map[string]struct{}
 	unfilledN atomic.Int64
 
+	fresh freshness // how far the cache has got (freshness.go)
+
 	runMu   sync.Mutex // guards running
 	running bool       // Run may be called only once
 }
@@ -152,7 +154,9 @@ func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInfo
 	ro.ResyncPeriod = resyncTick
 	ro.ShouldResync = func() bool { return s.proc.ShouldResync(time.Now()) }
 	ro.OnError = s.report
-	s.refl = reflector.New(lw, syncWatchingStore{Queue: s.queue, informer: s.markSyncedIfReady}, ro)
+	s.fresh.advanced = make(chan struct{})
+	store := syncWatchingStore{Queue: s.queue, informer: s.markSyncedIfReady, handed: s.handed}
+	s.refl = reflector.New(lw, store, ro)
 	return s
 }
 
@@ -230,6 +234,7 @@ func (s *SharedInformer[T]) consume(ctx context.Context) {
 			s.report(fmt.Errorf("informer %s: %w", s.opts.Name, err))
 		}
 		s.markSyncedIfReady()
+		s.advanceApplied()
 	}
 }
 
@@ -331,14 +336,34 @@ func (s *SharedInformer[T]) report(err error) {
 // first list may be empty, and then no item is ever popped that would let the
 // consumer notice; Add, Update and Delete check too, for a write the queue
 // applied inline (inline.go).
+//
+// It also tells the informer the resourceVersion each accepted write
+// carried, for WaitFor (freshness.go).
 type syncWatchingStore struct {
 	*deltafifo.Queue
 	informer func()
+	handed   func(rv string, replace bool)
 }
 
 // Replace implements reflector.Store.
 func (w syncWatchingStore) Replace(list []runtime.Object, resourceVersion string) error {
 	err := w.Queue.Replace(list, resourceVersion)
-	w.informer()
+	w.wrote(err, resourceVersion, true)
 	return err
+}
+
+// Bookmark implements reflector.Store: progress without an object.
+func (w syncWatchingStore) Bookmark(resourceVersion string) error {
+	err := w.Queue.Bookmark(resourceVersion)
+	w.wrote(err, resourceVersion, false)
+	return err
+}
+
+// wrote follows a write to the queue: it hands the write's
+// resourceVersion on if the queue took it, and checks for a sync.
+func (w syncWatchingStore) wrote(err error, rv string, replace bool) {
+	if err == nil && w.handed != nil {
+		w.handed(rv, replace)
+	}
+	w.informer()
 }
