@@ -70,8 +70,12 @@ func (s *SharedInformer[T]) handed(rv string, replace bool) {
 		f.handedSeq++
 		f.handedRV = rv
 	}
+	seq, behind := f.handedSeq, f.handedSeq > f.appliedSeq
+	rv = f.handedRV
 	f.mu.Unlock()
-	s.advanceApplied()
+	if behind {
+		s.advanceTo(seq, rv)
+	}
 }
 
 // olderRV reports whether rv is known to be older than than: both are
@@ -90,9 +94,18 @@ func (s *SharedInformer[T]) advanceApplied() {
 	seq, rv := f.handedSeq, f.handedRV
 	behind := seq > f.appliedSeq
 	f.mu.Unlock()
-	if !behind || !s.queue.Drained() {
+	if behind {
+		s.advanceTo(seq, rv)
+	}
+}
+
+// advanceTo moves the applied resourceVersion to the handed write seq,
+// at rv, if the queue is drained (see advanceApplied).
+func (s *SharedInformer[T]) advanceTo(seq uint64, rv string) {
+	if !s.queue.Drained() {
 		return
 	}
+	f := &s.fresh
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if seq <= f.appliedSeq { // another goroutine got further meanwhile

@@ -219,3 +219,38 @@ func ExampleExpectations() {
 	fmt.Println("satisfied:", ok, "cached:", err == nil)
 	// Output: satisfied: true cached: true
 }
+
+// TestWaitForIsNeverAheadOfTheCache: after WaitFor(rv) returns, the cache
+// holds every write up to rv, whether the informer applies events inline
+// (few handlers) or on its consumer goroutine (many), while other writes
+// keep coming.
+func TestWaitForIsNeverAheadOfTheCache(t *testing.T) {
+	for _, handlers := range []int{0, 20} {
+		t.Run(fmt.Sprintf("handlers=%d", handlers), func(t *testing.T) {
+			e := newEnv(t, informer.FactoryOptions{})
+			cms, err := informer.For[*corev1.ConfigMap](e.factory)
+			require.NoError(t, err)
+			for range handlers {
+				_, err := cms.AddEventHandler(informer.Handler[*corev1.ConfigMap]{}, informer.HandlerOptions{})
+				require.NoError(t, err)
+			}
+			e.start(t)
+			noise := make(chan struct{})
+			go func() { // writes that keep the queue busy
+				defer close(noise)
+				for i := range 200 {
+					_, _ = e.srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "noise", Name: fmt.Sprint("n", i)}})
+				}
+			}()
+			for i := range 50 {
+				name := fmt.Sprint("c", i)
+				created, err := e.srv.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}})
+				require.NoError(t, err)
+				require.NoError(t, cms.WaitFor(e.ctx, rvOf(t, created)))
+				_, err = cms.Lister().Get("default", name)
+				require.NoError(t, err, "WaitFor(%s) returned before the cache held %s", rvOf(t, created), name)
+			}
+			<-noise
+		})
+	}
+}
