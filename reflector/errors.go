@@ -49,7 +49,8 @@ const (
 	KindNetwork
 	// KindServerError is an HTTP 5xx from the server.
 	KindServerError
-	// KindRejected is any other HTTP 4xx: forbidden, not found, bad request.
+	// KindRejected is any other HTTP 4xx: forbidden, bad request, a 404
+	// about a namespace (a 404 about the resource is KindNotServed).
 	KindRejected
 	// KindDecode is a response the reflector or the wire could not
 	// understand or refused to hold: a malformed frame, a list that is not a
