@@ -95,7 +95,8 @@ const (
 	// or a watch: the server no longer serves it (its CRD was deleted, its
 	// API group was removed or is not yet ready). Retrying in a loop would
 	// only repeat the 404, so the reflector reports it once, then probes
-	// with a list every Backoff.Max (30s by default), without reporting
+	// with a list every Backoff.Max (30s by default; jittered up to twice
+	// that, so that a fleet does not probe in step), without reporting
 	// each probe again, and resumes with a consistent list when the
 	// resource is served again. A 404 about a namespace is not this kind
 	// (see isNotServed): the resource is served, the namespace is not.

@@ -104,7 +104,7 @@ func (m *machine) apply(v verdict, s state, in input) state {
 	case toProbe:
 		probe := relistFrom(heading(s), true)
 		probe.relist = m.synced
-		return backingOff{then: probe, delay: m.backoff.next(in.now, m.draw(), m.backoff.cfg.Max)}
+		return backingOff{then: probe, delay: m.backoff.probe(in.now, m.draw())}
 	case toResume:
 		return s.(backingOff).then
 	}

@@ -68,7 +68,8 @@ const (
 	toListPagedConsistent
 	// toListUnpaged: the same list again at once, in one request.
 	toListUnpaged
-	// toProbe: wait Backoff.Max, then list with a consistent read: the
+	// toProbe: wait Backoff.Max (jittered up to twice that, see
+	// backoffState.probe), then list with a consistent read: the
 	// resource is not served, and a probe at the slowest pace finds out
 	// when it is again.
 	toProbe
@@ -177,7 +178,8 @@ var (
 // A 404 for the resource itself (KindNotServed: its CRD was deleted, say)
 // is answered by a probe, not a retry: the server will say 404 until
 // someone serves the resource again, which may be never, so the reflector
-// lists once every Backoff.Max, and reports the 404 once, not once per
+// lists once every Backoff.Max or a little more (jittered), and reports
+// the 404 once, not once per
 // probe (Reflector.report). The probe is a consistent read, and the
 // listing after it a relist: objects of a re-created resource are new
 // objects, and a snapshot is the only way the store learns that the old
