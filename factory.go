@@ -210,14 +210,14 @@ func (f *Factory) startLocked(e *entry) {
 }
 
 // WaitForCacheSync blocks until every informer requested so far has synced,
-// or ctx is done, or the informers stop (Shutdown, or the end of the context
-// Start was given): an informer that has stopped will never sync. It reports,
+// or ctx is done, or the informers stop (Shutdown, Remove, or the end of the
+// context Start was given): an informer that has stopped will never sync. It reports,
 // by resource name, which ones synced. It waits on channels, never polling.
 func (f *Factory) WaitForCacheSync(ctx context.Context) map[string]bool {
 	f.mu.Lock()
-	waiting := make(map[string]runner, len(f.informers))
+	waiting := make(map[string]entry, len(f.informers))
 	for k, e := range f.informers {
-		waiting[k] = e.inf
+		waiting[k] = *e // done is nil, so never ready, until started
 	}
 	var runEnded <-chan struct{} // nil, so never ready, until Start
 	if f.ctx != nil {
@@ -226,16 +226,17 @@ func (f *Factory) WaitForCacheSync(ctx context.Context) map[string]bool {
 	f.mu.Unlock()
 
 	result := make(map[string]bool, len(waiting))
-	for k, inf := range waiting {
+	for k, e := range waiting {
 		select {
-		case <-inf.Synced():
+		case <-e.inf.Synced():
 			result[k] = true
 			continue
 		case <-ctx.Done():
 		case <-runEnded:
 		case <-f.stopped:
+		case <-e.done: // removed, or stopped on its own
 		}
-		result[k] = isClosed(inf.Synced()) // the end may come while others are done
+		result[k] = isClosed(e.inf.Synced()) // the end may come while others are done
 	}
 	return result
 }

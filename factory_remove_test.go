@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/seed31a95821/informer"
+	"github.com/seed31a95821/informer/fakeapi"
 	"github.com/seed31a95821/informer/reflector"
 	"github.com/seed31a95821/informer/reflector/wire"
 )
@@ -138,4 +139,26 @@ func TestRemoveStopsOneInformerAndLeavesTheOthers(t *testing.T) {
 	require.True(t, e.factory.WaitForCacheSync(e.ctx)["configmaps"])
 	_, err = again.Lister().Get("default", "late")
 	require.NoError(t, err)
+}
+
+// TestWaitForCacheSyncStopsWaitingForARemovedInformer: an informer that
+// cannot sync, removed while WaitForCacheSync waits for it, is reported
+// as not synced at once, not at the end of the wait's context.
+func TestWaitForCacheSyncStopsWaitingForARemovedInformer(t *testing.T) {
+	e := newEnv(t, informer.FactoryOptions{})
+	e.srv.Faults().FailNext(fakeapi.Failure{Resource: "pods", Count: 1 << 20, Code: 500})
+	pods, err := informer.For[*corev1.Pod](e.factory)
+	require.NoError(t, err)
+	e.factory.Start(e.ctx)
+	result := make(chan map[string]bool, 1)
+	go func() { result <- e.factory.WaitForCacheSync(e.ctx) }()
+	// Let the wait begin: a few failed lists take a few backoffs.
+	require.Eventually(t, func() bool { return pods.Stats().Backoffs >= 3 }, waitFor, time.Millisecond)
+	require.NoError(t, e.factory.Remove(e.ctx, "pods"))
+	select {
+	case r := <-result:
+		require.Equal(t, map[string]bool{"pods": false}, r)
+	case <-time.After(waitFor):
+		t.Fatal("WaitForCacheSync still waits for a removed informer")
+	}
 }
