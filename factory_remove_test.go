@@ -3,6 +3,8 @@ package informer_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -161,4 +163,25 @@ func TestWaitForCacheSyncStopsWaitingForARemovedInformer(t *testing.T) {
 	case <-time.After(waitFor):
 		t.Fatal("WaitForCacheSync still waits for a removed informer")
 	}
+}
+
+// A program that stops watching one resource, and keeps the others.
+func ExampleFactory_Remove() {
+	srv := mustServe()
+	defer srv.Close()
+	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{})
+	_, _ = informer.For[*corev1.Pod](factory)
+	cms, _ := informer.For[*corev1.ConfigMap](factory)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	factory.Start(ctx)
+	defer factory.Shutdown()
+	factory.WaitForCacheSync(ctx)
+
+	if err := factory.Remove(ctx, "configmaps"); err != nil {
+		log.Fatal(err)
+	}
+	<-cms.Done() // already closed: Remove waited for it
+	fmt.Println(factory.WaitForCacheSync(ctx))
+	// Output: map[pods:true]
 }
