@@ -27,6 +27,17 @@ var (
 	// ErrFactoryShutDown is returned when an informer is requested from a
 	// factory that has been shut down.
 	ErrFactoryShutDown = errors.New("factory is shut down")
+	// ErrNoSuchInformer is returned by Factory.Remove for a name the
+	// factory has no informer under.
+	ErrNoSuchInformer = errors.New("no such informer")
+	// ErrRVNotComparable is returned by WaitFor, and by Expectations, for a
+	// resourceVersion that is not a decimal number, or a cache at one: the
+	// server promises nothing about the order of such versions, so the
+	// informer does not guess.
+	ErrRVNotComparable = errors.New("resourceVersions are not comparable")
+	// ErrInformerStopped is returned by WaitFor once the informer has
+	// stopped: its cache will not get any fresher.
+	ErrInformerStopped = errors.New("informer stopped")
 	// ErrInvalidKey is wrapped by the *KeyError of SplitKey: a key that is
 	// neither "namespace/name" nor "name".
 	ErrInvalidKey = errors.New("invalid key")

@@ -58,7 +58,7 @@ type Factory struct {
 	opts FactoryOptions
 
 	mu        sync.Mutex         // guards informers, ctx, cancel and shutdown
-	informers map[string]runner  // by resource name, see informerKey
+	informers map[string]*entry  // by resource name, see informerKey
 	ctx       context.Context    // set by Start: the context informers run under
 	cancel    context.CancelFunc // stops every informer; set by Start
 	shutdown  bool
@@ -75,6 +75,15 @@ type runner interface {
 	Synced() <-chan struct{}
 }
 
+// entry is one informer of the factory and what stops it alone: its own
+// context, a child of the factory's, so that Remove can stop one informer
+// and leave the others running.
+type entry struct {
+	inf    runner
+	cancel context.CancelFunc // nil until started
+	done   chan struct{}      // closed when its Run has returned; nil until started
+}
+
 // NewFactory returns a factory whose informers talk to the API server that
 // cfg describes. They share one client-side rate limit: cfg.RateLimiter, or
 // when it is nil one built from cfg.QPS and cfg.Burst (wire.NewRateLimiter).
@@ -85,7 +94,7 @@ func NewFactory(cfg wire.Config, opts FactoryOptions) *Factory {
 	if cfg.RateLimiter == nil {
 		cfg.RateLimiter = wire.NewRateLimiter(cfg)
 	}
-	return &Factory{cfg: cfg, opts: opts, informers: map[string]runner{}, stopped: make(chan struct{})}
+	return &Factory{cfg: cfg, opts: opts, informers: map[string]*entry{}, stopped: make(chan struct{})}
 }
 
 // For returns the factory's informer for objects of type T, such as
@@ -122,9 +131,9 @@ func informerFor[T runtime.Object](f *Factory, r Resource, metadataOnly bool) (*
 		return nil, ErrFactoryShutDown
 	}
 	if existing, ok := f.informers[key]; ok {
-		inf, ok := existing.(*SharedInformer[T])
+		inf, ok := existing.inf.(*SharedInformer[T])
 		if !ok {
-			return nil, fmt.Errorf("informer: %s is already served as %T: %w", key, existing, ErrWrongType)
+			return nil, fmt.Errorf("informer: %s is already served as %T: %w", key, existing.inf, ErrWrongType)
 		}
 		return inf, nil
 	}
@@ -141,9 +150,10 @@ func informerFor[T runtime.Object](f *Factory, r Resource, metadataOnly bool) (*
 	opts.Name = key
 	opts.Resource = r.GVR().GroupResource()
 	inf := New[T](lw, opts)
-	f.informers[key] = inf
+	e := &entry{inf: inf}
+	f.informers[key] = e
 	if f.ctx != nil {
-		f.startLocked(inf)
+		f.startLocked(e)
 	}
 	return inf, nil
 }
@@ -184,25 +194,31 @@ func (f *Factory) Start(ctx context.Context) {
 		return
 	}
 	f.ctx, f.cancel = context.WithCancel(ctx)
-	for _, inf := range f.informers {
-		f.startLocked(inf)
+	for _, e := range f.informers {
+		f.startLocked(e)
 	}
 }
 
-func (f *Factory) startLocked(inf runner) {
-	ctx := f.ctx
-	f.wg.Go(func() { _ = inf.Run(ctx) })
+// startLocked runs e under a context of its own, a child of the factory's.
+func (f *Factory) startLocked(e *entry) {
+	ctx, cancel := context.WithCancel(f.ctx)
+	e.cancel, e.done = cancel, make(chan struct{})
+	f.wg.Go(func() {
+		defer close(e.done)
+		defer cancel()
+		_ = e.inf.Run(ctx)
+	})
 }
 
 // WaitForCacheSync blocks until every informer requested so far has synced,
-// or ctx is done, or the informers stop (Shutdown, or the end of the context
-// Start was given): an informer that has stopped will never sync. It reports,
+// or ctx is done, or the informers stop (Shutdown, Remove, or the end of the
+// context Start was given): an informer that has stopped will never sync. It reports,
 // by resource name, which ones synced. It waits on channels, never polling.
 func (f *Factory) WaitForCacheSync(ctx context.Context) map[string]bool {
 	f.mu.Lock()
-	waiting := make(map[string]runner, len(f.informers))
-	for k, inf := range f.informers {
-		waiting[k] = inf
+	waiting := make(map[string]entry, len(f.informers))
+	for k, e := range f.informers {
+		waiting[k] = *e // done is nil, so never ready, until started
 	}
 	var runEnded <-chan struct{} // nil, so never ready, until Start
 	if f.ctx != nil {
@@ -211,16 +227,17 @@ func (f *Factory) WaitForCacheSync(ctx context.Context) map[string]bool {
 	f.mu.Unlock()
 
 	result := make(map[string]bool, len(waiting))
-	for k, inf := range waiting {
+	for k, e := range waiting {
 		select {
-		case <-inf.Synced():
+		case <-e.inf.Synced():
 			result[k] = true
 			continue
 		case <-ctx.Done():
 		case <-runEnded:
 		case <-f.stopped:
+		case <-e.done: // removed, or stopped on its own
 		}
-		result[k] = isClosed(inf.Synced()) // the end may come while others are done
+		result[k] = isClosed(e.inf.Synced()) // the end may come while others are done
 	}
 	return result
 }

@@ -121,6 +121,7 @@ type SharedInformer[T runtime.Object] struct {
 
 	synced     chan struct{} // closed once the first full state is cached
 	syncedOnce sync.Once
+	done       chan struct{} // closed when Run has returned (Done)
 
 	// setupErr is why the informer cannot run (indexers New could not set
 	// up): Run reports it and returns, and the informer never syncs.
@@ -133,6 +134,8 @@ type SharedInformer[T runtime.Object] struct {
 	unfilled  map[string]struct{}
 	unfilledN atomic.Int64
 
+	fresh freshness // how far the cache has got (freshness.go)
+
 	runMu   sync.Mutex // guards running
 	running bool       // Run may be called only once
 }
@@ -140,7 +143,7 @@ type SharedInformer[T runtime.Object] struct {
 // New builds a SharedInformer that lists and watches through lw. Nothing
 // happens until Run.
 func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInformer[T] {
-	s := &SharedInformer[T]{opts: opts, lw: lw, synced: make(chan struct{})}
+	s := &SharedInformer[T]{opts: opts, lw: lw, synced: make(chan struct{}), done: make(chan struct{})}
 	if err := indexer.CheckIndexers(opts.Indexers); err != nil {
 		s.setupErr = fmt.Errorf("informer %s: %w", opts.Name, err)
 	}
@@ -165,7 +168,9 @@ func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInfo
 	ro.ResyncPeriod = resyncTick
 	ro.ShouldResync = func() bool { return s.proc.ShouldResync(time.Now()) }
 	ro.OnError = s.report
-	s.refl = reflector.New(lw, syncWatchingStore{Queue: s.queue, informer: s.markSyncedIfReady}, ro)
+	s.fresh.advanced = make(chan struct{})
+	store := syncWatchingStore{Queue: s.queue, informer: s.markSyncedIfReady, handed: s.handed}
+	s.refl = reflector.New(lw, store, ro)
 	return s
 }
 
@@ -187,6 +192,7 @@ func (s *SharedInformer[T]) Run(ctx context.Context) error {
 	}
 	s.running = true
 	s.runMu.Unlock()
+	defer close(s.done)
 	if s.setupErr != nil {
 		s.report(s.setupErr)
 		return s.setupErr
@@ -243,6 +249,7 @@ func (s *SharedInformer[T]) consume(ctx context.Context) {
 			s.report(fmt.Errorf("informer %s: %w", s.opts.Name, err))
 		}
 		s.markSyncedIfReady()
+		s.advanceApplied()
 	}
 }
 
@@ -298,6 +305,12 @@ func (s *SharedInformer[T]) HasSynced() bool { return isClosed(s.synced) }
 // of polling.
 func (s *SharedInformer[T]) Synced() <-chan struct{} { return s.synced }
 
+// Done returns a channel closed when Run has returned: the informer was
+// stopped (its context ended, or Factory.Remove or Shutdown stopped it) and
+// none of its handlers will be called again. Its cache keeps what it held,
+// no longer kept current.
+func (s *SharedInformer[T]) Done() <-chan struct{} { return s.done }
+
 // Lister returns a typed, read-only view of the cache.
 func (s *SharedInformer[T]) Lister() *lister.Lister[T] {
 	return lister.New[T](s.idx, lister.Options{Resource: s.opts.Resource, CopyOnRead: s.opts.CopyOnRead})
@@ -338,14 +351,34 @@ func (s *SharedInformer[T]) report(err error) {
 // first list may be empty, and then no item is ever popped that would let the
 // consumer notice; Add, Update and Delete check too, for a write the queue
 // applied inline (inline.go).
+//
+// It also tells the informer the resourceVersion each accepted write
+// carried, for WaitFor (freshness.go).
 type syncWatchingStore struct {
 	*deltafifo.Queue
 	informer func()
+	handed   func(rv string, replace bool)
 }
 
 // Replace implements reflector.Store.
 func (w syncWatchingStore) Replace(list []runtime.Object, resourceVersion string) error {
 	err := w.Queue.Replace(list, resourceVersion)
-	w.informer()
+	w.wrote(err, resourceVersion, true)
 	return err
+}
+
+// Bookmark implements reflector.Store: progress without an object.
+func (w syncWatchingStore) Bookmark(resourceVersion string) error {
+	err := w.Queue.Bookmark(resourceVersion)
+	w.wrote(err, resourceVersion, false)
+	return err
+}
+
+// wrote follows a write to the queue: it hands the write's
+// resourceVersion on if the queue took it, and checks for a sync.
+func (w syncWatchingStore) wrote(err error, rv string, replace bool) {
+	if err == nil && w.handed != nil {
+		w.handed(rv, replace)
+	}
+	w.informer()
 }

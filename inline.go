@@ -43,20 +43,20 @@ func (s *SharedInformer[T]) applyIdleWritesInline() {
 // as Replace does.
 func (w syncWatchingStore) Add(obj runtime.Object) error {
 	err := w.Queue.Add(obj)
-	w.informer()
+	w.wrote(err, resourceVersionOf(obj), false)
 	return err
 }
 
 // Update implements reflector.Store; see Add.
 func (w syncWatchingStore) Update(obj runtime.Object) error {
 	err := w.Queue.Update(obj)
-	w.informer()
+	w.wrote(err, resourceVersionOf(obj), false)
 	return err
 }
 
 // Delete implements reflector.Store; see Add.
 func (w syncWatchingStore) Delete(obj runtime.Object) error {
 	err := w.Queue.Delete(obj)
-	w.informer()
+	w.wrote(err, resourceVersionOf(obj), false)
 	return err
 }

@@ -327,6 +327,17 @@ func (q *Queue) Close() {
 // Update or Delete. It never turns false again.
 func (q *Queue) HasSynced() bool { return q.synced.Load() }
 
+// Drained reports whether nothing waits in line and no batch is in flight:
+// every write the queue accepted before the call has been processed (its
+// process function returned). A consumer that records the last
+// resourceVersion it wrote, then sees Drained, knows its cache holds
+// everything up to that version (the informer's WaitFor does).
+func (q *Queue) Drained() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.waiting.len() == 0 && !q.popping
+}
+
 // Stats returns a snapshot of the backlog and counters.
 func (q *Queue) Stats() Stats {
 	q.mu.Lock()

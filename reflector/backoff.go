@@ -135,3 +135,19 @@ func (s *backoffState) next(now time.Time, u float64, floor time.Duration) time.
 	s.quietAt = now.Add(d)
 	return d
 }
+
+// probe returns the wait before a probe of a resource the server does not
+// serve (KindNotServed): Max, plus up to Max x Jitter more. The jitter
+// matters here as much as after a restart: a server that stops serving a
+// resource ends every client's watch at one instant, and without it the
+// whole fleet would probe in step, for as long as the resource is gone.
+// It counts as a failure for the next backoff, as a wait that ended at
+// now plus the delay.
+func (s *backoffState) probe(now time.Time, u float64) time.Duration {
+	d := 2*s.cfg.Max - s.cfg.jitter(s.cfg.Max, u)
+	if s.attempt < maxAttempt {
+		s.attempt++
+	}
+	s.quietAt = now.Add(d)
+	return d
+}

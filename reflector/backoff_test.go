@@ -107,3 +107,16 @@ func TestBackoffRetryAfterIsCapped(t *testing.T) {
 	assert.Equal(t, maxRetryAfter, s.next(now, 0.1, years))
 	assert.Equal(t, 3*time.Minute, s.next(now, 0.1, 3*time.Minute), "a long but sane request is honoured")
 }
+
+// TestProbeWaitIsMaxJitteredUpward: a resource that is not served is
+// probed every Backoff.Max, spread up to twice that by the jitter, and
+// exactly Max with jitter off.
+func TestProbeWaitIsMaxJitteredUpward(t *testing.T) {
+	s := backoffState{cfg: Backoff{}.withDefaults()}
+	now := time.Unix(0, 0)
+	require.Equal(t, 30*time.Second, s.probe(now, 0))
+	require.Equal(t, 45*time.Second, s.probe(now, 0.5))
+	require.InDelta(t, float64(60*time.Second), float64(s.probe(now, 0.999999)), float64(time.Millisecond))
+	off := backoffState{cfg: Backoff{Jitter: -1}.withDefaults()}
+	require.Equal(t, 30*time.Second, off.probe(now, 0.7))
+}

@@ -64,6 +64,7 @@
 //	Stopped     Run again, at a watch at RV "" or "0"              Relisting, at once
 //	Stopped     Run again                                          where it stopped
 //	Listing     snapshot stored                                    Watching, at once
+//	Listing     404: the resource is not served                    BackingOff (probe) -> Relisting at RV ""
 //	Listing     410 on a page after the first                      Listing unpaged, at once
 //	Listing     410 / too large RV, at RV != ""                    Listing at RV "", at once
 //	Listing     410 / too large RV, at RV ""                       BackingOff -> Listing
@@ -82,6 +83,7 @@
 //	Watching    an event older than the watch's RV                 BackingOff -> Relisting
 //	Watching    500 StorageReadError                               BackingOff -> Relisting at RV ""
 //	Watching    the store failed a resync                          BackingOff -> Relisting
+//	Watching    404: the resource is not served                    BackingOff (probe) -> Relisting at RV ""
 //	Watching    any other failure, at RV "" or "0"                 BackingOff -> Relisting
 //	Watching    clean close within 1s (short watch)                BackingOff -> Watching
 //	Watching    429, 5xx, network, anything else                   BackingOff -> Watching

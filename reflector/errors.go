@@ -49,7 +49,8 @@ const (
 	KindNetwork
 	// KindServerError is an HTTP 5xx from the server.
 	KindServerError
-	// KindRejected is any other HTTP 4xx: forbidden, not found, bad request.
+	// KindRejected is any other HTTP 4xx: forbidden, bad request, a 404
+	// about a namespace (a 404 about the resource is KindNotServed).
 	KindRejected
 	// KindDecode is a response the reflector or the wire could not
 	// understand or refused to hold: a malformed frame, a list that is not a
@@ -90,6 +91,16 @@ const (
 	// corrupt (KEP-3926), whose deletion no watch can report. The
 	// reflector relists with a consistent read, which drops it.
 	KindStoreRead
+	// KindNotServed is HTTP 404 NotFound for the resource itself, on a list
+	// or a watch: the server no longer serves it (its CRD was deleted, its
+	// API group was removed or is not yet ready). Retrying in a loop would
+	// only repeat the 404, so the reflector reports it once, then probes
+	// with a list every Backoff.Max (30s by default; jittered up to twice
+	// that, so that a fleet does not probe in step), without reporting
+	// each probe again, and resumes with a consistent list when the
+	// resource is served again. A 404 about a namespace is not this kind
+	// (see isNotServed): the resource is served, the namespace is not.
+	KindNotServed
 
 	numKinds = iota
 )
@@ -98,6 +109,7 @@ var kindNames = [numKinds]string{
 	"Other", "Expired", "TooLargeRV", "Throttled", "Network", "ServerError",
 	"Rejected", "Decode", "WrongType", "Store", "WatchListTimeout",
 	"StuckWatch", "ShortWatch", "Refused", "RVBackwards", "StoreRead",
+	"NotServed",
 }
 
 // String returns the kind's name, for logs and metrics labels.
@@ -251,6 +263,8 @@ func classify(err error) Kind {
 		return KindStoreRead
 	case apierrors.IsTooManyRequests(err):
 		return KindThrottled
+	case isNotServed(err):
+		return KindNotServed
 	case s != nil, isDecode(err):
 		return KindDecode
 	}
@@ -270,6 +284,24 @@ func classify(err error) Kind {
 // say "Expired"; both mean the same to a reflector.
 func isExpired(err error) bool {
 	return apierrors.IsResourceExpired(err) || apierrors.IsGone(err)
+}
+
+// isNotServed reports a 404 NotFound that says the resource itself is
+// not served. A list or watch of a resource the server serves is never
+// 404 for want of objects (an empty list is a 200), so a 404 names the
+// resource, except when its details name a namespace: a namespace that
+// is gone is no reason to stop asking for the resource.
+func isNotServed(err error) bool {
+	if !apierrors.IsNotFound(err) {
+		return false
+	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		if d := status.Status().Details; d != nil && d.Kind == "namespaces" {
+			return false
+		}
+	}
+	return true
 }
 
 // tooLargeRVMessage is what servers before 1.18.6 said instead of setting

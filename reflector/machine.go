@@ -25,6 +25,12 @@ type machine struct {
 	// autoWatchList: the mode is WatchListAuto, so a refusal counts.
 	autoWatchList bool
 
+	// notServed: the last failure said the resource is not served
+	// (KindNotServed), and no snapshot has been stored since; while it
+	// holds, a repeated 404 is counted but not reported again. Any other
+	// failure ends it, so the 404 after it is news again.
+	notServed bool
+
 	backoff backoffState
 	// draw returns a uniform number in [0, 1): the backoff's jitter.
 	// Randomness is an input, like time (Options.Rand).
@@ -46,6 +52,11 @@ func (m *machine) start() state {
 // the transition table's row for them, which also records what in teaches
 // the machine. It performs no I/O.
 func (m *machine) step(s state, in input) state {
+	if f, ok := faultOf(in); ok {
+		// What the input teaches, not a decision: a 404 for the resource
+		// is reported once until something else happens (Reflector.report).
+		m.notServed = f.kind == KindNotServed
+	}
 	return decide(s, in).then.next(m, s, in)
 }
 

@@ -188,6 +188,9 @@ func (r *Reflector) report(op string, kind Kind, err error) *Error {
 	}
 	e := &Error{Reflector: r.opts.Name, Op: op, Kind: kind, Err: err}
 	r.pub.update(func(p *published) { p.errors[kind]++ })
+	if kind == KindNotServed && r.m.notServed {
+		return e // told once already: a probe that finds nothing is no news
+	}
 	if r.opts.OnError != nil {
 		r.opts.OnError(e)
 	}

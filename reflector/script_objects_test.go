@@ -77,6 +77,11 @@ func serverError(t *testing.T, kind string, retryAfter int) error {
 		return apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, "", nil)
 	case "403":
 		return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("no"))
+	case "404":
+		// What a server answers for a resource it does not serve.
+		return apierrors.NewNotFound(schema.GroupResource{Group: "example.com", Resource: "widgets"}, "")
+	case "404-namespace":
+		return apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "ns")
 	case "refused":
 		return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 	case "eof":

@@ -39,7 +39,9 @@ type Stats struct {
 	// BytesDecoded is the ListerWatcher's count of bytes decoded, when it
 	// has a BytesDecoded() int64 method (reflector/wire does); 0 otherwise.
 	BytesDecoded int64
-	// Errors counts reported errors by kind.
+	// Errors counts failures by kind: every one reported to OnError, and
+	// the probes of a resource that is not served, which are counted here
+	// but reported only once (KindNotServed).
 	Errors map[Kind]int64
 	// TimeIn is the time spent in each state, the current one included.
 	TimeIn map[State]time.Duration

@@ -90,6 +90,7 @@ var (
 	toWatchSnapshot = &verdict{"Watching, at once", func(m *machine, _ state, in input) state {
 		st := in.(snapshotStored)
 		m.synced = true
+		m.notServed = false
 		m.paginatedBefore = m.paginatedBefore || st.paged
 		return watching{rv: st.rv, stream: st.stream}
 	}}
@@ -147,6 +148,16 @@ var (
 		l := s.(listing)
 		l.via = viaUnpaged
 		return l
+	}}
+	// toProbe: wait Backoff.Max (jittered up to twice that, see
+	// backoffState.probe), then relist with a consistent read: the
+	// resource is not served, and a probe at the slowest pace finds out
+	// when it is again.
+	toProbe = &verdict{`BackingOff (probe) -> Relisting at RV ""`, func(m *machine, s state, in input) state {
+		f, _ := faultOf(in)
+		probe := relistFrom(heading(s), true)
+		probe.relist = m.synced
+		return backingOff{then: probe, delay: m.backoff.probe(f.now, m.draw())}
 	}}
 	// toResume: enter the state the wait led to.
 	toResume = &verdict{"the state it leads to", func(_ *machine, s state, _ input) state {
@@ -274,6 +285,17 @@ func watchListRefusal(_ state, in input) bool {
 // (see refusesWatchList) is, in WatchListAuto mode, not tried again for the
 // reflector's life: its verdict records that.
 //
+// A 404 for the resource itself (KindNotServed: its CRD was deleted, say)
+// is answered by a probe, not a retry: the server will say 404 until
+// someone serves the resource again, which may be never, so the reflector
+// lists once every Backoff.Max or a little more (jittered), and reports
+// the 404 once, not once per
+// probe (Reflector.report). The probe is a consistent read, and the
+// listing after it a relist: objects of a re-created resource are new
+// objects, and a snapshot is the only way the store learns that the old
+// ones are gone. (A deleted CRD's objects are deleted, each with its own
+// event, before the 404; a watch that missed them relies on the relist.)
+//
 // A clean end is only "clean" once the watch lasted minWatchLife (see
 // watchEndCause); before, it arrives as KindShortWatch and backs off.
 //
@@ -286,6 +308,7 @@ var transitions = []transition{
 	{in: inStopped, on: on(onRunStarted), when: noPosition, outcome: `Run again, at a watch at RV "" or "0"`, then: toRelist},
 	{in: inStopped, on: on(onRunStarted), outcome: "Run again", then: toResumeStopped},
 	{in: inListing, on: on(onSnapshotStored), outcome: "snapshot stored", then: toWatchSnapshot},
+	{in: inListing, on: on(onListFailed, onWatchListFailed), kinds: []Kind{KindNotServed}, outcome: "404: the resource is not served", then: toProbe},
 	{in: inListing, on: on(onListFailed), kinds: []Kind{KindExpired}, later: true, outcome: "410 on a page after the first", then: toListUnpaged},
 	{in: inListing, on: on(onListFailed), kinds: gone, rv: someRV, outcome: `410 / too large RV, at RV != ""`, then: toListConsistent},
 	{in: inListing, on: on(onListFailed), kinds: gone, rv: emptyRV, outcome: `410 / too large RV, at RV ""`, then: toBackoffList},
@@ -304,6 +327,7 @@ var transitions = []transition{
 	{in: inWatching, on: on(onWatchFailed), kinds: []Kind{KindRVBackwards}, outcome: "an event older than the watch's RV", then: toBackoffRelist},
 	{in: inWatching, on: on(onWatchFailed), kinds: []Kind{KindStoreRead}, outcome: "500 StorageReadError", then: toBackoffRelistConsistent},
 	{in: inWatching, on: on(onStoreFailed), outcome: "the store failed a resync", then: toBackoffRelist},
+	{in: inWatching, on: on(onWatchFailed), kinds: []Kind{KindNotServed}, outcome: "404: the resource is not served", then: toProbe},
 	{in: inWatching, on: on(onWatchFailed), when: noPosition, outcome: `any other failure, at RV "" or "0"`, then: toBackoffRelist},
 	{in: inWatching, on: on(onWatchFailed), kinds: []Kind{KindShortWatch}, outcome: "clean close within 1s (short watch)", then: toBackoffWatch},
 	{in: inWatching, on: anyFailure, outcome: "429, 5xx, network, anything else", then: toBackoffWatch},

@@ -161,6 +161,7 @@ func TestWatchEnds(t *testing.T) {
 		{"StorageReadError: consistent relist", failure(opWatch, KindStoreRead, ""), "backoff then Relisting (consistent)"},
 		{"the store failed a resync: relist", failure(opStore, KindStore, ""), "backoff then Relisting"},
 		{"unknown: back off, re-watch", failure(opWatch, KindOther, ""), "backoff then Watching from 42"},
+		{"404, resource not served: probe, then a consistent relist", failure(opWatch, KindNotServed, ""), "backoff then Relisting (consistent)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
