@@ -49,9 +49,12 @@ const replayPoolSlots = 1000
 // event reaches every handler exactly once in both implementations, so "all
 // handlers have seen b.N events" is a deterministic end.
 //
-// The resourceVersions are the events' positions in the pool, so they
-// repeat when the pool wraps. Neither reflector checks that watch events
-// have increasing resourceVersions; only the value is recorded.
+// The resourceVersions are the events' positions in the pool, written as
+// opaque strings ("r2", "r3", ...) because they repeat when the pool wraps:
+// our reflector refuses a watch event whose numeric resourceVersion is
+// older than the watch had reached (reflector.KindRVBackwards), and only
+// numbers are compared, so an opaque RV keeps the wrap from looking like a
+// server going back in time. client-go records the value without checking.
 //
 // A replayPool is read-only once built and safe for concurrent use.
 type replayPool struct {
@@ -120,7 +123,7 @@ func replayPod(slot, rv int, typ watch.EventType) *corev1.Pod {
 			Namespace:       fmt.Sprintf("ns-%d", slot%10),
 			Name:            fmt.Sprintf("%s-7d9f8b6c5-%05d", app, slot),
 			UID:             types.UID("uid-" + strconv.Itoa(slot)),
-			ResourceVersion: strconv.Itoa(rv),
+			ResourceVersion: "r" + strconv.Itoa(rv),
 			Labels:          map[string]string{"app": app, "pod-template-hash": "7d9f8b6c5"},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: "apps/v1", Kind: "ReplicaSet", Name: app + "-7d9f8b6c5", UID: "rs-uid",
