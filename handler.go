@@ -33,7 +33,13 @@ type Handler[T runtime.Object] struct {
 	OnDelete func(obj T, finalStateUnknown bool)
 }
 
-// HandlerOptions tune one handler registration.
+// HandlerOptions tune one handler registration. This is the type a user
+// of an informer sets (AddEventHandler). Name, ResyncPeriod, BacklogLimit
+// and KeepAllUpdates are copied into a processor.HandlerOptions, whose doc
+// comments hold their rules (defaults, the minimum period, which negative
+// values are refused); UpdateFilter is the informer's own, applied before
+// a typed Handler is called. processor.HandlerOptions is set directly only
+// by code that drives a processor.Processor without an informer.
 type HandlerOptions struct {
 	// Name identifies the handler in statistics and in errors, such as a
 	// recovered panic. Empty means a generated name.
@@ -63,8 +69,8 @@ type HandlerOptions struct {
 	// KeepAllUpdates turns that bound off for this handler: it is told
 	// about every change however far behind it falls, at the cost of
 	// memory in proportion to events. For handlers that must see every
-	// version; the queue's own compaction (Options.KeepAllUpdates) is
-	// separate.
+	// version. An informer whose Options.KeepAllUpdates is set (the queue
+	// keeps every delta) sets it for all its handlers, whatever this says.
 	KeepAllUpdates bool
 }
 

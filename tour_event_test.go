@@ -75,7 +75,10 @@ func (tour *eventTour) setup(t *testing.T) {
 	factory.Start(tour.ctx)
 	require.True(t, informer.WaitForCacheSync(tour.ctx, tour.pods, tour.reg))
 	// The reflector records the snapshot's RV once Replace has returned,
-	// which may be just after the informer reported the sync.
+	// which may be just after the informer reported the sync. Nothing the
+	// test can hear marks that moment, so this wait (and those in steps 4
+	// and 7, for the same reason) is a condition with a deadline; the
+	// handler's update is awaited on tour.heard.
 	require.Eventually(t, func() bool { return tour.pods.LastSyncResourceVersion() == "41" }, waitFor, time.Millisecond)
 	tour.before = tour.pods.Stats().Events
 }

@@ -26,6 +26,7 @@ type relistTour struct {
 	pods    *informer.SharedInformer[*corev1.Pod]
 	log     *requestLog
 	seen    *tourHandler
+	news    tourSignal // notified by the log, the handler and OnError
 }
 
 // tourHandler writes down what the handler hears, in words a reader can
@@ -33,12 +34,22 @@ type relistTour struct {
 type tourHandler struct {
 	mu    sync.Mutex // guards lines
 	lines []string
+	news  tourSignal // notified after each line; nil for none
 }
 
 func (h *tourHandler) add(format string, args ...any) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.lines = append(h.lines, fmt.Sprintf(format, args...))
+	if h.news != nil {
+		h.news.notify()
+	}
+}
+
+// waitCount waits until n lines are waiting to be taken.
+func (h *tourHandler) waitCount(t *testing.T, n int, msg string) {
+	t.Helper()
+	h.news.until(t, func() bool { return h.count() == n }, msg)
 }
 
 // take returns what was heard since the last take, sorted: the order among
@@ -74,7 +85,7 @@ func (h *tourHandler) handler() informer.Handler[*corev1.Pod] {
 // what changed.
 func TestRelistTour(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // first registered, so it runs after the tour's own cleanups
-	tour := relistTour{ctx: t.Context(), cleanup: t.Cleanup}
+	tour := relistTour{ctx: t.Context(), cleanup: t.Cleanup, news: newTourSignal()}
 	runTour(t, "docs/tour-relist.md", []tourStep{
 		{"1. The informer is watching", tour.watching},
 		{"2. The watch goes down", tour.watchDown},
@@ -97,20 +108,24 @@ func (tour *relistTour) watching(t *testing.T) []string {
 		require.NoError(t, err)
 	}
 	opts := informer.FactoryOptions{Namespace: "shop"}
-	opts.Informer.OnError = func(error) {} // counted in Stats; the steps read them there
+	// Errors are counted in Stats before OnError is called: the steps read
+	// them there, woken by this.
+	opts.Informer.OnError = func(error) { tour.news.notify() }
 	opts.Informer.Reflector.Backoff = fastRetry
-	opts, tour.log = recordingFactory(t, srv.URL(), opts)
+	opts, tour.log = recordingFactory(t, srv.URL(), opts, tour.news)
 	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, opts)
 	tour.cleanup(factory.Shutdown)
 	tour.pods, err = informer.For[*corev1.Pod](factory)
 	require.NoError(t, err)
-	tour.seen = &tourHandler{}
+	tour.seen = &tourHandler{news: tour.news}
 	reg, err := tour.pods.AddEventHandler(tour.seen.handler(), informer.HandlerOptions{Name: "tour"})
 	require.NoError(t, err)
 	factory.Start(tour.ctx)
 	require.True(t, informer.WaitForCacheSync(tour.ctx, tour.pods, reg))
 	// The reflector records the snapshot's RV once Replace has returned,
-	// which may be just after the informer reported the sync.
+	// which may be just after the informer reported the sync. Nothing the
+	// test can hear marks that moment (no request, no notification), so
+	// this one wait is a condition with a deadline.
 	require.Eventually(t, func() bool {
 		return tour.pods.LastSyncResourceVersion() == "3" && tour.pods.Stats().State == reflector.StateWatching
 	}, waitFor, time.Millisecond)
@@ -122,13 +137,7 @@ func (tour *relistTour) watchDown(t *testing.T) []string {
 	// Every watch request fails from now on, and the open one ends.
 	tour.srv.Faults().FailNext(fakeapi.Failure{Verb: "watch", Resource: "pods", Count: 1 << 20, Code: 503})
 	tour.srv.DropWatches()
-	var out []string
-	require.Eventually(t, func() bool {
-		lines, ok := tour.log.takeThrough("-> " + reflector.KindServerError.String())
-		out = append(out, lines...)
-		return ok
-	}, waitFor, time.Millisecond, "the resume must be tried, and fail")
-	return out
+	return tour.log.waitThrough(t, "-> "+reflector.KindServerError.String(), "the resume must be tried, and fail")
 }
 
 func (tour *relistTour) worldMovesOn(t *testing.T) []string {
@@ -144,43 +153,42 @@ func (tour *relistTour) worldMovesOn(t *testing.T) []string {
 
 func (tour *relistTour) refused(t *testing.T) []string {
 	tour.srv.Faults().Reset() // the watch can get through again: it is answered 410
-	var out []string
-	require.Eventually(t, func() bool {
-		lines, ok := tour.log.takeThrough(`watch rv="3" -> accepted`)
-		out = append(out, lines...)
-		return ok
-	}, waitFor, time.Millisecond, "the resume from RV 3 must reach the server")
-	require.Eventually(t, func() bool { return tour.pods.Stats().Errors[reflector.KindExpired] > 0 }, waitFor, time.Millisecond,
+	out := tour.log.waitThrough(t, `watch rv="3" -> accepted`, "the resume from RV 3 must reach the server")
+	tour.news.until(t, func() bool { return tour.pods.Stats().Errors[reflector.KindExpired] > 0 },
 		"the resume from RV 3 must be refused with 410")
 	return append(out, "errors of kind "+reflector.KindExpired.String()+": 1")
 }
 
 func (tour *relistTour) relist(t *testing.T) []string {
+	// The relist is counted once its snapshot is stored, with no request
+	// or notification after it: a condition with a deadline, as in step 1.
 	require.Eventually(t, func() bool { return tour.pods.Stats().Relists == 1 }, waitFor, time.Millisecond, "one relist")
 	return tour.log.take()
 }
 
 func (tour *relistTour) replace(t *testing.T) []string {
 	// Replace queues the batch; the consumer applies it, perhaps after the
-	// reflector has counted the relist.
-	require.Eventually(t, func() bool {
-		_, cached := tour.pods.Indexer().Get("shop/web-2")
-		return !cached && tour.pods.QueueStats().Depth == 0
-	}, waitFor, time.Millisecond, "web-2 is gone from the cache")
+	// reflector has counted the relist, and tells the handler only once
+	// the cache is written: its three notifications (step 7) mean the
+	// batch is applied.
+	tour.seen.waitCount(t, 3, "the relist is applied and told")
+	_, cached := tour.pods.Indexer().Get("shop/web-2")
+	require.False(t, cached, "web-2 is gone from the cache")
+	require.Zero(t, tour.pods.QueueStats().Depth, "the queue is drained")
 	keys := tour.pods.Indexer().ListKeys()
 	slices.Sort(keys)
 	return []string{fmt.Sprintf("cache %v at RV %s", keys, tour.pods.LastSyncResourceVersion())}
 }
 
 func (tour *relistTour) handlerHears(t *testing.T) []string {
-	require.Eventually(t, func() bool { return tour.seen.count() == 3 }, waitFor, time.Millisecond, "three notifications")
+	tour.seen.waitCount(t, 3, "three notifications")
 	return tour.seen.take()
 }
 
 func (tour *relistTour) watchingAgain(t *testing.T) []string {
 	_, err := tour.srv.Update(pod("shop", "web-1", map[string]string{"tier": "back"})) // RV 7
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return tour.seen.count() == 1 }, waitFor, time.Millisecond, "the update arrives")
+	tour.seen.waitCount(t, 1, "the update arrives")
 	s := tour.pods.Stats()
 	out := append(tour.seen.take(), tour.log.take()...)
 	return append(out, fmt.Sprintf("state %s, last RV %s, relists %d", s.State, s.LastSyncResourceVersion, s.Relists))

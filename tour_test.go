@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -88,6 +89,38 @@ func checkTourPage(t *testing.T, page string, steps []tourStep, observed map[str
 	}
 }
 
+// tourSignal lets a step wait for what it expects without polling: every
+// source of news (a request recorded, a handler called, an error reported)
+// notifies it, and until re-checks its condition on each notification,
+// with a deadline. A notification sent while nobody waits is kept (one is
+// enough: the condition is re-checked in full).
+type tourSignal chan struct{}
+
+func newTourSignal() tourSignal { return make(tourSignal, 1) }
+
+// notify wakes a waiter, if any, or the next one.
+func (s tourSignal) notify() {
+	select {
+	case s <- struct{}{}:
+	default:
+	}
+}
+
+// until returns once cond holds, checked now and after each notification,
+// and fails the test if it does not within waitFor.
+func (s tourSignal) until(t *testing.T, cond func() bool, msg string) {
+	t.Helper()
+	deadline := time.NewTimer(waitFor)
+	defer deadline.Stop()
+	for !cond() {
+		select {
+		case <-s:
+		case <-deadline.C:
+			require.FailNow(t, "timed out waiting: "+msg)
+		}
+	}
+}
+
 // requestLog is a ListerWatcher that writes down every request the reflector
 // makes, so that a tour can quote them. It embeds the real HTTP client, so
 // the reflector sees the same capabilities (WatchList support).
@@ -95,7 +128,8 @@ type requestLog struct {
 	*wire.ListerWatcher
 	mu    sync.Mutex // guards lines and last
 	lines []string
-	last  string // the last line recorded, taken or not
+	last  string     // the last line recorded, taken or not
+	news  tourSignal // notified after each line recorded; nil for none
 }
 
 func (l *requestLog) List(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -128,6 +162,9 @@ func (l *requestLog) record(req string, err error) {
 	}
 	l.last = line
 	l.lines = append(l.lines, line)
+	if l.news != nil {
+		l.news.notify()
+	}
 }
 
 // take returns the lines recorded since the last take.
@@ -136,6 +173,20 @@ func (l *requestLog) take() []string {
 	defer l.mu.Unlock()
 	out := l.lines
 	l.lines = nil
+	return out
+}
+
+// waitThrough waits until a line containing s is recorded, and returns the
+// lines recorded since the last take up to it; the rest stay for the next
+// take.
+func (l *requestLog) waitThrough(t *testing.T, s, msg string) []string {
+	t.Helper()
+	var out []string
+	l.news.until(t, func() bool {
+		lines, ok := l.takeThrough(s)
+		out = append(out, lines...)
+		return ok
+	}, msg)
 	return out
 }
 
@@ -156,9 +207,9 @@ func (l *requestLog) takeThrough(s string) ([]string, bool) {
 
 // recordingFactory returns factory options whose pod informer talks through
 // a requestLog, and the log.
-func recordingFactory(t *testing.T, host string, opts informer.FactoryOptions) (informer.FactoryOptions, *requestLog) {
+func recordingFactory(t *testing.T, host string, opts informer.FactoryOptions, news tourSignal) (informer.FactoryOptions, *requestLog) {
 	t.Helper()
-	log := &requestLog{}
+	log := &requestLog{news: news}
 	opts.ListerWatcher = func(r informer.Resource, metadataOnly bool) (reflector.ListerWatcher, error) {
 		lw, err := wire.New(wire.Config{Host: host}, r.GVR(), wire.Options{Namespace: opts.Namespace})
 		log.ListerWatcher = lw

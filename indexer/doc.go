@@ -23,6 +23,19 @@
 // an equality label selector such as app=web reads). More can be added at any
 // time with AddIndexers; the objects already stored are filed at once.
 //
+// The recipe, run in ExampleIndexer_ByIndex_builtins and Example:
+//
+//	x := indexer.New(indexer.Indexers{"node": byNode}) // your own; nil for none
+//	x.ByIndex(indexer.NamespaceIndex, "shop")                               // by namespace
+//	x.ByIndex(indexer.LabelIndex, indexer.LabelIndexValue("app", "web"))    // by label
+//	x.ByIndex("node", "n1")                                                 // by yours
+//
+// An index of your own is an IndexFunc under a name of your choosing, given
+// to New or, later, to AddIndexers; "namespace" and "labels" are taken
+// (ErrIndexExists, which CheckIndexers reports before anything is built).
+// Through an informer, the same functions go in its Options.Indexers (or
+// its AddIndexers), and a lister reads the built-in ones for you.
+//
 // The label index is maintained only once something needs it (see
 // UseLabelIndex): the first lister List with an equality selector, or the
 // first Indexer read of LabelIndex, builds it from the stored objects, and

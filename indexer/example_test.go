@@ -132,3 +132,37 @@ func ExampleIndexer_ListIndexFuncValues() {
 	// [n1 n2]
 	// [n1]
 }
+
+// The recipe for the built-in indexes: every Indexer has NamespaceIndex and
+// LabelIndex, with nothing to declare. Their names are taken, so an index
+// of one's own needs another name: client-go's habit of declaring
+// "namespace" itself is refused with ErrIndexExists.
+func ExampleIndexer_ByIndex_builtins() {
+	x := indexer.New(nil) // the built-ins need no Indexers
+	_ = x.Add("shop/web-1", newPod("shop", "web-1", "n1", map[string]string{"app": "web", "tier": "front"}))
+	_ = x.Add("shop/db-1", newPod("shop", "db-1", "n1", map[string]string{"app": "db"}))
+	_ = x.Add("blog/web-1", newPod("blog", "web-1", "n2", map[string]string{"app": "web"}))
+
+	// By namespace: the value is the namespace ("" for cluster-scoped).
+	inShop, _ := x.ByIndex(indexer.NamespaceIndex, "shop")
+	fmt.Println("in shop:", names(inShop))
+
+	// By label: one value per label, spelled by LabelIndexValue. The index
+	// is built on its first read, and maintained from then on.
+	web, _ := x.IndexKeys(indexer.LabelIndex, indexer.LabelIndexValue("app", "web"))
+	slices.Sort(web)
+	fmt.Println("app=web:", web)
+
+	// Your own index, beside them: any name but theirs.
+	err := indexer.CheckIndexers(indexer.Indexers{indexer.NamespaceIndex: indexer.NamespaceIndexFunc})
+	fmt.Println(errors.Is(err, indexer.ErrIndexExists))
+	_ = x.AddIndexers(indexer.Indexers{"node": byNode})
+	onN1, _ := x.IndexKeys("node", "n1")
+	slices.Sort(onN1)
+	fmt.Println("on n1:", onN1)
+	// Output:
+	// in shop: [db-1 web-1]
+	// app=web: [blog/web-1 shop/web-1]
+	// true
+	// on n1: [shop/db-1 shop/web-1]
+}

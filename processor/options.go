@@ -49,6 +49,12 @@ func logError(logger *slog.Logger, err error) {
 }
 
 // HandlerOptions configures one registration. The zero value is ready to use.
+//
+// Its doc comments are where the rules of these fields live. A user of an
+// informer does not set this type: informer.HandlerOptions, given to
+// AddEventHandler, carries the same fields (plus an UpdateFilter the
+// informer applies itself) and is copied into this one. Set it directly
+// only when driving a Processor without an informer.
 type HandlerOptions struct {
 	// Name identifies the handler in stats and error reports. Empty means
 	// "handler-N", N being the registration's sequence number.

@@ -101,6 +101,21 @@
 // are AfterFunc timers, whose functions only set a flag and ring the
 // reflector's alarm channel; they are stopped before Run returns.)
 //
+// # The watchdog
+//
+// A watch asks for bookmarks, so a live one is never silent for long: the
+// API server sends one every minute on an idle watch. A watch that says
+// nothing (no event, no bookmark) for longer than
+// [Tunables.StuckWatchFactor] x [Tunables.BookmarkInterval], by default
+// 3 x 1 minute, is presumed dead (a half-open TCP connection, a proxy that
+// swallowed the stream): it is stopped, reported once as [KindStuckWatch],
+// and a new watch is opened at once from the last RV (a relist if the
+// watch was at "" or "0"; see the table above). Silence is counted in
+// ticks of a quarter of the limit, so the watchdog acts between 3m and
+// 3m45s after the last event, never early. A negative StuckWatchFactor
+// turns it off; an informer sets both through Options.Reflector. Script:
+// testdata/watchdog.txt.
+//
 // The watch loop is the hottest code in the package: it runs once per event.
 // It is one select on the context, the alarm and the stream. While events
 // keep coming, a fast path (receive_fast.go, a file a reader can skip) takes

@@ -38,8 +38,14 @@ import (
 // stands still while the reflector works and moves only when a script says
 // "advance". The runner drives the reflector through its public API alone
 // (New, Options, Run, Stats, State, OnError), so the scripts hold whatever
-// its internals become. (datadriven's "still running after 10s" notes,
-// shown with -v or on a failure, count the bubble's time, not the wall's.)
+// its internals become.
+//
+// datadriven notes "still running after 10s" every 10 s a directive runs,
+// on a timer that, inside the bubble, counts the bubble's time: an
+// "advance 5m" earned thirty of them, and a failing script printed pages
+// of them before its diff. They say nothing here (a script that hangs
+// deadlocks the bubble, which synctest reports at once), so quietTB drops
+// them, and a failure shows its diff and nothing else.
 
 func TestScripts(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.txt")
@@ -52,10 +58,29 @@ func TestScripts(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				s := &script{start: time.Now(), poke: make(chan struct{}, 1)}
 				t.Cleanup(s.cancelAll)
-				datadriven.RunTest(t, path, s.command)
+				datadriven.RunTestAny(quietTB{t}, path, func(_ testing.TB, d *datadriven.TestData) string {
+					return s.command(t, d)
+				})
 			})
 		})
 	}
+}
+
+// quietTB is the testing.TB datadriven is given: the test's own, less
+// datadriven's "still running" notes (see above).
+type quietTB struct{ testing.TB }
+
+// stillRunning is how datadriven's notes read after the directive's
+// position.
+const stillRunning = ": still running after "
+
+// Logf drops datadriven's "still running" notes and passes on the rest.
+func (q quietTB) Logf(format string, args ...any) {
+	q.Helper()
+	if msg := fmt.Sprintf(format, args...); strings.Contains(msg, stillRunning) {
+		return
+	}
+	q.TB.Logf(format, args...)
 }
 
 // opensWithWhy checks that a script starts by saying why its behaviour
@@ -487,4 +512,59 @@ func number(t *testing.T, s string) int {
 	_, err := fmt.Sscan(s, &n)
 	check(t, err)
 	return n
+}
+
+// logRecorder passes t on and keeps what was logged through it.
+type logRecorder struct {
+	testing.TB
+	logged *[]string
+}
+
+func (r logRecorder) Logf(format string, args ...any) {
+	r.Helper()
+	*r.logged = append(*r.logged, fmt.Sprintf(format, args...))
+	r.TB.Logf(format, args...)
+}
+
+// A script whose directives let minutes pass logs nothing but its own
+// lines: before quietTB, datadriven noted "still running" every 10 s of
+// the bubble's time (here 12 notes), and a failing script showed them all
+// before its diff.
+func TestScriptsDoNotNoteBubbleTimeAsStillRunning(t *testing.T) {
+	const text = `new watchlist=off
+----
+ok
+
+run
+----
+0:00.000 state Listing
+0:00.000 list rv="0" limit=500
+
+list rv=10
+----
+0:00.000 store replace rv="10" []
+0:00.000 state Watching
+0:00.000 watch rv="10" bookmarks timeout=502s
+
+watch
+----
+(nothing)
+
+advance 2m
+----
+(nothing)
+`
+	var logged []string
+	synctest.Test(t, func(t *testing.T) {
+		s := &script{start: time.Now(), poke: make(chan struct{}, 1)}
+		t.Cleanup(s.cancelAll)
+		datadriven.RunTestFromStringAny(quietTB{logRecorder{t, &logged}}, text, func(_ testing.TB, d *datadriven.TestData) string {
+			return s.command(t, d)
+		})
+	})
+	for _, line := range logged {
+		if strings.Contains(line, stillRunning) {
+			t.Errorf("logged %q", line)
+		}
+	}
 }

@@ -40,15 +40,36 @@
 // pass, for both encodings; watch_decoder_bench_test.go measures how close
 // that gets to the cost of decoding the bare object.
 //
+// "One pass" is the rule for an ordinary event of the watched kind. The
+// exceptions:
+//
+//   - JSON whose "object" comes before "type" (legal; the API server writes
+//     "type" first): the object's bytes are kept and decoded once the type
+//     is known, a second pass over them.
+//   - JSON of another kind than expected: decoded into the expected type,
+//     then handed on as a *runtime.Unknown without its bytes. In protobuf
+//     the envelope names the kind first, so such an object is not decoded
+//     at all; its bytes are copied into the *runtime.Unknown.
+//   - A relist's WatchList made with a reuse cache (relist_reuse.go): in
+//     protobuf, each ADDED object's identity (name, namespace, uid,
+//     resourceVersion) is peeked first, and an object the cache holds
+//     unchanged is not decoded at all (the cached one is handed on); the
+//     others are then decoded in full, reading their metadata twice. In
+//     JSON every object is decoded, and one held unchanged is then replaced
+//     by the cached one. List pages are decoded whole, then reused alike.
+//   - Metadata-only watches (PartialObjectMetadata) follow the same paths,
+//     into the smaller type.
+//
 // Frames are bounded (Config.MaxFrameBytes). A frame that is too large or
 // malformed ends the watch with a final watch.Error event and a *FrameError
 // from (*Watcher).Err; our reflector then relists, to get past it, since a
 // watch from the same resourceVersion would meet it again. A body that does
 // not decode, JSON or protobuf, list or watch frame, wraps
 // reflector.ErrDecode (ErrMalformedObject, ErrMalformedFrame): one failure
-// in the reflector's one taxonomy, KindDecode. A stream cut
-// inside a frame just ends, because that is what a restarting server looks
-// like and the cure is the same: watch again from the last resourceVersion.
+// in the reflector's one taxonomy, KindDecode. A stream cut inside a frame
+// is not a normal close: (*Watcher).Err is a *FrameError of
+// ErrTruncatedFrame, which the reflector files as KindNetwork and backs off
+// from before it watches again from the last resourceVersion.
 // The table on Watcher lists every ending.
 //
 // # Errors

@@ -57,7 +57,9 @@ var (
 
 	// ErrTruncatedFrame means the stream ended in the middle of a frame (the
 	// connection closed or was reset). No event is delivered for the partial
-	// frame; this is the ordinary way a watch dies when a server restarts.
+	// frame. It is a network failure, not a normal close: its Cause is
+	// io.ErrUnexpectedEOF or the transport error, so the reflector files
+	// it as KindNetwork and backs off before watching again.
 	ErrTruncatedFrame = errors.New("wire: watch stream ended inside a frame")
 
 	// ErrMalformedObject means a non-watch response body (a list page, one

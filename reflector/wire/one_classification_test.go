@@ -49,3 +49,23 @@ func TestWireFailuresHaveOneClassification(t *testing.T) {
 		})
 	}
 }
+
+// A stream cut inside a frame is not a normal close (Err nil, re-watch at
+// once): it is a network failure, which the reflector backs off from, in
+// either encoding, and no event is made of the half frame.
+func TestCutFrameIsANetworkFailure(t *testing.T) {
+	pbEnc := newWireEncoder(ContentTypeProtobuf)
+	pbFrame := pbEnc.rawFrame(t, "ADDED", append([]byte("k8s\x00"), 0x0a, 0x00))
+	cut := map[string][]byte{
+		ContentTypeJSON:   []byte(`{"type":"ADDED","object":{"metadata":{"name":"half"`),
+		pbEnc.contentType: pbFrame[:len(pbFrame)-1],
+	}
+	for mt, stream := range cut {
+		t.Run(mt, func(t *testing.T) {
+			evs, err := watchStream(t, mt, stream, nil)
+			assert.Empty(t, evs)
+			require.ErrorIs(t, err, ErrTruncatedFrame)
+			assert.Equal(t, reflector.KindNetwork, reflector.KindOf(err), "Err: %v", err)
+		})
+	}
+}

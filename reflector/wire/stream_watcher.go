@@ -26,10 +26,13 @@ import (
 //	connection fails between frames       (none)               the wrapped transport error
 //	oversized or malformed frame          watch.Error+Status   *FrameError{Kind: ErrFrameTooLarge or ErrMalformedFrame}
 //
-// A cut stream looks like a normal close because that is what a restarting
-// server produces, and the right reaction is the same: watch again from the
-// last resourceVersion. An oversized or malformed frame, on the other hand,
-// is the server (or a proxy) sending something we refuse; the final
+// A stream cut inside a frame is not a normal close: no event is sent
+// for the partial frame, and Err returns the *FrameError, whose Cause
+// (io.ErrUnexpectedEOF or the transport error) makes the reflector file
+// it as KindNetwork, back off, and watch again from the last
+// resourceVersion (docs/reliability.md, CutMidFrame). Only a close
+// between frames (Err nil) re-watches at once. An oversized or malformed
+// frame is the server (or a proxy) sending something we refuse; the final
 // watch.Error event carries a metav1.Status (Code 500, Reason InternalError,
 // a Cause whose Type is "FrameTooLarge" or "MalformedFrame", and a second,
 // "ClientWatchDecoding", as apimachinery's own StreamWatcher writes it) so

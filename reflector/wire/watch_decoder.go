@@ -27,6 +27,10 @@ import (
 //   - protobuf: the frame is read into a reused buffer, the two envelopes
 //     (WatchEvent, runtime.Unknown) are walked in place, and the object's
 //     bytes are unmarshalled once.
+//
+// That is the rule for an ordinary event of the watched kind; doc.go
+// ("Decoding a watch once") lists the exceptions: "object" before "type",
+// an object of another kind, and relists that reuse cached objects.
 
 // eventDecoder turns a watch body into events. It is used by one goroutine
 // at a time and is not safe for concurrent use.
