@@ -82,6 +82,14 @@ func (g *Gate) Enter(ctx context.Context) (context.Context, func(), error) {
 	}
 }
 
+// Admit is Enter for one key of a reconcile.Loop (it is a reconcile.Gate,
+// so a Loop plugs in with Gate: &gate): every key waits for a term and is
+// reconciled under it, and the term's Lead waits for that reconcile.
+func (g *Gate) Admit(ctx context.Context, _ string) (term context.Context, leave func(), ok bool, err error) {
+	term, leave, err = g.Enter(ctx)
+	return term, leave, err == nil, err
+}
+
 func (g *Gate) leave(term context.Context, left chan struct{}) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
