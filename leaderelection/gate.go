@@ -13,6 +13,7 @@ import (
 //
 //	elector := leaderelection.New(leaderelection.Options{..., Callbacks: leaderelection.Callbacks{OnStartedLeading: gate.Lead}})
 //	worker:  for { term, leave, err := gate.Enter(ctx); if err != nil { return }; work(term); leave() }
+//	or:      loop := &reconcile.Loop{Queue: q, Reconcile: r, Gate: &gate} // Admit is Enter per key
 //
 // Lead holds a term open until its context ends and every worker that
 // entered has left, so the Elector starts no new term, and releases no
