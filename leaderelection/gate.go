@@ -13,6 +13,7 @@ import (
 //
 //	elector := leaderelection.New(leaderelection.Options{..., Callbacks: leaderelection.Callbacks{OnStartedLeading: gate.Lead}})
 //	worker:  for { term, leave, err := gate.Enter(ctx); if err != nil { return }; work(term); leave() }
+//	or:      loop := &reconcile.Loop{Queue: q, Reconcile: r, Gate: &gate} // Admit is Enter per key
 //
 // Lead holds a term open until its context ends and every worker that
 // entered has left, so the Elector starts no new term, and releases no
@@ -80,6 +81,14 @@ func (g *Gate) Enter(ctx context.Context) (context.Context, func(), error) {
 		case <-opened:
 		}
 	}
+}
+
+// Admit is Enter for one key of a reconcile.Loop (it is a reconcile.Gate,
+// so a Loop plugs in with Gate: &gate): every key waits for a term and is
+// reconciled under it, and the term's Lead waits for that reconcile.
+func (g *Gate) Admit(ctx context.Context, _ string) (term context.Context, leave func(), ok bool, err error) {
+	term, leave, err = g.Enter(ctx)
+	return term, leave, err == nil, err
 }
 
 func (g *Gate) leave(term context.Context, left chan struct{}) {

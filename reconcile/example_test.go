@@ -43,5 +43,5 @@ func ExampleLoop() {
 	// Output:
 	// retrying shop/web: the API server is busy
 	// reconciled shop/web on try 2
-	// stopped: <nil> {1 1 0 0}
+	// stopped: <nil> {1 1 0 0 0}
 }

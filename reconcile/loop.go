@@ -23,11 +23,22 @@ type Result struct {
 // look again. ctx ends when the loop stops.
 type Func func(ctx context.Context, key string) (Result, error)
 
-// Gate holds the workers back until they may work. Wait returns nil when
-// they may, or an error (ctx's, say) when they never will: then Run
-// returns it without starting them. A leader election waits to lead.
+// Gate admits a worker to one key: it is where leader election
+// (leaderelection.Gate) and the shards of a fleet (sharding.Coordinator)
+// plug in. The loop asks Admit for every key it takes from the queue, and
+// Admit may block until it can answer (a standby waits for its term):
+//
+//   - ok: reconcile key under term, which ends when this replica's right
+//     to work on key ends (the term, the shard's lease); leave must be
+//     called once that work has stopped, and the gate hands the right over
+//     only after every leave, so a term never ends under a running
+//     reconcile on the lease holder's side.
+//   - not ok: the gate has kept key (a shard held elsewhere parks it) and
+//     puts it back in the queue when it may be worked on; the loop drops it.
+//   - err: the gate will never admit again (ctx ended, say); the loop
+//     stops, and Run returns err unless its own ctx ended.
 type Gate interface {
-	Wait(ctx context.Context) error
+	Admit(ctx context.Context, key string) (term context.Context, leave func(), ok bool, err error)
 }
 
 // Loop runs Workers goroutines over Queue, each calling Reconcile for one
@@ -39,14 +50,15 @@ type Loop struct {
 	Reconcile Func
 	// Workers is how many keys are reconciled at once; 0 means 1.
 	Workers int
-	// Gate, when set, is waited on before any worker starts.
+	// Gate, when set, admits each key: a key is reconciled only while the
+	// gate lets it through, under a context that ends with the gate's term.
 	Gate Gate
 	// OnError, when set, hears each failed key: the error Reconcile
 	// returned, or a *PanicError. It is called from the worker, so it must
 	// not block for long.
 	OnError func(key string, err error)
 
-	reconciled, failed, panicked, requeued atomic.Uint64
+	reconciled, failed, panicked, requeued, cut atomic.Uint64
 }
 
 // Stats counts what the loop did with keys since it started.
@@ -55,12 +67,13 @@ type Stats struct {
 	Failed     uint64 // calls that returned an error or panicked
 	Panicked   uint64 // calls that panicked (also counted in Failed)
 	Requeued   uint64 // successes with RequeueAfter
+	Cut        uint64 // errors after the term or the loop ended: put back, not failures
 }
 
 // Stats returns the loop's counts. It is safe to call at any time.
 func (l *Loop) Stats() Stats {
 	return Stats{Reconciled: l.reconciled.Load(), Failed: l.failed.Load(),
-		Panicked: l.panicked.Load(), Requeued: l.requeued.Load()}
+		Panicked: l.panicked.Load(), Requeued: l.requeued.Load(), Cut: l.cut.Load()}
 }
 
 // ErrIncomplete is Run's answer for a Loop without a Queue or a
@@ -78,41 +91,84 @@ func (e *PanicError) Error() string {
 	return fmt.Sprintf("reconcile: %q panicked: %v", e.Key, e.Value)
 }
 
-// Run waits on the Gate, starts the workers, and blocks until ctx ends;
+// Run starts the workers and blocks until ctx ends or the Gate fails;
 // then it drains the queue (the keys in hand are finished) and returns
-// once every worker has stopped. It returns the Gate's error, or nil.
-// Run owns the queue's end: the queue is shut down when Run returns.
+// once every worker has stopped. It returns the Gate's error, or nil when
+// ctx ended. Run owns the queue's end: the queue is shut down when Run
+// returns.
 func (l *Loop) Run(ctx context.Context) error {
 	if l.Queue == nil || l.Reconcile == nil {
 		return ErrIncomplete
 	}
-	if l.Gate != nil {
-		if err := l.Gate.Wait(ctx); err != nil {
-			l.Queue.ShutDown()
-			return err
-		}
-	}
+	wctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	var wg sync.WaitGroup
 	for range max(l.Workers, 1) {
-		wg.Go(func() { l.work(ctx) })
+		wg.Go(func() { l.work(wctx, stop) })
 	}
-	<-ctx.Done()
+	<-wctx.Done()
 	l.Queue.ShutDownWithDrain()
 	wg.Wait()
+	if ctx.Err() == nil {
+		return context.Cause(wctx) // only a Gate's error ends wctx first
+	}
 	return nil
 }
 
-// work takes keys until the queue shuts down.
-func (l *Loop) work(ctx context.Context) {
+// work takes keys until the queue shuts down; a Gate's error stops the
+// loop.
+func (l *Loop) work(ctx context.Context, stop context.CancelCauseFunc) {
 	for {
 		key, shutdown := l.Queue.Get()
 		if shutdown {
 			return
 		}
-		res, err := l.call(ctx, key)
-		l.finish(key, res, err)
+		if err := l.process(ctx, key); err != nil {
+			stop(err)
+		}
 		l.Queue.Done(key)
 	}
+}
+
+// process admits key through the Gate, reconciles it under the context
+// of the loop and the term together, leaves the term, and files the
+// outcome.
+func (l *Loop) process(ctx context.Context, key string) error {
+	work, leave := ctx, func() {}
+	if l.Gate != nil {
+		term, left, ok, err := l.Gate.Admit(ctx, key)
+		if err != nil {
+			return fmt.Errorf("reconcile: gate: %w", err)
+		}
+		if !ok {
+			l.Queue.Forget(key) // parked by the gate, which gives it back
+			return nil
+		}
+		var end context.CancelFunc
+		work, end = within(ctx, term)
+		leave = func() {
+			end()
+			if left != nil {
+				left()
+			}
+		}
+	}
+	res, err := l.call(work, key)
+	cut := work.Err() != nil
+	leave()
+	l.finish(key, res, err, cut)
+	return nil
+}
+
+// within returns a context that ends when ctx or term does: a reconcile
+// may go on only while the loop runs and the term lasts.
+func within(ctx, term context.Context) (context.Context, context.CancelFunc) {
+	work, cancel := context.WithCancelCause(ctx)
+	if term == nil {
+		return work, func() { cancel(nil) }
+	}
+	detach := context.AfterFunc(term, func() { cancel(context.Cause(term)) })
+	return work, func() { detach(); cancel(nil) }
 }
 
 // call runs Reconcile, turning a panic into a *PanicError.
@@ -127,8 +183,18 @@ func (l *Loop) call(ctx context.Context, key string) (res Result, err error) {
 }
 
 // finish is the one place that decides what becomes of a key (the table
-// in the package doc).
-func (l *Loop) finish(key string, res Result, err error) {
+// in the package doc). cut says that the reconcile's context ended while
+// it ran: the loop is stopping or the term is over.
+func (l *Loop) finish(key string, res Result, err error, cut bool) {
+	var pe *PanicError
+	if err != nil && cut && !errors.As(err, &pe) {
+		// Cut short, not failed: no backoff, no report. The key goes back;
+		// the Gate holds it until this replica may work on it again, and
+		// a stopping queue drops it.
+		l.cut.Add(1)
+		l.Queue.Add(key)
+		return
+	}
 	if err != nil {
 		l.failed.Add(1)
 		l.Queue.AddRateLimited(key)

@@ -143,42 +143,72 @@ func TestShutdownDrains(t *testing.T) {
 	})
 }
 
-type gate chan error
-
-func (g gate) Wait(ctx context.Context) error {
-	select {
-	case err := <-g:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+// gate admits the keys in open under term, parks the others (noting
+// them), and fails with err once set.
+type gate struct {
+	mu     sync.Mutex // guards all
+	open   map[string]bool
+	term   context.Context
+	parked []string
+	left   int
+	err    error
 }
 
-// No key is reconciled before the Gate opens; a Gate that fails ends Run
-// with its error and no worker started.
-func TestGateHoldsTheWorkers(t *testing.T) {
+func (g *gate) Admit(_ context.Context, key string) (context.Context, func(), bool, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.err != nil {
+		return nil, nil, false, g.err
+	}
+	if !g.open[key] {
+		g.parked = append(g.parked, key)
+		return nil, nil, false, nil
+	}
+	return g.term, func() { g.mu.Lock(); g.left++; g.mu.Unlock() }, true, nil
+}
+
+// The per-key Gate: a key not admitted is dropped (the gate keeps it); an
+// admitted one runs under the term and leaves it after Reconcile
+// returns; the term's end cancels a running reconcile, whose error puts
+// the key back without backoff or report; a failing Gate ends Run with
+// its error.
+func TestGateAdmitsPerKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := &workqueue.Queue[string]{}
 		c := &calls{start: time.Now()}
-		g := make(gate, 1)
-		l := &reconcile.Loop{Queue: q, Gate: g, Reconcile: func(_ context.Context, key string) (reconcile.Result, error) {
-			c.note(key)
-			return reconcile.Result{}, nil
-		}}
+		term, endTerm := context.WithCancel(t.Context())
+		g := &gate{open: map[string]bool{"mine": true}, term: term}
+		var reported []error
+		l := &reconcile.Loop{Queue: q, Gate: g, OnError: func(_ string, err error) { reported = append(reported, err) },
+			Reconcile: func(ctx context.Context, key string) (reconcile.Result, error) {
+				if c.note(key) == 1 {
+					<-ctx.Done() // the term ends under it
+					return reconcile.Result{}, ctx.Err()
+				}
+				return reconcile.Result{}, nil
+			}}
 		stop := runLoop(t, l)
-		q.Add("a")
-		time.Sleep(time.Hour)
+		q.Add("theirs")
+		q.Add("mine")
 		synctest.Wait()
-		assert.Empty(t, c.of("a"), "reconciled before the gate opened")
-		g <- nil
+		assert.Empty(t, c.of("theirs"), "reconciled a key the gate did not admit")
+		assert.Equal(t, []string{"theirs"}, g.parked)
+		assert.Len(t, c.of("mine"), 1)
+		endTerm()
 		synctest.Wait()
-		assert.Equal(t, []time.Duration{time.Hour}, c.of("a"))
+		assert.Len(t, c.of("mine"), 2, "put back at once, no backoff")
+		assert.Empty(t, reported, "a cut reconcile is not a failure")
+		assert.Equal(t, reconcile.Stats{Reconciled: 1, Cut: 1}, l.Stats())
+		assert.Equal(t, 2, g.left, "left after each reconcile")
+		assert.Zero(t, q.NumRequeues("mine"))
 		require.NoError(t, stop())
 
 		lost := errors.New("lost the election")
-		g <- lost
-		l2 := &reconcile.Loop{Queue: &workqueue.Queue[string]{}, Gate: g, Reconcile: l.Reconcile}
+		q2 := &workqueue.Queue[string]{}
+		q2.Add("mine")
+		l2 := &reconcile.Loop{Queue: q2, Gate: &gate{err: lost}, Reconcile: l.Reconcile}
 		assert.ErrorIs(t, l2.Run(t.Context()), lost)
+		assert.True(t, q2.ShuttingDown())
 	})
 }
 

@@ -246,6 +246,19 @@ func (c *Coordinator) Enter(key string) (ctx context.Context, leave func(), ok b
 	return term, func() { once.Do(func() { c.leave(shard, term, left) }) }, true
 }
 
+// Admit is Enter for a reconcile.Loop (it is a reconcile.Gate, so a Loop
+// plugs in with Gate: coordinator): a key of a held shard is reconciled
+// under the shard's term, and one of another shard is parked and dropped
+// by the loop until this replica takes the shard. It fails only when ctx
+// is done: the loop is stopping.
+func (c *Coordinator) Admit(ctx context.Context, key string) (term context.Context, leave func(), ok bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, false, err
+	}
+	term, leave, ok = c.Enter(key)
+	return term, leave, ok, nil
+}
+
 func (c *Coordinator) leave(shard int, term context.Context, left chan struct{}) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed31a95821/informer/leaderelection"
+	"github.com/seed31a95821/informer/reconcile"
 	"github.com/seed31a95821/informer/workqueue"
 )
 
@@ -62,8 +63,8 @@ type span struct {
 	start, end   time.Time
 }
 
-// shardFleet runs replicas, each with its queue, two workers and a
-// Coordinator, every replica fed every key (as every replica's informer
+// shardFleet runs replicas, each with its queue, a Coordinator and a
+// reconcile.Loop of two workers behind it, every replica fed every key (as every replica's informer
 // sees every object).
 type shardFleet struct {
 	t      *testing.T
@@ -80,6 +81,7 @@ type replica struct {
 	coord  *Coordinator
 	queue  *workqueue.Queue[string]
 	down   atomic.Bool
+	begun  atomic.Int32 // reconciles started
 	cancel context.CancelFunc
 	done   sync.WaitGroup
 }
@@ -92,25 +94,20 @@ func (f *shardFleet) start(id string) *replica {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	r.done.Go(func() { r.coord.Run(ctx) })
-	for range 2 {
-		r.done.Go(func() {
-			for {
-				key, shutdown := r.queue.Get()
-				if shutdown {
-					return
-				}
-				if _, leave, ok := r.coord.Enter(key); ok {
-					start := time.Now()
-					time.Sleep(10 * time.Millisecond) // the reconcile
-					f.mu.Lock()
-					f.spans = append(f.spans, span{id, key, start, time.Now()})
-					f.mu.Unlock()
-					leave()
-				}
-				r.queue.Done(key)
+	loop := &reconcile.Loop{Queue: r.queue, Workers: 2, Gate: r.coord,
+		Reconcile: func(ctx context.Context, key string) (reconcile.Result, error) {
+			start := time.Now()
+			r.begun.Add(1)
+			if !r.coord.Holds(key) && !r.down.Load() {
+				f.t.Errorf("%s reconciled %s without its shard", id, key)
 			}
-		})
-	}
+			time.Sleep(10 * time.Millisecond) // the reconcile
+			f.mu.Lock()
+			f.spans = append(f.spans, span{id, key, start, time.Now()})
+			f.mu.Unlock()
+			return reconcile.Result{}, nil
+		}}
+	r.done.Go(func() { _ = loop.Run(ctx) })
 	for _, k := range f.keys {
 		r.queue.Add(k)
 	}
@@ -122,8 +119,7 @@ func (f *shardFleet) start(id string) *replica {
 
 func (f *shardFleet) stop(id string) {
 	r := f.replicas[id]
-	r.cancel()
-	r.queue.ShutDownWithDrain()
+	r.cancel() // the Loop drains and shuts its queue down
 	r.done.Wait()
 }
 
@@ -258,4 +254,49 @@ func (f *shardFleet) keyOf(s int) string {
 		}
 	}
 	return ""
+}
+
+// A coordinator is a reconcile.Gate: a Loop plugs in with Gate: coord.
+var _ reconcile.Gate = (*Coordinator)(nil)
+
+// A Loop behind a Coordinator reconciles no key of a shard held by
+// another replica (the Reconcile of the harness fails the test if one
+// runs without its shard), and reconciles the keys of a shard at once
+// when it takes the shard. b holds all 8 shards; a starts with every key
+// queued and reconciles none until the plan gives it its half; then a
+// reconciles exactly the keys of its shards, each after taking it. With
+// the old once-only gate a has no way to hold a key back: it reconciles
+// every key at start.
+func TestLoopBehindCoordinatorWorksOnlyOnHeldShards(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &shardFleet{t: t, shards: 8, replicas: map[string]*replica{}}
+		for i := range 100 {
+			f.keys = append(f.keys, fmt.Sprintf("ns/key-%d", i))
+		}
+		f.start("b")
+		settle(10 * time.Second)
+		require.Len(t, f.replicas["b"].coord.Held(), 8)
+
+		a := f.start("a")
+		synctest.Wait()
+		require.Zero(t, a.begun.Load(), "a reconciled before holding a shard")
+		settle(20 * time.Second)
+		held := f.held()
+		require.Len(t, f.replicas["a"].coord.Held(), 4, "%v", held)
+		byA := map[string]bool{}
+		f.mu.Lock()
+		for _, s := range f.spans {
+			if s.replica == "a" {
+				byA[s.key] = true
+			}
+		}
+		f.mu.Unlock()
+		for _, key := range f.keys {
+			mine := held[ShardOf(key, 8)] == "a"
+			require.Equal(t, mine, byA[key], "%s of shard %d (held by %s)", key, ShardOf(key, 8), held[ShardOf(key, 8)])
+		}
+		f.requireNoOverlap()
+		f.stop("a")
+		f.stop("b")
+	})
 }

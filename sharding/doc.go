@@ -9,7 +9,8 @@
 // replica runs its informers and queues every key, as a warm standby
 // does; its workers ask Coordinator.Enter, which lets the key through
 // under the shard's term, or parks it until this replica takes the shard
-// (then it goes back to the queue at once).
+// (then it goes back to the queue at once). A reconcile.Loop does this with
+// Gate: coordinator.
 //
 // # Who holds what
 //
