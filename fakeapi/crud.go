@@ -173,7 +173,7 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req request
 		}
 	}
 	deleted, err := s.write(func(st *store) (runtime.Object, error) {
-		return s.deleteOne(st, req, req.namespace, req.name, pre, opts.GracePeriodSeconds)
+		return s.deleteOne(st, req, req.namespace, req.name, pre, opts)
 	})
 	if err != nil {
 		s.writeError(w, r, err)

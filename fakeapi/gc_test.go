@@ -1,0 +1,161 @@
+package fakeapi
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// gcFixture is a server holding configmaps that own one another.
+type gcFixture struct {
+	t    *testing.T
+	srv  *Server
+	base string
+}
+
+func newGCFixture(t *testing.T) *gcFixture {
+	srv := startServer(t, Options{})
+	return &gcFixture{t: t, srv: srv, base: srv.URL() + "/api/v1/namespaces/default/configmaps"}
+}
+
+// create makes a configmap owned by owners (blocking their deletion) with
+// the given finalizers, and returns its UID.
+func (f *gcFixture) create(name string, finalizers []string, owners ...string) string {
+	f.t.Helper()
+	refs := ""
+	for i, o := range owners {
+		if i > 0 {
+			refs += ","
+		}
+		refs += fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","name":%q,"uid":%q,"blockOwnerDeletion":true}`, o, f.uid(o))
+	}
+	fin := ""
+	for i, x := range finalizers {
+		if i > 0 {
+			fin += ","
+		}
+		fin += fmt.Sprintf("%q", x)
+	}
+	code, body, _ := do(f.t, http.MethodPost, f.base, mediaJSON,
+		fmt.Sprintf(`{"metadata":{"name":%q,"ownerReferences":[%s],"finalizers":[%s]}}`, name, refs, fin))
+	require.Equal(f.t, http.StatusCreated, code, "%s", body)
+	return string(decodeJSON(f.t, body).(*corev1.ConfigMap).UID)
+}
+
+func (f *gcFixture) get(name string) *corev1.ConfigMap {
+	f.t.Helper()
+	code, body, _ := do(f.t, http.MethodGet, f.base+"/"+name, "", "")
+	if code == http.StatusNotFound {
+		return nil
+	}
+	require.Equal(f.t, http.StatusOK, code, "%s", body)
+	return decodeJSON(f.t, body).(*corev1.ConfigMap)
+}
+
+func (f *gcFixture) uid(name string) string {
+	f.t.Helper()
+	cm := f.get(name)
+	require.NotNil(f.t, cm, "%s exists", name)
+	return string(cm.UID)
+}
+
+// delete deletes name with a propagation policy ("" for none).
+func (f *gcFixture) delete(name, policy string) *corev1.ConfigMap {
+	f.t.Helper()
+	body := ""
+	if policy != "" {
+		body = fmt.Sprintf(`{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":%q}`, policy)
+	}
+	code, out, _ := do(f.t, http.MethodDelete, f.base+"/"+name, mediaJSON, body)
+	require.Equal(f.t, http.StatusOK, code, "%s", out)
+	return decodeJSON(f.t, out).(*corev1.ConfigMap)
+}
+
+// deletions lists the names of the configmaps deleted, in order.
+func (f *gcFixture) deletions() []string {
+	var names []string
+	for _, w := range f.srv.Writes() {
+		if cm, ok := w.Object.(*corev1.ConfigMap); ok && w.Type == "DELETED" {
+			names = append(names, cm.Name)
+		}
+	}
+	return names
+}
+
+func TestGarbageCollectionBackground(t *testing.T) {
+	f := newGCFixture(t)
+	f.create("owner", nil)
+	f.create("other", nil)
+	f.create("child", nil, "owner")
+	f.create("grandchild", nil, "child")
+	f.create("shared", nil, "owner", "other")
+
+	f.delete("owner", "")
+
+	require.Nil(t, f.get("child"), "a dependent goes with its owner")
+	require.Nil(t, f.get("grandchild"), "and its own dependents after it")
+	shared := f.get("shared")
+	require.NotNil(t, shared, "a dependent with another owner stays")
+	require.Len(t, shared.OwnerReferences, 1)
+	require.Equal(t, "other", shared.OwnerReferences[0].Name, "losing only the reference to the gone owner")
+	require.Equal(t, []string{"owner", "child", "grandchild"}, f.deletions(), "the owner first")
+}
+
+func TestGarbageCollectionAfterFinalizers(t *testing.T) {
+	f := newGCFixture(t)
+	f.create("owner", []string{"example.com/hold"})
+	f.create("child", nil, "owner")
+
+	f.delete("owner", "Background")
+	require.NotNil(t, f.get("child"), "the owner is not gone yet")
+
+	code, body, _ := do(t, http.MethodPatch, f.base+"/owner", mediaMerge, `{"metadata":{"finalizers":null}}`)
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	require.Nil(t, f.get("child"), "collected once the owner's last finalizer went")
+}
+
+func TestGarbageCollectionForeground(t *testing.T) {
+	f := newGCFixture(t)
+	f.create("owner", nil)
+	f.create("child", nil, "owner")
+	f.create("held", []string{"example.com/hold"}, "owner")
+	f.create("grandchild", nil, "child")
+
+	owner := f.delete("owner", "Foreground")
+	require.NotNil(t, owner.DeletionTimestamp, "the owner is marked")
+	require.Contains(t, owner.Finalizers, "foregroundDeletion")
+
+	require.Nil(t, f.get("child"), "dependents are deleted first")
+	require.Nil(t, f.get("grandchild"))
+	require.NotNil(t, f.get("held").DeletionTimestamp, "a dependent with a finalizer is only marked")
+	require.NotNil(t, f.get("owner"), "and blocks its owner")
+
+	code, body, _ := do(t, http.MethodPatch, f.base+"/held", mediaMerge, `{"metadata":{"finalizers":null}}`)
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	require.Nil(t, f.get("owner"), "the owner goes after its last blocking dependent")
+	require.Equal(t, []string{"grandchild", "child", "held", "owner"}, f.deletions())
+}
+
+func TestGarbageCollectionOrphan(t *testing.T) {
+	f := newGCFixture(t)
+	f.create("owner", nil)
+	f.create("child", nil, "owner")
+
+	owner := f.delete("owner", "Orphan")
+	require.Contains(t, owner.Finalizers, "orphan", "the answer shows the owner marked")
+	require.Nil(t, f.get("owner"), "then the collector lets it go")
+	child := f.get("child")
+	require.NotNil(t, child, "its dependent stays")
+	require.Empty(t, child.OwnerReferences, "without the reference")
+}
+
+func TestGarbageCollectionBadPolicy(t *testing.T) {
+	f := newGCFixture(t)
+	f.create("owner", nil)
+	code, body, _ := do(t, http.MethodDelete, f.base+"/owner", mediaJSON, `{"propagationPolicy":"Sideways"}`)
+	require.Equal(t, http.StatusBadRequest, code, "%s", body)
+	require.NotNil(t, f.get("owner"))
+}
