@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -158,4 +159,29 @@ func TestGarbageCollectionBadPolicy(t *testing.T) {
 	code, body, _ := do(t, http.MethodDelete, f.base+"/owner", mediaJSON, `{"propagationPolicy":"Sideways"}`)
 	require.Equal(t, http.StatusBadRequest, code, "%s", body)
 	require.NotNil(t, f.get("owner"))
+}
+
+// A custom resource owns a configmap; a client deletes it with
+// DeleteOptions in the resource's own group version, as client-go and
+// this module's client do, which the real server accepts for every group.
+func TestGarbageCollectionOfACustomResourcesDependents(t *testing.T) {
+	f := newGCFixture(t)
+	code, body, _ := do(t, http.MethodPost, f.srv.URL()+"/apis/apiextensions.k8s.io/v1/customresourcedefinitions", mediaJSON, widgetCRD)
+	require.Equal(t, http.StatusCreated, code, "%s", body)
+	widgets := f.srv.URL() + "/apis/example.com/v1/namespaces/default/widgets"
+	code, body, _ = do(t, http.MethodPost, widgets, mediaJSON, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"}}`)
+	require.Equal(t, http.StatusCreated, code, "%s", body)
+	var w struct {
+		Metadata struct{ UID string } `json:"metadata"`
+	}
+	require.NoError(t, json.Unmarshal(body, &w))
+	code, body, _ = do(t, http.MethodPost, f.base, mediaJSON, fmt.Sprintf(
+		`{"metadata":{"name":"child","ownerReferences":[{"apiVersion":"example.com/v1","kind":"Widget","name":"w1","uid":%q,"controller":true}]}}`, w.Metadata.UID))
+	require.Equal(t, http.StatusCreated, code, "%s", body)
+
+	code, body, _ = do(t, http.MethodDelete, widgets+"/w1", mediaJSON, `{"kind":"DeleteOptions","apiVersion":"example.com/v1","propagationPolicy":"Foreground"}`)
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	require.Nil(t, f.get("child"))
+	code, _, _ = do(t, http.MethodGet, widgets+"/w1", "", "")
+	require.Equal(t, http.StatusNotFound, code)
 }
