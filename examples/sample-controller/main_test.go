@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/seed31a95821/informer/integration/realapi"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -65,11 +67,9 @@ func TestCodeLinesCounts(t *testing.T) {
 }
 
 // TestKubectl runs the controller against cmd/fakeapi and drives it with
-// the real kubectl, as a user would a cluster: the CRD and a Foo applied,
-// the Deployment made and owned, the Foo's status following the
-// Deployment's, the replicas following the Foo's, the events, the warning
-// for a Deployment that is someone else's, and the Deployment collected
-// with its Foo. It builds both commands, so it does not run under -short.
+// the real kubectl, as a user would a cluster (see driveWithKubectl),
+// down to the Deployment collected with its Foo. It builds both commands,
+// so it does not run under -short.
 func TestKubectl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two binaries and runs kubectl")
@@ -80,23 +80,51 @@ func TestKubectl(t *testing.T) {
 	}
 	dir := t.TempDir()
 	build(t, filepath.Join(dir, "fakeapi"), "github.com/seed31a95821/informer/cmd/fakeapi")
-	build(t, filepath.Join(dir, "sample-controller"), ".")
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	start(t, filepath.Join(dir, "fakeapi"), "-listen", "127.0.0.1:0", "-token", "t0ken", "-kubeconfig-out", kubeconfig)
-	k := &kubectlRunner{t: t, path: kubectl, dir: dir, env: append(os.Environ(), "KUBECONFIG="+kubeconfig, "HOME="+dir)}
+	k := driveWithKubectl(t, kubectl, dir, kubeconfig)
 
-	require.Contains(t, k.run("apply", "-f", "testdata/crd.yaml"), "created")
-	k.run("wait", "--for=condition=Established", "crd/foos.samplecontroller.k8s.io", "--timeout=20s")
+	// fakeapi plays kube-controller-manager's garbage collector.
+	require.Contains(t, k.run("delete", "foo", "example-foo"), "deleted")
+	k.eventually("", "get", "deploy", "-l", "controller=example-foo", "-o", "name")
+}
+
+// TestRealAPI is TestKubectl against a real kube-apiserver (and etcd), from
+// the realapi harness. That server runs no controller manager, so no
+// garbage collector: the Deployment of a deleted Foo stays, and the test
+// does not delete one. Not under -short.
+func TestRealAPI(t *testing.T) {
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not on the PATH")
+	}
+	cluster := realapi.Start(t)
+	driveWithKubectl(t, kubectl, t.TempDir(), cluster.Kubeconfig)
+}
+
+// driveWithKubectl builds and starts the controller against the cluster of
+// kubeconfig and drives it with the real kubectl: the CRD and a Foo
+// applied, the Deployment made and controlled by the Foo, the Foo's status
+// following the Deployment's, the replicas following the Foo's, the
+// events, and the warning for a Deployment that is someone else's.
+func driveWithKubectl(t *testing.T, kubectl, dir, kubeconfig string) *kubectlRunner {
+	build(t, filepath.Join(dir, "sample-controller"), ".")
+	k := &kubectlRunner{t: t, path: kubectl, dir: dir, env: append(os.Environ(), "KUBECONFIG="+kubeconfig, "HOME="+dir)}
+	k.run("apply", "-f", "testdata/crd.yaml")
+	k.run("wait", "--for=condition=Established", "crd/foos.samplecontroller.k8s.io", "--timeout=30s")
 	health := start(t, filepath.Join(dir, "sample-controller"), "-kubeconfig", kubeconfig, "-health-addr", "127.0.0.1:0", "-workers", "2")
 	require.Equal(t, http.StatusOK, get(t, health+"/healthz"))
 	require.Eventually(t, func() bool { return get(t, health+"/readyz") == http.StatusOK }, 30*time.Second, 50*time.Millisecond)
 
 	require.Contains(t, k.run("apply", "-f", "testdata/foo.yaml"), "foo.samplecontroller.k8s.io/example-foo created")
-	k.eventually("Foo/example-foo", "get", "deploy", "example-foo", "-o", `jsonpath={.metadata.ownerReferences[?(@.controller==true)].kind}/{.metadata.ownerReferences[0].name}`)
+	k.eventually("Foo/example-foo", "get", "deploy", "example-foo", "-o",
+		`jsonpath={.metadata.ownerReferences[?(@.controller==true)].kind}/{.metadata.ownerReferences[0].name}`)
 	require.Equal(t, "2", k.run("get", "deploy", "example-foo", "-o", "jsonpath={.spec.replicas}"))
 
-	// fakeapi runs no deployment controller: the test plays its part.
-	k.run("patch", "deploy", "example-foo", "--subresource=status", "--type=merge", "-p", `{"status":{"availableReplicas":2}}`)
+	// No deployment controller runs here: the test plays its part (the real
+	// server wants availableReplicas <= readyReplicas <= replicas).
+	k.run("patch", "deploy", "example-foo", "--subresource=status", "--type=merge", "-p",
+		`{"status":{"replicas":2,"readyReplicas":2,"availableReplicas":2}}`)
 	k.eventually("2", "get", "foo", "example-foo", "-o", "jsonpath={.status.availableReplicas}")
 	k.run("patch", "foo", "example-foo", "--type=merge", "-p", `{"spec":{"replicas":3}}`)
 	k.eventually("3", "get", "deploy", "example-foo", "-o", "jsonpath={.spec.replicas}")
@@ -110,9 +138,7 @@ func TestKubectl(t *testing.T) {
 	k.eventually(`Warning Resource "someone-elses" already exists and is not managed by Foo`, "get", "events",
 		"--field-selector", "involvedObject.name=clash,reason=ErrResourceExists", "-o", "jsonpath={.items[0].type} {.items[0].message}")
 	require.Empty(t, k.run("get", "deploy", "someone-elses", "-o", "jsonpath={.metadata.ownerReferences}"), "left alone")
-
-	require.Contains(t, k.run("delete", "foo", "example-foo"), "deleted")
-	k.eventually("", "get", "deploy", "-l", "controller=example-foo", "-o", "name")
+	return k
 }
 
 // build compiles a package into bin (a temporary directory).
