@@ -29,8 +29,8 @@ import (
 //     removed.
 //
 // The collector runs synchronously, inside the write that deleted or
-// marked the owner (collect, called by Server.writeLocked), so it starts
-// no goroutine; clients still see the real order of events. It follows
+// marked the owner (collect, called by Server.writeLocked after any write,
+// the removal of a CRD's objects included), so it starts no goroutine; clients still see the real order of events. It follows
 // owners by an index kept on every commit, so a write costs nothing more
 // when nothing owns anything.
 
@@ -142,7 +142,7 @@ func (s *store) collect(reg *registry) {
 			s.collectDependents(reg, item.uid)
 			continue
 		}
-		obj, ok := s.bucket(item.ref.res).objects[item.ref.key]
+		obj, ok := s.stored(item.ref)
 		if !ok {
 			continue
 		}
@@ -196,13 +196,24 @@ func (s *store) deleteForeground(reg *registry, owner objectRef, uid types.UID) 
 			}
 			s.deleteDependent(reg, dep, policy)
 		}
-		if _, still := s.bucket(dep.res).objects[dep.key]; still && block {
+		if _, still := s.stored(dep); still && block {
 			blocked = true
 		}
 	}
 	if !blocked {
 		s.removeFinalizer(owner, finalizerForeground)
 	}
+}
+
+// stored returns the object ref names, if it is stored; unlike bucket, it
+// makes no bucket for a resource no longer served.
+func (s *store) stored(ref objectRef) (runtime.Object, bool) {
+	b, ok := s.buckets[ref.res]
+	if !ok {
+		return nil, false
+	}
+	obj, ok := b.objects[ref.key]
+	return obj, ok
 }
 
 // orphanDependents removes every reference to the owner uid.
@@ -216,7 +227,7 @@ func (s *store) orphanDependents(uid types.UID) {
 func (s *store) dependentsOf(uid types.UID) []objectRef {
 	var deps []objectRef
 	for dep := range s.gc.dependents[uid] {
-		if _, ok := s.bucket(dep.res).objects[dep.key]; ok {
+		if _, ok := s.stored(dep); ok {
 			deps = append(deps, dep)
 		}
 	}

@@ -185,3 +185,26 @@ func TestGarbageCollectionOfACustomResourcesDependents(t *testing.T) {
 	code, _, _ = do(t, http.MethodGet, widgets+"/w1", "", "")
 	require.Equal(t, http.StatusNotFound, code)
 }
+
+// Deleting a CRD deletes its objects, and the collector follows them in
+// the same write.
+func TestGarbageCollectionAfterACRDGoes(t *testing.T) {
+	f := newGCFixture(t)
+	crds := f.srv.URL() + "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	code, body, _ := do(t, http.MethodPost, crds, mediaJSON, widgetCRD)
+	require.Equal(t, http.StatusCreated, code, "%s", body)
+	code, body, _ = do(t, http.MethodPost, f.srv.URL()+"/apis/example.com/v1/namespaces/default/widgets", mediaJSON,
+		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"}}`)
+	require.Equal(t, http.StatusCreated, code, "%s", body)
+	var w struct {
+		Metadata struct{ UID string } `json:"metadata"`
+	}
+	require.NoError(t, json.Unmarshal(body, &w))
+	code, body, _ = do(t, http.MethodPost, f.base, mediaJSON, fmt.Sprintf(
+		`{"metadata":{"name":"child","ownerReferences":[{"apiVersion":"example.com/v1","kind":"Widget","name":"w1","uid":%q}]}}`, w.Metadata.UID))
+	require.Equal(t, http.StatusCreated, code, "%s", body)
+
+	code, body, _ = do(t, http.MethodDelete, crds+"/widgets.example.com", "", "")
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	require.Nil(t, f.get("child"), "collected with the widget its CRD took along")
+}

@@ -313,11 +313,11 @@ func (s *Server) writeLocked(apply func(*store) (runtime.Object, error)) (runtim
 	defer s.mu.Unlock()
 	before := s.store.rv
 	obj, err := apply(s.store)
-	s.store.collect(s.reg)
 	if s.store.rv != before {
 		if u, ok := obj.(*unstructured.Unstructured); ok && err == nil && u.GroupVersionKind() == crdKind {
 			s.syncCRDLocked(u.GetName())
 		}
+		s.store.collect(s.reg)
 		s.notifyLocked()
 	}
 	return obj, err
