@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // gcFixture is a server holding configmaps that own one another.
@@ -207,4 +208,13 @@ func TestGarbageCollectionAfterACRDGoes(t *testing.T) {
 	code, body, _ = do(t, http.MethodDelete, crds+"/widgets.example.com", "", "")
 	require.Equal(t, http.StatusOK, code, "%s", body)
 	require.Nil(t, f.get("child"), "collected with the widget its CRD took along")
+}
+
+// The Go API's Delete is followed by the collector as an HTTP DELETE is.
+func TestGarbageCollectionAfterServerDelete(t *testing.T) {
+	f := newGCFixture(t)
+	f.create("owner", nil)
+	f.create("child", nil, "owner")
+	require.NoError(t, f.srv.Delete(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "owner"}}))
+	require.Nil(t, f.get("child"))
 }
