@@ -2,6 +2,8 @@ package fakeapi
 
 import (
 	"slices"
+	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +30,12 @@ import (
 //     its dependents lose their reference to it; then the finalizer is
 //     removed.
 //
+// An object written with a reference to an owner this server has deleted
+// (a controller that acted on a stale cache) is collected too, as the real
+// collector does when it finds the owner absent. Only UIDs this server
+// issued are judged: a reference to an owner it never stored (a test's
+// made-up UID) is left alone.
+//
 // The collector runs synchronously, inside the write that deleted or
 // marked the owner (collect, called by Server.writeLocked after any write,
 // the removal of a CRD's objects included), so it starts no goroutine; clients still see the real order of events. It follows
@@ -40,6 +48,9 @@ const (
 	// maxCollectSteps bounds one collection; a store never holds that
 	// many owners, so it only stops a bug from spinning under the lock.
 	maxCollectSteps = 1 << 22
+	// uidPrefix begins every UID the store issues; a counter in hex
+	// follows, so a UID tells whether this server issued it (store.create).
+	uidPrefix = "00000000-0000-4000-8000-"
 )
 
 // objectRef names a stored object.
@@ -60,12 +71,13 @@ type collector struct {
 	pending []gcItem
 }
 
-// gcItem is an owner the collector has to look at: one that is gone (its
-// dependents are orphaned or collected) or one marked with a finalizer of
-// the collector's.
+// gcItem is an object the collector has to look at: an owner that is gone
+// (its dependents are orphaned or collected), one marked with a finalizer
+// of the collector's, or a dependent whose owners may be gone (dependent).
 type gcItem struct {
-	uid types.UID
-	ref objectRef // zero when the owner is gone
+	uid       types.UID
+	ref       objectRef // zero when the owner is gone
+	dependent bool
 }
 
 // observe updates the index for a commit of obj over prev and queues the
@@ -92,6 +104,9 @@ func (c *collector) observe(ri *resourceInfo, key string, typ watch.EventType, o
 		}
 		return
 	}
+	if refs := m.GetOwnerReferences(); len(refs) > 0 && (prev == nil || ownersChanged(prev, refs)) {
+		c.pending = append(c.pending, gcItem{uid: m.GetUID(), ref: ref, dependent: true})
+	}
 	for _, o := range m.GetOwnerReferences() {
 		if c.dependents == nil {
 			c.dependents = map[types.UID]map[objectRef]struct{}{}
@@ -116,6 +131,11 @@ func (c *collector) observe(ri *resourceInfo, key string, typ watch.EventType, o
 			c.pending = append(c.pending, gcItem{uid: m.GetUID(), ref: ref})
 		}
 	}
+}
+
+func ownersChanged(prev runtime.Object, refs []metav1.OwnerReference) bool {
+	pm, _ := meta.Accessor(prev)
+	return !slices.EqualFunc(pm.GetOwnerReferences(), refs, func(a, b metav1.OwnerReference) bool { return a.UID == b.UID })
 }
 
 func sameFinalizers(prev runtime.Object, fin []string) bool {
@@ -147,7 +167,16 @@ func (s *store) collect(reg *registry) {
 			continue
 		}
 		m, _ := meta.Accessor(obj)
-		if m.GetUID() != item.uid || m.GetDeletionTimestamp() == nil {
+		if m.GetUID() != item.uid {
+			continue // gone and made again: the new one was queued itself
+		}
+		if item.dependent {
+			if m.GetDeletionTimestamp() == nil {
+				s.collectIfOrphaned(reg, item.ref, m)
+			}
+			continue
+		}
+		if m.GetDeletionTimestamp() == nil {
 			continue
 		}
 		switch fin := m.GetFinalizers(); {
@@ -178,6 +207,62 @@ func (s *store) collectDependents(reg *registry, uid types.UID) {
 			s.deleteDependent(reg, dep, metav1.DeletePropagationBackground)
 		}
 	}
+}
+
+// collectIfOrphaned deals with an object written with owner references:
+// references to owners this server issued and no longer stores are
+// dangling; an object with only dangling ones is deleted, one with others
+// too loses the dangling ones.
+func (s *store) collectIfOrphaned(reg *registry, ref objectRef, m metav1.Object) {
+	refs := m.GetOwnerReferences()
+	dangling := 0
+	for _, o := range refs {
+		if s.ownerGone(reg, m, o) {
+			dangling++
+		}
+	}
+	switch {
+	case dangling == 0:
+	case dangling == len(refs):
+		s.deleteDependent(reg, ref, metav1.DeletePropagationBackground)
+	default:
+		for _, o := range refs {
+			if s.ownerGone(reg, m, o) {
+				s.dropOwner(ref, o.UID)
+			}
+		}
+	}
+}
+
+// ownerGone reports whether o names an owner this server issued and has
+// deleted: its UID is one of the store's, and its kind is served, but no
+// object of that kind and name has that UID.
+func (s *store) ownerGone(reg *registry, m metav1.Object, o metav1.OwnerReference) bool {
+	n, ok := strings.CutPrefix(string(o.UID), uidPrefix)
+	if !ok || len(n) != 12 {
+		return false
+	}
+	if seq, err := strconv.ParseUint(n, 16, 64); err != nil || seq > s.uids {
+		return false
+	}
+	gv, err := schema.ParseGroupVersion(o.APIVersion)
+	if err != nil {
+		return false
+	}
+	ri, ok := reg.byKind(gv.WithKind(o.Kind))
+	if !ok {
+		return false
+	}
+	ns := m.GetNamespace()
+	if ri.ClusterScoped {
+		ns = ""
+	}
+	owner, err := s.get(ri, ns, o.Name)
+	if err != nil {
+		return true
+	}
+	om, _ := meta.Accessor(owner)
+	return om.GetUID() != o.UID
 }
 
 // deleteForeground deletes the dependents of an owner being deleted in the

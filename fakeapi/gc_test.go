@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -217,4 +218,35 @@ func TestGarbageCollectionAfterServerDelete(t *testing.T) {
 	f.create("child", nil, "owner")
 	require.NoError(t, f.srv.Delete(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "owner"}}))
 	require.Nil(t, f.get("child"))
+}
+
+// An object written with a reference to an owner this server deleted (a
+// controller acting on a stale cache) is collected, as the real collector
+// does once it finds the owner absent; a reference to a UID the server
+// never issued is left alone, and an object with a live owner too only
+// loses the dangling reference.
+func TestGarbageCollectionOfLateDependents(t *testing.T) {
+	f := newGCFixture(t)
+	f.create("owner", nil)
+	f.create("other", nil)
+	goneUID := f.uid("owner")
+	f.delete("owner", "")
+	ref := func(name, uid string) string {
+		return fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","name":%q,"uid":%q}`, name, uid)
+	}
+	post := func(name string, refs ...string) {
+		t.Helper()
+		code, body, _ := do(t, http.MethodPost, f.base, mediaJSON,
+			fmt.Sprintf(`{"metadata":{"name":%q,"ownerReferences":[%s]}}`, name, strings.Join(refs, ",")))
+		require.Equal(t, http.StatusCreated, code, "%s", body)
+	}
+	post("late", ref("owner", goneUID))
+	require.Nil(t, f.get("late"), "its owner is gone")
+	post("made-up", ref("owner", "made-up-uid"))
+	require.NotNil(t, f.get("made-up"), "a UID the server never issued is not judged")
+	post("half", ref("owner", goneUID), ref("other", f.uid("other")))
+	half := f.get("half")
+	require.NotNil(t, half, "it has a live owner")
+	require.Len(t, half.OwnerReferences, 1)
+	require.Equal(t, "other", half.OwnerReferences[0].Name)
 }

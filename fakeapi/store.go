@@ -135,7 +135,7 @@ func (s *store) create(ri *resourceInfo, obj runtime.Object) (runtime.Object, er
 		return nil, apierrors.NewAlreadyExists(ri.groupResource(), m.GetName())
 	}
 	s.uids++
-	m.SetUID(types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012x", s.uids)))
+	m.SetUID(types.UID(fmt.Sprintf(uidPrefix+"%012x", s.uids)))
 	m.SetCreationTimestamp(metav1.NewTime(s.now()))
 	if ri.generation {
 		m.SetGeneration(1)
