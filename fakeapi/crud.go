@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -173,7 +174,7 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, req request
 		}
 	}
 	deleted, err := s.write(func(st *store) (runtime.Object, error) {
-		return s.deleteOne(st, req, req.namespace, req.name, pre, opts.GracePeriodSeconds)
+		return s.deleteOne(st, req, req.namespace, req.name, pre, opts)
 	})
 	if err != nil {
 		s.writeError(w, r, err)
@@ -287,10 +288,32 @@ func (s *Server) decodeDeleteOptions(r *http.Request) (metav1.DeleteOptions, err
 		return opts, err
 	}
 	defaultGVK := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+	if info.MediaType == mediaJSON {
+		// The real server takes DeleteOptions in every served group
+		// version, a custom resource's too (client-go sends the
+		// resource's), and the scheme knows only the built-in groups.
+		var tm metav1.TypeMeta
+		if err := json.Unmarshal(data, &tm); err == nil && tm.Kind == defaultGVK.Kind {
+			data, err = withAPIVersion(data, defaultGVK.GroupVersion().String())
+			if err != nil {
+				return opts, apierrors.NewBadRequest(fmt.Sprintf("the body of the request could not be decoded as DeleteOptions: %v", err))
+			}
+		}
+	}
 	if _, _, err := info.Serializer.Decode(data, &defaultGVK, &opts); err != nil {
 		return opts, apierrors.NewBadRequest(fmt.Sprintf("the body of the request could not be decoded as DeleteOptions: %v", err))
 	}
 	return opts, nil
+}
+
+// withAPIVersion returns the JSON object data with its apiVersion replaced.
+func withAPIVersion(data []byte, apiVersion string) ([]byte, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return nil, err
+	}
+	fields["apiVersion"], _ = json.Marshal(apiVersion)
+	return json.Marshal(fields)
 }
 
 func resourceVersionOf(obj runtime.Object) string {

@@ -1,10 +1,12 @@
 package fakeapi
 
 import (
+	"fmt"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -29,7 +31,7 @@ func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, r
 		}
 		for _, obj := range page.items {
 			m, _ := meta.Accessor(obj)
-			if _, err := s.deleteOne(st, req, m.GetNamespace(), m.GetName(), preconditions{}, nil); err != nil && !apierrors.IsNotFound(err) {
+			if _, err := s.deleteOne(st, req, m.GetNamespace(), m.GetName(), preconditions{}, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 				return nil, err
 			}
 		}
@@ -42,13 +44,19 @@ func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, r
 	s.writeList(w, r, enc, req, page)
 }
 
-// deleteOne deletes one object the way a client's DELETE does.
-func (s *Server) deleteOne(st *store, req requestInfo, namespace, name string, pre preconditions, grace *int64) (runtime.Object, error) {
-	switch req.res.Kind {
-	case podKind:
-		return st.deletePod(req.res, namespace, name, pre, grace)
-	case namespaceKind:
-		return st.deleteNamespace(s.reg, req.res, name, pre)
+// deleteOne deletes one object the way a client's DELETE does, with the
+// options' grace period and propagation policy (gc.go).
+func (s *Server) deleteOne(st *store, req requestInfo, namespace, name string, pre preconditions, opts metav1.DeleteOptions) (runtime.Object, error) {
+	policy := metav1.DeletePropagationBackground
+	if opts.PropagationPolicy != nil {
+		policy = *opts.PropagationPolicy
+	} else if opts.OrphanDependents != nil && *opts.OrphanDependents {
+		policy = metav1.DeletePropagationOrphan
 	}
-	return st.deleteHonouringFinalizers(req.res, namespace, name, pre)
+	switch policy {
+	case metav1.DeletePropagationBackground, metav1.DeletePropagationForeground, metav1.DeletePropagationOrphan:
+	default:
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("propagationPolicy %q is not one of Background, Foreground, Orphan", policy))
+	}
+	return st.deleteWithPolicy(s.reg, req.res, namespace, name, pre, opts.GracePeriodSeconds, policy)
 }

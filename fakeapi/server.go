@@ -281,7 +281,9 @@ func (s *Server) Update(obj runtime.Object) (runtime.Object, error) {
 	return s.write(func(st *store) (runtime.Object, error) { return st.update(ri, obj.DeepCopyObject()) })
 }
 
-// Delete removes the object with obj's type, namespace and name.
+// Delete removes the object with obj's type, namespace and name, at once
+// (finalizers are not honoured); then the garbage collector deletes its
+// dependents in the background policy's way (gc.go).
 func (s *Server) Delete(obj runtime.Object) error {
 	ri, err := s.reg.forObject(obj)
 	if err != nil {
@@ -319,6 +321,7 @@ func (s *Server) writeLocked(apply func(*store) (runtime.Object, error)) (runtim
 		if u, ok := obj.(*unstructured.Unstructured); ok && err == nil && u.GroupVersionKind() == crdKind {
 			s.syncCRDLocked(u.GetName())
 		}
+		s.store.collect(s.reg)
 		s.notifyLocked()
 	}
 	return obj, err

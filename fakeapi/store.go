@@ -46,6 +46,8 @@ type store struct {
 	// tracker records an HTTP write in managedFields (managedfields.go);
 	// nil means recordManagedFields.
 	tracker func(req requestInfo, obj, live runtime.Object, now time.Time) error
+	// gc follows ownerReferences for the garbage collector (gc.go).
+	gc collector
 }
 
 // track records an HTTP write by req of obj over live (nil for a create)
@@ -133,7 +135,7 @@ func (s *store) create(ri *resourceInfo, obj runtime.Object) (runtime.Object, er
 		return nil, apierrors.NewAlreadyExists(ri.groupResource(), m.GetName())
 	}
 	s.uids++
-	m.SetUID(types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012x", s.uids)))
+	m.SetUID(types.UID(fmt.Sprintf(uidPrefix+"%012x", s.uids)))
 	m.SetCreationTimestamp(metav1.NewTime(s.now()))
 	if ri.generation {
 		m.SetGeneration(1)
@@ -258,6 +260,7 @@ func (s *store) commit(ri *resourceInfo, key string, typ watch.EventType, obj, p
 		delete(b.objects, key)
 		b.sorted = nil
 	}
+	s.gc.observe(ri, key, typ, obj, prev)
 	ev := event{rv: s.rv, typ: typ, res: ri, key: key, obj: obj, prev: prev}
 	s.log.append(ev)
 	s.writes.add(ev)
