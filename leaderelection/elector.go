@@ -3,8 +3,8 @@ package leaderelection
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"time"
