@@ -147,3 +147,52 @@ func durations(n int) []time.Duration {
 	}
 	return d
 }
+
+// Each median comes with its rounds' range, and the ratio with the range
+// of the per-round ratios.
+func TestMarkdownPrintsSpread(t *testing.T) {
+	r := newResults()
+	for _, v := range []float64{10, 30, 20} {
+		r.add("x", "s", "lower", "ours", v)
+	}
+	for _, v := range []float64{20, 20, 40} {
+		r.add("x", "s", "lower", "client-go", v)
+	}
+	r.add("one", "s", "lower", "ours", 1)
+	r.add("one", "s", "lower", "client-go", 2)
+	r.finish()
+	var b bytes.Buffer
+	r.markdown(&b)
+	assert.Contains(t, b.String(), "| x | s | 20.0 (10.0–30.0) | 20.0 (20.0–40.0) | 1.00 (0.50–1.50) | lower |")
+	assert.Contains(t, b.String(), "| one | s | 1.00 | 2.00 | 0.50 | lower |", "one round: no range")
+	path := filepath.Join(t.TempDir(), "f.json")
+	require.NoError(t, r.writeJSON(path))
+	j, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Contains(t, string(j), `"oursRounds": [`)
+}
+
+// Every plan runs each measured size at least twice, with the sides in
+// turn; the component benchmarks run one side at a time, in turn too.
+func TestRoundsAlternateSides(t *testing.T) {
+	for _, p := range []plan{quickPlan(), fullPlan()} {
+		for _, n := range p.sizes {
+			assert.GreaterOrEqual(t, p.roundsAt(n), 2, "size %d", n)
+		}
+	}
+	assert.Equal(t, []string{"ours", "client-go"}, sides(0))
+	assert.Equal(t, []string{"client-go", "ours"}, sides(1))
+	runs := componentRuns(2, true)
+	require.Len(t, runs, 4*len(componentBenches))
+	first := map[string][]string{} // group -> the side that went first, per round
+	for i := 0; i < len(runs); i += 2 {
+		a, b := runs[i], runs[i+1]
+		require.Same(t, a.bench, b.bench)
+		assert.NotEqual(t, a.side, b.side)
+		first[a.bench.pattern] = append(first[a.bench.pattern], a.side)
+		assert.Contains(t, a.args[3], "/^impl="+benchImpl[a.side]+"$")
+	}
+	for g, f := range first {
+		assert.Equal(t, []string{"ours", "client-go"}, f, g)
+	}
+}

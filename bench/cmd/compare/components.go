@@ -19,7 +19,7 @@ import (
 
 // componentBench is one group of sub-benchmarks and the rows it gives.
 type componentBench struct {
-	pattern    string
+	pattern    string // without the impl= level, which componentRuns adds
 	quick, all string // -test.benchtime
 	rows       []componentRow
 }
@@ -35,7 +35,7 @@ type componentRow struct {
 }
 
 var componentBenches = []componentBench{
-	{pattern: "^BenchmarkPipeline$/^handlers=(1|100)$/^impl=(informer|client-go)$", quick: "30000x", all: "300000x", rows: []componentRow{
+	{pattern: "^BenchmarkPipeline$/^handlers=(1|100)$", quick: "30000x", all: "300000x", rows: []componentRow{
 		{"BenchmarkPipeline/handlers=1", "cpu-ns/op", "pipeline cpu per event, 1 handler", "ns", "lower", 1},
 		{"BenchmarkPipeline/handlers=1", "allocs/event", "pipeline alloc per event, 1 handler", "allocs", "lower", 1},
 		{"BenchmarkPipeline/handlers=100", "cpu-ns/op", "pipeline cpu per event, 100 handlers", "ns", "lower", 1},
@@ -46,6 +46,47 @@ var componentBenches = []componentBench{
 	{pattern: "^BenchmarkListerSelector$/^objects=100000$", quick: "100x", all: "1000x", rows: []componentRow{
 		{"BenchmarkListerSelector/objects=100000", "ns/op", "selector 100k lister List", "µs", "lower", 1e-3},
 	}},
+}
+
+// componentRun is one run of a benchmark binary: one side of one group.
+type componentRun struct {
+	bench *componentBench
+	side  string // "ours" or "client-go"
+	args  []string
+}
+
+// benchImpl is each side's impl= in the benchmarks' names.
+var benchImpl = map[string]string{"ours": "informer", "client-go": "client-go"}
+
+// componentRuns lists the runs of rounds rounds: each group one side at a
+// time, the sides in turn (sides), so that neither side always runs
+// first, on a warmer or a quieter machine.
+func componentRuns(rounds int, quick bool) []componentRun {
+	var runs []componentRun
+	for round := range rounds {
+		for i := range componentBenches {
+			cb := &componentBenches[i]
+			benchtime := cb.all
+			if quick {
+				benchtime = cb.quick
+			}
+			for _, side := range sides(round) {
+				pattern := cb.pattern + "/^impl=" + benchImpl[side] + "$"
+				runs = append(runs, componentRun{bench: cb, side: side,
+					args: []string{"-test.run", "^$", "-test.bench", pattern, "-test.benchtime", benchtime, "-test.benchmem"}})
+			}
+		}
+	}
+	return runs
+}
+
+// componentRounds is how many rounds of the component benchmarks a run
+// takes: at least two, so that each side goes first once.
+func componentRounds(quick bool) int {
+	if quick {
+		return 2
+	}
+	return 4
 }
 
 func runComponents(ctx context.Context, dir string, quick bool, r *results) error {
@@ -60,18 +101,14 @@ func runComponents(ctx context.Context, dir string, quick bool, r *results) erro
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("building the bench module's tests in %s: %w", dir, err)
 	}
-	for _, cb := range componentBenches {
-		benchtime := cb.all
-		if quick {
-			benchtime = cb.quick
-		}
-		cmd := exec.CommandContext(ctx, bin, "-test.run", "^$", "-test.bench", cb.pattern, "-test.benchtime", benchtime, "-test.benchmem")
+	for _, run := range componentRuns(componentRounds(quick), quick) {
+		cmd := exec.CommandContext(ctx, bin, run.args...)
 		cmd.Dir, cmd.Stderr = dir, os.Stderr
 		out, err := cmd.Output()
 		if err != nil {
-			return fmt.Errorf("%s: %w", cb.pattern, err)
+			return fmt.Errorf("%s %s: %w", run.bench.pattern, run.side, err)
 		}
-		parseBench(out, cb.rows, r)
+		parseBench(out, run.bench.rows, r)
 	}
 	return nil
 }

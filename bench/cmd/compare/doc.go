@@ -3,7 +3,7 @@
 // markdown table: a row per figure with ours, client-go's, the ratio and
 // which direction is better.
 //
-//	go run ./cmd/compare -quick                       # about 2 minutes on 2 cores
+//	go run ./cmd/compare -quick                       # 10k pods, two rounds: a few minutes on 2 cores
 //	go run ./cmd/compare -json out.json -svg ../docs/img  # the full run docs/benchmarks.md shows
 //
 // The command (the parent process) runs one fakeapi server, seeds it with
@@ -11,8 +11,11 @@
 // included) and then runs every informer in a child process of its own, a
 // re-execution of this binary with -side, so that each memory figure is one
 // informer's process and nothing else. Children talk to the parent over
-// their standard input and output, one JSON line per step. Rounds
-// alternate which side goes first; each figure is the median of its rounds.
+// their standard input and output, one JSON line per step. Every mode runs
+// at least two rounds, and rounds alternate which side goes first (the
+// component benchmarks too, one side at a time); each figure is the median
+// of its rounds, printed with the smallest and largest round beside it, and
+// the ratio with the range of the ratios round by round.
 // Both sides set the wire format explicitly.
 //
 // Scenarios (scenario.go): cold sync of 10k and 100k pods, JSON and
