@@ -14,12 +14,12 @@ type plan struct {
 	sizes      []int // cold sync, relist, burst and backlog at each
 	chartSizes []int // extra sync-only sizes, JSON, for the charts
 	encodings  []string
-	rounds     int             // at each size below 100k
-	bigRounds  int             // at 100k and above: one such round takes minutes
+	rounds     int // at each size below 100k
+	bigRounds  int // at 100k and above: one such round takes minutes
 	// Both are at least two: a side's order (sides) changes each round,
 	// and one round would always measure ours first.
-	events     func(n int) int // updates in a burst and in a backlog
-	handlers   int             // the many-handlers scenario: this many, one slow
+	events   func(n int) int // updates in a burst and in a backlog
+	handlers int             // the many-handlers scenario: this many, one slow
 }
 
 func quickPlan() plan {
