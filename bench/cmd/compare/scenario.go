@@ -238,6 +238,10 @@ func (x *runner) burst(ch *childProc, side string, m int, tag, what string, star
 	}
 	x.r.add(fmt.Sprintf("%s %s (%d updates)", what, tag, m), "events/s", "higher", side, float64(rep.Events)/rep.Seconds)
 	x.r.add(fmt.Sprintf("%s cpu per event %s", what, tag), "µs", "lower", side, rep.CPUSeconds/float64(rep.Events)*1e6)
+	// The pipeline rows (components.go) leave decoding out; this one is
+	// everything the informer's process allocated over the step.
+	x.r.add(fmt.Sprintf("%s allocs per event %s (end to end, decoding included)", what, tag), "allocs", "lower", side,
+		float64(rep.Allocs)/float64(rep.Events))
 	if what == "burst" {
 		x.r.add("latency p50 burst "+tag, "ms", "lower", side, rep.P50*1000)
 		x.r.add("latency p99 burst "+tag, "ms", "lower", side, rep.P99*1000)
