@@ -50,7 +50,8 @@ func TestEveryScenarioAtSmallSize(t *testing.T) {
 		"| burst cpu per event 40 json |", "| backlog drain cpu per event 40 protobuf |",
 		"| burst allocs per event 40 json (end to end, decoding included) |",
 		"| backlog drain allocs per event 40 protobuf (end to end, decoding included) |",
-		"| burst 100 handlers one slow 40 json |", "| latency p99 100 handlers one slow 40 json |",
+		"| burst 100 handlers one slow 40 json |",
+		"| heap per cached pod 40 json after random-order churn |", "| heap per cached pod 40 json, 30% unique templates |", "| latency p99 100 handlers one slow 40 json |",
 	} {
 		assert.Contains(t, table, row)
 	}
@@ -65,7 +66,8 @@ func TestEveryScenarioAtSmallSize(t *testing.T) {
 			assert.Contains(t, f, k, "figure %v", f["name"])
 		}
 		name := f["name"].(string)
-		if strings.HasPrefix(name, "sync ") || strings.Contains(name, "allocs per event") {
+		if strings.HasPrefix(name, "sync ") || strings.Contains(name, "allocs per event") || strings.Contains(name, "churn") ||
+			strings.Contains(name, "unique templates") {
 			assert.Greater(t, f["ours"], 0.0, "%v", f["name"])
 			assert.Greater(t, f["clientgo"], 0.0, "%v", f["name"])
 		}
@@ -198,4 +200,36 @@ func TestRoundsAlternateSides(t *testing.T) {
 	for g, f := range first {
 		assert.Equal(t, []string{"ours", "client-go"}, f, g)
 	}
+}
+
+// The churn touches every pod once, in an order of its own each round; the
+// mixed population gives 30% of the pods a template of their own.
+func TestPopulations(t *testing.T) {
+	o := churnOrder(100, 1)
+	assert.ElementsMatch(t, durationsIdx(100), o)
+	assert.NotEqual(t, durationsIdx(100), o, "random order")
+	assert.NotEqual(t, o, churnOrder(100, 2))
+	images := map[string]int{}
+	for i := range 100 {
+		images[mixedPod(i).Spec.Containers[0].Image]++
+	}
+	unique := 0
+	for _, c := range images {
+		if c == 1 {
+			unique++
+		}
+	}
+	assert.Equal(t, 30, unique)
+	p := restarted(5, 0, time.Unix(100, 0))
+	assert.EqualValues(t, 1, p.Status.ContainerStatuses[0].RestartCount)
+	assert.NotNil(t, p.Status.ContainerStatuses[0].LastTerminationState.Terminated)
+	assert.Equal(t, "100000000000", p.Annotations[writtenAt])
+}
+
+func durationsIdx(n int) []int {
+	v := make([]int, n)
+	for i := range v {
+		v[i] = i
+	}
+	return v
 }

@@ -36,7 +36,7 @@ const slowHandler = time.Millisecond
 
 // command is one step the parent asks for.
 type command struct {
-	Op string `json:"op"` // sync, relist-arm, relist-wait, events-arm, events-wait, quit
+	Op string `json:"op"` // sync, relist-arm, relist-wait, events-arm, events-wait, heap, quit
 	N  int    `json:"n,omitempty"`
 	// Since is when the events became available to the informer (the
 	// first write of a burst, the release of a backlog), in Unix
@@ -183,6 +183,9 @@ func (s *child) do(ctx context.Context, c command) (reply, error) {
 	switch c.Op {
 	case "sync":
 		return s.sync(ctx, c.N, c.Step)
+	case "heap":
+		// What the cache holds now, garbage collected: after a churn.
+		return reply{Retained: heapAfterGC(), Cached: s.impl.cached()}, nil
 	case "relist-arm", "events-arm":
 		s.rec.reset()
 		r := reply{}
