@@ -101,7 +101,9 @@ func TestComponentsAtOneIteration(t *testing.T) {
 	}
 	require.NoError(t, runComponents(context.Background(), "../..", true, r))
 	r.finish()
-	for _, name := range []string{"pipeline cpu per event, 1 handler (decoding excluded)", "pipeline alloc per event, 1 handler (decoding excluded)", "10 readers writes/s", "selector 100k lister List"} {
+	for _, name := range []string{"pipeline cpu per event, 1 handler (decoding excluded)", "pipeline alloc per event, 1 handler (decoding excluded)", "writes/s with 10 paced readers (200 lists/s)", "read p99 with 10 paced readers and a writer",
+		"selector 100k lister List (client-go: generated lister, full scan)", "selector 100k, both indexed (client-go: label index func, ByIndex)",
+		"label index build 100k (ours: UseLabelIndex; client-go: AddIndexers)", "label index heap per pod 100k"} {
 		f := r.byName[name]
 		require.NotNil(t, f, name)
 		assert.Greater(t, f.Ours, 0.0, name)
