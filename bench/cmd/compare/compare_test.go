@@ -103,7 +103,9 @@ func TestComponentsAtOneIteration(t *testing.T) {
 	r.finish()
 	for _, name := range []string{"pipeline cpu per event, 1 handler (decoding excluded)", "pipeline alloc per event, 1 handler (decoding excluded)", "writes/s with 10 paced readers (200 lists/s)", "read p99 with 10 paced readers and a writer",
 		"selector 100k lister List (client-go: generated lister, full scan)", "selector 100k, both indexed (client-go: label index func, ByIndex)",
-		"label index build 100k (ours: UseLabelIndex; client-go: AddIndexers)", "label index heap per pod 100k"} {
+		"label index build 100k (ours: UseLabelIndex; client-go: AddIndexers)", "label index heap per pod 100k",
+		"write client create, json (server included)", "write client update, json (server included)",
+		"write client get, json (server included)", "write client update allocs, json (server included)"} {
 		f := r.byName[name]
 		require.NotNil(t, f, name)
 		assert.Greater(t, f.Ours, 0.0, name)

@@ -43,6 +43,14 @@ var componentBenches = []componentBench{
 		{"BenchmarkPipeline/handlers=1", "allocs/event", "pipeline alloc per event, 1 handler (decoding excluded)", "allocs", "lower", 1},
 		{"BenchmarkPipeline/handlers=100", "cpu-ns/op", "pipeline cpu per event, 100 handlers (decoding excluded)", "ns", "lower", 1},
 	}},
+	// The write client against client-go's typed clientset; the server is
+	// in the benchmark's process, its share alike on both sides.
+	{pattern: "^BenchmarkWriteClient$/^op=(create|update|get)$", quick: "200x", all: "2000x", rows: []componentRow{
+		{"BenchmarkWriteClient/op=create", "ns/op", "write client create, json (server included)", "µs", "lower", 1e-3},
+		{"BenchmarkWriteClient/op=update", "ns/op", "write client update, json (server included)", "µs", "lower", 1e-3},
+		{"BenchmarkWriteClient/op=get", "ns/op", "write client get, json (server included)", "µs", "lower", 1e-3},
+		{"BenchmarkWriteClient/op=update", "allocs/op", "write client update allocs, json (server included)", "allocs", "lower", 1},
+	}},
 	// Readers at a fixed rate, not flat out: flat-out readers on 2 cores
 	// measured how long client-go's writer starves (1,735x in one run,
 	// 174x in the next), not the stores.
