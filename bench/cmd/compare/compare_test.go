@@ -105,7 +105,8 @@ func TestComponentsAtOneIteration(t *testing.T) {
 		"selector 100k lister List (client-go: generated lister, full scan)", "selector 100k, both indexed (client-go: label index func, ByIndex)",
 		"label index build 100k (ours: UseLabelIndex; client-go: AddIndexers)", "label index heap per pod 100k",
 		"write client create, json (server included)", "write client update, json (server included)",
-		"write client get, json (server included)", "write client update allocs, json (server included)"} {
+		"write client get, json (server included)", "write client update allocs, json (server included)",
+		"work queue heap per backlog item, 100k keys (why: docs/controller.md, What the table costs)"} {
 		f := r.byName[name]
 		require.NotNil(t, f, name)
 		assert.Greater(t, f.Ours, 0.0, name)
