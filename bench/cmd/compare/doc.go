@@ -25,8 +25,16 @@
 // unchanged pods); a burst of updates and a pre-built backlog (events/s
 // from the first write, or the backlog's release, to the last event
 // handled; the informer's CPU per event; write-to-handler latency p50 and
-// p99); a burst with 100 handlers, one of them slow; and the component
-// benchmarks of this module (components.go).
+// p99; the informer's heap objects allocated per event, end to end,
+// decoding included); a burst with 100 handlers, one of them slow; heap per
+// cached pod after every pod is updated once in random order with a
+// kubelet's status change, and on a second server whose pods have a
+// template of their own three times in ten (population.go); and the
+// component benchmarks of this module (components.go): the pipeline from
+// decoded objects (decoding excluded), writes and read p99 with paced
+// readers, the selector against a full scan and with an index on both
+// sides, the label index's build time and heap, the write client, and
+// the work queue's bytes per backlog item.
 //
 // The backlog is held by the server encoded and ready (fakeapi's
 // HoldWatches) and released at once, so that its drain is the informer's
