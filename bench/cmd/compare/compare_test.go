@@ -48,7 +48,10 @@ func TestEveryScenarioAtSmallSize(t *testing.T) {
 		"| peak heap relist / own steady 40 json (live) |", "| relist notifications for unchanged pods 40 json |",
 		"| burst 40 json (20 updates) |", "| latency p99 burst 40 protobuf |", "| backlog drain 40 protobuf (20 updates) |",
 		"| burst cpu per event 40 json |", "| backlog drain cpu per event 40 protobuf |",
-		"| burst 100 handlers one slow 40 json |", "| latency p99 100 handlers one slow 40 json |",
+		"| burst allocs per event 40 json (end to end, decoding included) |",
+		"| backlog drain allocs per event 40 protobuf (end to end, decoding included) |",
+		"| burst 100 handlers one slow 40 json |",
+		"| heap per cached pod 40 json after random-order churn |", "| heap per cached pod 40 json, 30% unique templates |", "| latency p99 100 handlers one slow 40 json |",
 	} {
 		assert.Contains(t, table, row)
 	}
@@ -62,7 +65,9 @@ func TestEveryScenarioAtSmallSize(t *testing.T) {
 		for _, k := range []string{"name", "unit", "ours", "clientgo", "better"} {
 			assert.Contains(t, f, k, "figure %v", f["name"])
 		}
-		if strings.HasPrefix(f["name"].(string), "sync ") {
+		name := f["name"].(string)
+		if strings.HasPrefix(name, "sync ") || strings.Contains(name, "allocs per event") || strings.Contains(name, "churn") ||
+			strings.Contains(name, "unique templates") {
 			assert.Greater(t, f["ours"], 0.0, "%v", f["name"])
 			assert.Greater(t, f["clientgo"], 0.0, "%v", f["name"])
 		}
@@ -96,7 +101,12 @@ func TestComponentsAtOneIteration(t *testing.T) {
 	}
 	require.NoError(t, runComponents(context.Background(), "../..", true, r))
 	r.finish()
-	for _, name := range []string{"pipeline cpu per event, 1 handler", "pipeline alloc per event, 1 handler", "10 readers writes/s", "selector 100k lister List"} {
+	for _, name := range []string{"pipeline cpu per event, 1 handler (decoding excluded)", "pipeline alloc per event, 1 handler (decoding excluded)", "writes/s with 10 paced readers (200 lists/s)", "read p99 with 10 paced readers and a writer",
+		"selector 100k lister List (client-go: generated lister, full scan)", "selector 100k, both indexed (client-go: label index func, ByIndex)",
+		"label index build 100k (ours: UseLabelIndex; client-go: AddIndexers)", "label index heap per pod 100k",
+		"write client create, json (server included)", "write client update, json (server included)",
+		"write client get, json (server included)", "write client update allocs, json (server included)",
+		"work queue heap per backlog item, 100k keys (why: docs/controller.md, What the table costs)"} {
 		f := r.byName[name]
 		require.NotNil(t, f, name)
 		assert.Greater(t, f.Ours, 0.0, name)
@@ -113,11 +123,11 @@ PASS`)
 	r := newResults()
 	parseBench(out, componentBenches[0].rows, r)
 	r.finish()
-	cpu := r.byName["pipeline cpu per event, 1 handler"]
+	cpu := r.byName["pipeline cpu per event, 1 handler (decoding excluded)"]
 	require.NotNil(t, cpu)
 	assert.Equal(t, 834.9, cpu.Ours)
 	assert.Equal(t, 1894.0, cpu.ClientGo)
-	assert.Equal(t, 8.79, r.byName["pipeline alloc per event, 1 handler"].ClientGo)
+	assert.Equal(t, 8.79, r.byName["pipeline alloc per event, 1 handler (decoding excluded)"].ClientGo)
 }
 
 func TestMedianPercentileThin(t *testing.T) {
@@ -146,4 +156,85 @@ func durations(n int) []time.Duration {
 		d[i] = time.Duration(n-i-1) * time.Millisecond
 	}
 	return d
+}
+
+// Each median comes with its rounds' range, and the ratio with the range
+// of the per-round ratios.
+func TestMarkdownPrintsSpread(t *testing.T) {
+	r := newResults()
+	for _, v := range []float64{10, 30, 20} {
+		r.add("x", "s", "lower", "ours", v)
+	}
+	for _, v := range []float64{20, 20, 40} {
+		r.add("x", "s", "lower", "client-go", v)
+	}
+	r.add("one", "s", "lower", "ours", 1)
+	r.add("one", "s", "lower", "client-go", 2)
+	r.finish()
+	var b bytes.Buffer
+	r.markdown(&b)
+	assert.Contains(t, b.String(), "| x | s | 20.0 (10.0–30.0) | 20.0 (20.0–40.0) | 1.00 (0.50–1.50) | lower |")
+	assert.Contains(t, b.String(), "| one | s | 1.00 | 2.00 | 0.50 | lower |", "one round: no range")
+	path := filepath.Join(t.TempDir(), "f.json")
+	require.NoError(t, r.writeJSON(path))
+	j, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Contains(t, string(j), `"oursRounds": [`)
+}
+
+// Every plan runs each measured size at least twice, with the sides in
+// turn; the component benchmarks run one side at a time, in turn too.
+func TestRoundsAlternateSides(t *testing.T) {
+	for _, p := range []plan{quickPlan(), fullPlan()} {
+		for _, n := range p.sizes {
+			assert.GreaterOrEqual(t, p.roundsAt(n), 2, "size %d", n)
+		}
+	}
+	assert.Equal(t, []string{"ours", "client-go"}, sides(0))
+	assert.Equal(t, []string{"client-go", "ours"}, sides(1))
+	runs := componentRuns(2, true)
+	require.Len(t, runs, 4*len(componentBenches))
+	first := map[string][]string{} // group -> the side that went first, per round
+	for i := 0; i < len(runs); i += 2 {
+		a, b := runs[i], runs[i+1]
+		require.Same(t, a.bench, b.bench)
+		assert.NotEqual(t, a.side, b.side)
+		first[a.bench.pattern] = append(first[a.bench.pattern], a.side)
+		assert.Contains(t, a.args[3], "/^impl="+benchImpl[a.side]+"$")
+	}
+	for g, f := range first {
+		assert.Equal(t, []string{"ours", "client-go"}, f, g)
+	}
+}
+
+// The churn touches every pod once, in an order of its own each round; the
+// mixed population gives 30% of the pods a template of their own.
+func TestPopulations(t *testing.T) {
+	o := churnOrder(100, 1)
+	assert.ElementsMatch(t, durationsIdx(100), o)
+	assert.NotEqual(t, durationsIdx(100), o, "random order")
+	assert.NotEqual(t, o, churnOrder(100, 2))
+	images := map[string]int{}
+	for i := range 100 {
+		images[mixedPod(i).Spec.Containers[0].Image]++
+	}
+	unique := 0
+	for _, c := range images {
+		if c == 1 {
+			unique++
+		}
+	}
+	assert.Equal(t, 30, unique)
+	p := restarted(5, 0, time.Unix(100, 0))
+	assert.EqualValues(t, 1, p.Status.ContainerStatuses[0].RestartCount)
+	assert.NotNil(t, p.Status.ContainerStatuses[0].LastTerminationState.Terminated)
+	assert.Equal(t, "100000000000", p.Annotations[writtenAt])
+}
+
+func durationsIdx(n int) []int {
+	v := make([]int, n)
+	for i := range v {
+		v[i] = i
+	}
+	return v
 }

@@ -3,7 +3,7 @@
 // markdown table: a row per figure with ours, client-go's, the ratio and
 // which direction is better.
 //
-//	go run ./cmd/compare -quick                       # about 2 minutes on 2 cores
+//	go run ./cmd/compare -quick                       # 10k pods, two rounds: a few minutes on 2 cores
 //	go run ./cmd/compare -json out.json -svg ../docs/img  # the full run docs/benchmarks.md shows
 //
 // The command (the parent process) runs one fakeapi server, seeds it with
@@ -11,8 +11,11 @@
 // included) and then runs every informer in a child process of its own, a
 // re-execution of this binary with -side, so that each memory figure is one
 // informer's process and nothing else. Children talk to the parent over
-// their standard input and output, one JSON line per step. Rounds
-// alternate which side goes first; each figure is the median of its rounds.
+// their standard input and output, one JSON line per step. Every mode runs
+// at least two rounds, and rounds alternate which side goes first (the
+// component benchmarks too, one side at a time); each figure is the median
+// of its rounds, printed with the smallest and largest round beside it, and
+// the ratio with the range of the ratios round by round.
 // Both sides set the wire format explicitly.
 //
 // Scenarios (scenario.go): cold sync of 10k and 100k pods, JSON and
@@ -22,8 +25,16 @@
 // unchanged pods); a burst of updates and a pre-built backlog (events/s
 // from the first write, or the backlog's release, to the last event
 // handled; the informer's CPU per event; write-to-handler latency p50 and
-// p99); a burst with 100 handlers, one of them slow; and the component
-// benchmarks of this module (components.go).
+// p99; the informer's heap objects allocated per event, end to end,
+// decoding included); a burst with 100 handlers, one of them slow; heap per
+// cached pod after every pod is updated once in random order with a
+// kubelet's status change, and on a second server whose pods have a
+// template of their own three times in ten (population.go); and the
+// component benchmarks of this module (components.go): the pipeline from
+// decoded objects (decoding excluded), writes and read p99 with paced
+// readers, the selector against a full scan and with an index on both
+// sides, the label index's build time and heap, the write client, and
+// the work queue's bytes per backlog item.
 //
 // The backlog is held by the server encoded and ready (fakeapi's
 // HoldWatches) and released at once, so that its drain is the informer's

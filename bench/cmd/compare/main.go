@@ -42,10 +42,10 @@ type options struct {
 func parse(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	fs.BoolVar(&o.quick, "quick", false, "10k pods, one round, short component benchmarks (about 2 minutes on 2 cores)")
+	fs.BoolVar(&o.quick, "quick", false, "10k pods, two rounds with the sides in turn, short component benchmarks (a few minutes on 2 cores)")
 	fs.StringVar(&o.jsonPath, "json", "", "also write the figures to this file as JSON")
 	fs.StringVar(&o.svgDir, "svg", "", "also draw the charts as SVG files in this directory")
-	fs.IntVar(&o.rounds, "rounds", 0, "rounds per scenario (default: 1 with -quick; else 3, and 1 at 100k)")
+	fs.IntVar(&o.rounds, "rounds", 0, "rounds per scenario, the sides in turn (default: 2 with -quick; else 3, and 2 at 100k)")
 	fs.StringVar(&o.encodings, "encodings", "", "comma-separated encodings instead of json,protobuf")
 	fs.IntVar(&o.pods, "pods", 0, "one size of this many pods instead of the plan's (smoke tests)")
 	fs.BoolVar(&o.components, "components", true, "run the component benchmarks of the bench module too")

@@ -35,6 +35,15 @@ func heapAfterGC() uint64 {
 	return inUse
 }
 
+// allocatedObjects is the number of heap objects this process has
+// allocated since it started (/gc/heap/allocs:objects): over a step, the
+// informer's allocations end to end, reading and decoding included.
+func allocatedObjects() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
 // sampler records the heap every 2 ms until stopped.
 type sampler struct {
 	start  time.Time

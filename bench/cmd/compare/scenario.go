@@ -14,20 +14,22 @@ type plan struct {
 	sizes      []int // cold sync, relist, burst and backlog at each
 	chartSizes []int // extra sync-only sizes, JSON, for the charts
 	encodings  []string
-	rounds     int             // at each size below 100k
-	bigRounds  int             // at 100k and above: one such round takes minutes
-	events     func(n int) int // updates in a burst and in a backlog
-	handlers   int             // the many-handlers scenario: this many, one slow
+	rounds     int // at each size below 100k
+	bigRounds  int // at 100k and above: one such round takes minutes
+	// Both are at least two: a side's order (sides) changes each round,
+	// and one round would always measure ours first.
+	events   func(n int) int // updates in a burst and in a backlog
+	handlers int             // the many-handlers scenario: this many, one slow
 }
 
 func quickPlan() plan {
-	return plan{sizes: []int{10_000}, encodings: []string{"json", "protobuf"}, rounds: 1, bigRounds: 1,
+	return plan{sizes: []int{10_000}, encodings: []string{"json", "protobuf"}, rounds: 2, bigRounds: 2,
 		events: func(int) int { return 5000 }, handlers: 100}
 }
 
 func fullPlan() plan {
 	return plan{sizes: []int{10_000, 100_000}, chartSizes: []int{1_000, 30_000}, encodings: []string{"json", "protobuf"},
-		rounds: 3, bigRounds: 1, events: func(n int) int { return min(n/2, 10_000) }, handlers: 100}
+		rounds: 3, bigRounds: 2, events: func(n int) int { return min(n/2, 10_000) }, handlers: 100}
 }
 
 func (p plan) roundsAt(n int) int {
@@ -81,7 +83,9 @@ func (x *runner) run(p plan) error {
 			return err
 		}
 		if !slices.Contains(p.sizes, n) {
-			for _, side := range sides(0) {
+			// One round (these sizes only draw the charts), in the order
+			// that the size's place in the run gives it.
+			for _, side := range sides(n / 1000) {
 				if err := x.syncOnly(side, "json", n, false); err != nil {
 					return err
 				}
@@ -100,8 +104,20 @@ func (x *runner) run(p plan) error {
 				}
 			}
 		}
+		// Heap per cached pod once every pod has been updated, in random
+		// order: after the other scenarios, which it changes the pods of.
+		for round := range p.roundsAt(n) {
+			for _, side := range sides(round) {
+				if err := x.churnHeap(side, "json", n, round); err != nil {
+					return err
+				}
+			}
+		}
 		if n != p.sizes[0] {
 			continue
+		}
+		if err := x.mixedHeap(n, p.rounds); err != nil {
+			return err
 		}
 		// The many-handlers scenario, at the smallest size.
 		for round := range p.rounds {
@@ -172,11 +188,10 @@ func (x *runner) sync(ch *childProc, side, enc string, n int, tag string) error 
 	if err := end(); err != nil {
 		return err
 	}
-	perPod := float64(rep.Retained-min(rep.Baseline, rep.Retained)) / float64(n)
 	x.r.add("sync "+tag, "s", "lower", side, rep.SyncSeconds)
 	x.r.add("peak heap sync "+tag+" (live)", "MB", "lower", side, mb(rep.PeakLive))
 	x.r.add("peak heap sync "+tag+" (in use)", "MB", "lower", side, mb(rep.PeakInUse))
-	x.r.add("heap per cached pod "+tag, "KB", "lower", side, perPod/1000)
+	x.r.add("heap per cached pod "+tag, "KB", "lower", side, perPod(rep.Baseline, rep.Retained, n))
 	x.r.charts.sync = append(x.r.charts.sync, syncPoint{Tag: tag, Enc: enc, Side: side, N: n,
 		Seconds: rep.SyncSeconds, RetainedMB: mb(rep.Retained), PeakMB: mb(rep.PeakInUse)})
 	return nil
@@ -234,6 +249,10 @@ func (x *runner) burst(ch *childProc, side string, m int, tag, what string, star
 	}
 	x.r.add(fmt.Sprintf("%s %s (%d updates)", what, tag, m), "events/s", "higher", side, float64(rep.Events)/rep.Seconds)
 	x.r.add(fmt.Sprintf("%s cpu per event %s", what, tag), "µs", "lower", side, rep.CPUSeconds/float64(rep.Events)*1e6)
+	// The pipeline rows (components.go) leave decoding out; this one is
+	// everything the informer's process allocated over the step.
+	x.r.add(fmt.Sprintf("%s allocs per event %s (end to end, decoding included)", what, tag), "allocs", "lower", side,
+		float64(rep.Allocs)/float64(rep.Events))
 	if what == "burst" {
 		x.r.add("latency p50 burst "+tag, "ms", "lower", side, rep.P50*1000)
 		x.r.add("latency p99 burst "+tag, "ms", "lower", side, rep.P99*1000)
@@ -265,6 +284,81 @@ func (x *runner) manyHandlers(side, enc string, n, m, handlers, round int) error
 	x.r.add("burst "+tag, "events/s", "higher", side, float64(rep.Events)/rep.Seconds)
 	x.r.add("latency p99 "+tag, "ms", "lower", side, rep.P99*1000)
 	return nil
+}
+
+// churnHeap syncs a side, updates every pod once in random order
+// (cluster.churn) and records the heap per cached pod after that: objects
+// decoded one by one from watch events, as a cache holds them after hours
+// of a real cluster, not the list the informer started from.
+func (x *runner) churnHeap(side, enc string, n, round int) error {
+	ch, err := x.spawn(side, enc, false, 1, false)
+	if err != nil {
+		return err
+	}
+	defer ch.close()
+	synced, err := ch.call(command{Op: "sync", N: n})
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if _, err := ch.call(command{Op: "events-arm"}); err != nil {
+		return err
+	}
+	since, err := x.c.churn(3000 + round)
+	if err != nil {
+		return err
+	}
+	if _, err := ch.call(command{Op: "events-wait", N: n, Since: since.UnixNano()}); err != nil {
+		return err
+	}
+	after, err := ch.call(command{Op: "heap"})
+	if err != nil {
+		return err
+	}
+	if after.Cached != n {
+		return fmt.Errorf("%s: %d pods cached after the churn, want %d", side, after.Cached, n)
+	}
+	x.r.add(fmt.Sprintf("heap per cached pod %s %s after random-order churn", sizeName(n), enc), "KB", "lower", side,
+		perPod(synced.Baseline, after.Retained, n))
+	return nil
+}
+
+// mixedHeap seeds a second server with n pods of which 30% have a
+// template of their own (mixedPod) and records each side's heap per
+// cached pod once synced, rounds times, the sides in turn.
+func (x *runner) mixedHeap(n, rounds int) error {
+	c, err := newCluster()
+	if err != nil {
+		return err
+	}
+	defer c.srv.Close()
+	c.pod = mixedPod
+	if err := c.grow(n); err != nil {
+		return err
+	}
+	for round := range max(rounds, 2) {
+		for _, side := range sides(round) {
+			log.Printf("%s json, %d pods, 30%% unique templates", side, n)
+			ch, err := spawn(x.ctx, sideConfig{Side: side, URL: c.srv.URL(), Encoding: "json", Handlers: 1})
+			if err != nil {
+				return err
+			}
+			runtime.GC()
+			rep, err := ch.call(command{Op: "sync", N: n})
+			ch.close()
+			if err != nil {
+				return err
+			}
+			x.r.add(fmt.Sprintf("heap per cached pod %s json, %d%% unique templates", sizeName(n), 100*uniqueEvery/uniqueOf),
+				"KB", "lower", side, perPod(rep.Baseline, rep.Retained, n))
+		}
+	}
+	return nil
+}
+
+// perPod is the heap a cache added, in KB per pod.
+func perPod(baseline, retained uint64, n int) float64 {
+	return float64(retained-min(baseline, retained)) / float64(n) / 1000
 }
 
 func sizeName(n int) string {

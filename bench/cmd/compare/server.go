@@ -18,6 +18,9 @@ type cluster struct {
 	srv  *fakeapi.Server
 	pods int
 	cm   int // config maps written to move the resourceVersion on
+	// pod is the generator grow seeds with: realpod.New unless set
+	// (mixedPod for the unique-template population).
+	pod func(int) *corev1.Pod
 }
 
 func newCluster() (*cluster, error) {
@@ -37,7 +40,11 @@ func newCluster() (*cluster, error) {
 // grow seeds realistic pods until the server holds n.
 func (c *cluster) grow(n int) error {
 	for ; c.pods < n; c.pods++ {
-		if _, err := c.srv.Create(realpod.New(c.pods)); err != nil {
+		gen := c.pod
+		if gen == nil {
+			gen = realpod.New
+		}
+		if _, err := c.srv.Create(gen(c.pods)); err != nil {
 			return fmt.Errorf("seeding pod %d: %w", c.pods, err)
 		}
 	}
@@ -97,4 +104,17 @@ func (c *cluster) releaseBacklog() (time.Time, error) {
 	released := time.Now()
 	c.srv.Faults().ResumeWatches("pods")
 	return released, nil
+}
+
+// churn updates every seeded pod once, in an order fixed by round, with
+// the status a kubelet writes after a container restart (restarted), and
+// returns when the first was written.
+func (c *cluster) churn(round int) (time.Time, error) {
+	start := time.Now()
+	for _, i := range churnOrder(c.pods, round) {
+		if _, err := c.srv.Update(restarted(i, round, time.Now())); err != nil {
+			return start, fmt.Errorf("churning pod %d: %w", i, err)
+		}
+	}
+	return start, nil
 }

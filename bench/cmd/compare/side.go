@@ -36,7 +36,7 @@ const slowHandler = time.Millisecond
 
 // command is one step the parent asks for.
 type command struct {
-	Op string `json:"op"` // sync, relist-arm, relist-wait, events-arm, events-wait, quit
+	Op string `json:"op"` // sync, relist-arm, relist-wait, events-arm, events-wait, heap, quit
 	N  int    `json:"n,omitempty"`
 	// Since is when the events became available to the informer (the
 	// first write of a burst, the release of a backlog), in Unix
@@ -65,6 +65,7 @@ type reply struct {
 	P50          float64 `json:"p50,omitempty"` // seconds
 	P99          float64 `json:"p99,omitempty"`
 	CPUSeconds   float64 `json:"cpuSeconds,omitempty"` // the child's user+system CPU over the step
+	Allocs       uint64  `json:"allocs,omitempty"`     // heap objects the child allocated over the step
 	HeapOverTime []heapSample
 }
 
@@ -170,6 +171,7 @@ type child struct {
 	heap  *sampler
 	at    time.Time
 	cpuAt float64      // processCPU at the arm command
+	alloc uint64       // allocatedObjects at the arm command
 	prof  *stepProfile // the step being profiled, if any
 }
 
@@ -181,6 +183,9 @@ func (s *child) do(ctx context.Context, c command) (reply, error) {
 	switch c.Op {
 	case "sync":
 		return s.sync(ctx, c.N, c.Step)
+	case "heap":
+		// What the cache holds now, garbage collected: after a churn.
+		return reply{Retained: heapAfterGC(), Cached: s.impl.cached()}, nil
 	case "relist-arm", "events-arm":
 		s.rec.reset()
 		r := reply{}
@@ -205,7 +210,7 @@ func (s *child) do(ctx context.Context, c command) (reply, error) {
 		if c.Op == "relist-arm" {
 			s.heap = startSampler(peak)
 		}
-		s.at, s.cpuAt = time.Now(), processCPU()
+		s.at, s.cpuAt, s.alloc = time.Now(), processCPU(), allocatedObjects()
 		return r, nil
 	case "relist-wait":
 		if err := waitFor(ctx, func() bool { return s.impl.relistDone(s.rec, c.N) }); err != nil {
@@ -230,7 +235,8 @@ func (s *child) do(ctx context.Context, c command) (reply, error) {
 		s.rec.mu.Unlock()
 		d := s.rec.lat.take()
 		return reply{Seconds: span.Seconds(), Events: s.rec.events.Load(), CPUSeconds: processCPU() - s.cpuAt,
-			P50: percentile(d, 50).Seconds(), P99: percentile(d, 99).Seconds()}, nil
+			Allocs: allocatedObjects() - s.alloc,
+			P50:    percentile(d, 50).Seconds(), P99: percentile(d, 99).Seconds()}, nil
 	}
 	return reply{}, fmt.Errorf("unknown command %q", c.Op)
 }

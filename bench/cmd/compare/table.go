@@ -18,6 +18,10 @@ type figure struct {
 	Ours     float64 `json:"ours"`
 	ClientGo float64 `json:"clientgo"`
 	Better   string  `json:"better"` // "lower" or "higher"
+	// OursRounds and ClientGoRounds are every round's value, in the
+	// order measured: the spread behind each median.
+	OursRounds     []float64 `json:"oursRounds"`
+	ClientGoRounds []float64 `json:"clientgoRounds"`
 
 	ours, clientGo []float64
 }
@@ -49,6 +53,7 @@ func (r *results) add(name, unit, better, side string, v float64) {
 func (r *results) finish() {
 	for _, f := range r.rows {
 		f.Ours, f.ClientGo = median(f.ours), median(f.clientGo)
+		f.OursRounds, f.ClientGoRounds = f.ours, f.clientGo
 	}
 }
 
@@ -64,13 +69,45 @@ func median(v []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// markdown writes the table.
+// markdown writes the table: each side's median with the range of its
+// rounds beside it, and the ratio of the medians with the range of the
+// per-round ratios, so that a figure that moved a lot between rounds says
+// so on its own line.
 func (r *results) markdown(w io.Writer) {
-	fmt.Fprintln(w, "| figure | unit | ours | client-go | ours / client-go | better |")
+	fmt.Fprintln(w, "| figure | unit | ours (min–max) | client-go (min–max) | ours / client-go (per-round range) | better |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	for _, f := range r.rows {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", f.Name, f.Unit, num(f.Ours), num(f.ClientGo), ratio(f), f.Better)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", f.Name, f.Unit, spread(f.Ours, f.ours), spread(f.ClientGo, f.clientGo),
+			ratioSpread(f), f.Better)
 	}
+}
+
+// spread prints a median and, when there was more than one round, the
+// smallest and largest round.
+func spread(med float64, v []float64) string {
+	if len(v) < 2 {
+		return num(med)
+	}
+	return fmt.Sprintf("%s (%s–%s)", num(med), num(slices.Min(v)), num(slices.Max(v)))
+}
+
+// ratioSpread prints the ratio of the medians and, when both sides ran
+// the same rounds, the range of the ratios round by round: the ratio of
+// the medians hides whether one round was the other way round.
+func ratioSpread(f *figure) string {
+	r := ratio(f)
+	if r == "–" || len(f.ours) < 2 || len(f.ours) != len(f.clientGo) {
+		return r
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i := range f.ours {
+		if f.clientGo[i] == 0 {
+			return r
+		}
+		x := f.ours[i] / f.clientGo[i]
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return fmt.Sprintf("%s (%.2f–%.2f)", r, lo, hi)
 }
 
 func ratio(f *figure) string {
@@ -97,11 +134,14 @@ func num(v float64) string {
 	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.4f", v), "0"), ".")
 }
 
-// writeJSON writes the figures as an array of {name, unit, ours, clientgo, better}.
+// writeJSON writes the figures as an array of {name, unit, ours, clientgo,
+// better, oursRounds, clientgoRounds}; a value that is not a number is
+// written as 0.
 func (r *results) writeJSON(path string) error {
 	out := make([]figure, 0, len(r.rows))
 	for _, f := range r.rows {
 		g := *f
+		g.OursRounds, g.ClientGoRounds = finite(f.ours), finite(f.clientGo)
 		for _, p := range []*float64{&g.Ours, &g.ClientGo} {
 			if math.IsNaN(*p) {
 				*p = 0
@@ -114,4 +154,14 @@ func (r *results) writeJSON(path string) error {
 		return err
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func finite(v []float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			out[i] = x
+		}
+	}
+	return out
 }
