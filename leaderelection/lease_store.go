@@ -108,3 +108,16 @@ func setSpec(lease *coordinationv1.Lease, rec Record) {
 	lease.Spec = coordinationv1.LeaseSpec{HolderIdentity: &rec.HolderIdentity, LeaseDurationSeconds: &seconds,
 		AcquireTime: &acquire, RenewTime: &renew, LeaseTransitions: &rec.LeaseTransitions}
 }
+
+// OnLease returns an Elector for the Lease namespace/name, written through
+// c: NewLeaseLock and New in one call, the set-up most controllers need
+// (opts.Lock is set to that lock). The Lease is created on the first
+// campaign if it does not exist.
+func OnLease(c *client.Client, namespace, name string, opts Options) (*Elector, error) {
+	lock, err := NewLeaseLock(c, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	opts.Lock = lock
+	return New(opts)
+}

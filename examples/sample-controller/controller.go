@@ -17,7 +17,9 @@ import (
 	"github.com/seed31a95821/informer/apiresource"
 	"github.com/seed31a95821/informer/client"
 	"github.com/seed31a95821/informer/events"
+	"github.com/seed31a95821/informer/leaderelection"
 	"github.com/seed31a95821/informer/lister"
+	"github.com/seed31a95821/informer/metrics"
 	"github.com/seed31a95821/informer/reconcile"
 	"github.com/seed31a95821/informer/reflector/wire"
 	"github.com/seed31a95821/informer/workqueue"
@@ -52,22 +54,35 @@ type Controller struct {
 	queue       *workqueue.Queue[string]
 	synced      []informer.Syncer // the handlers' registrations
 	workers     int
-	ready       atomic.Bool // the caches have synced: /readyz answers 200
+	ready       atomic.Bool       // the caches have synced: /readyz answers 200
+	metrics     *metrics.Registry // the queue's, informers' and requests' figures: /metrics
+	elector     *leaderelection.Elector
+	gate        leaderelection.Gate // with an elector, the workers work only while it leads
 }
 
 // NewController wires the controller to the API server cfg describes:
 // informers for Foos and Deployments in one factory, a client and an
-// event recorder. Nothing runs until Run.
-func NewController(cfg wire.Config, workers int) (*Controller, error) {
-	scheme := newScheme()
+// event recorder, all reporting to one metrics registry. With a non-empty
+// identity it is one replica of several: every replica keeps its caches
+// warm, and only the holder of the Lease leaderNamespace/agentName works.
+// Nothing runs until Run.
+func NewController(cfg wire.Config, workers int, identity, leaderNamespace string) (*Controller, error) {
+	scheme, reg := newScheme(), new(metrics.Registry)
 	c := &Controller{
-		factory: informer.NewFactory(cfg, informer.FactoryOptions{Scheme: scheme}),
-		queue:   &workqueue.Queue[string]{},
-		workers: workers,
+		factory: informer.NewFactory(cfg, informer.FactoryOptions{Scheme: scheme, Informer: informer.Options{Metrics: reg}}),
+		queue:   workqueue.New(workqueue.Options[string]{Name: agentName, Metrics: reg}),
+		workers: workers, metrics: reg,
 	}
-	cl, err := client.New(cfg, client.Options{Scheme: scheme})
+	cl, err := client.New(cfg, client.Options{Scheme: scheme, Metrics: reg})
 	if err != nil {
 		return nil, err
+	}
+	if identity != "" {
+		c.elector, err = leaderelection.OnLease(cl, leaderNamespace, agentName, leaderelection.Options{ReleaseOnCancel: true,
+			Config: leaderelection.Config{Identity: identity}, Callbacks: leaderelection.Callbacks{OnStartedLeading: c.gate.Lead}})
+		if err != nil {
+			return nil, err
+		}
 	}
 	if c.fooClient, err = client.For[*Foo](cl); err != nil {
 		return nil, err
@@ -123,6 +138,10 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.ready.Store(true)
 	loop := &reconcile.Loop{Queue: c.queue, Reconcile: c.sync, Workers: c.workers,
 		OnError: func(key string, err error) { slog.Error("sync failed; retrying", "foo", key, "err", err) }}
+	if c.elector != nil {
+		loop.Gate = &c.gate
+		wg.Go(func() { c.elector.Run(ctx) })
+	}
 	return loop.Run(ctx)
 }
 

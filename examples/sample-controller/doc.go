@@ -19,10 +19,13 @@
 //
 // Usage:
 //
-//	sample-controller -kubeconfig ~/.kube/config -workers 2 -health-addr 127.0.0.1:8081
+//	sample-controller -kubeconfig ~/.kube/config -workers 2 -health-addr 127.0.0.1:8081 \
+//	    -leader-elect-identity "$POD_NAME" -leader-elect-namespace "$POD_NAMESPACE"
 //
-// The first line of stdout is the URL of /healthz and /readyz (ready once
-// the caches have synced). main_test.go drives it with the real kubectl
+// The first line of stdout is the URL of /metrics, /healthz and /readyz
+// (ready once the caches have synced). With -leader-elect-identity every
+// replica syncs its caches and only the holder of the Lease
+// sample-controller reconciles (a warm standby: docs/fleet.md). main_test.go drives it with the real kubectl
 // against cmd/fakeapi; types.go, deepcopy.go and register.go hold the Foo
 // type, which TestCodeLines leaves out of its count of the controller's
 // lines.

@@ -112,9 +112,11 @@ func driveWithKubectl(t *testing.T, kubectl, dir, kubeconfig string) *kubectlRun
 	k := &kubectlRunner{t: t, path: kubectl, dir: dir, env: append(os.Environ(), "KUBECONFIG="+kubeconfig, "HOME="+dir)}
 	k.run("apply", "-f", "testdata/crd.yaml")
 	k.run("wait", "--for=condition=Established", "crd/foos.samplecontroller.k8s.io", "--timeout=30s")
-	health := start(t, filepath.Join(dir, "sample-controller"), "-kubeconfig", kubeconfig, "-health-addr", "127.0.0.1:0", "-workers", "2")
+	health := start(t, filepath.Join(dir, "sample-controller"), "-kubeconfig", kubeconfig, "-health-addr", "127.0.0.1:0", "-workers", "2",
+		"-leader-elect-identity", "replica-1")
 	require.Equal(t, http.StatusOK, get(t, health+"/healthz"))
 	require.Eventually(t, func() bool { return get(t, health+"/readyz") == http.StatusOK }, 30*time.Second, 50*time.Millisecond)
+	k.eventually("replica-1", "get", "lease", agentName, "-o", "jsonpath={.spec.holderIdentity}")
 
 	require.Contains(t, k.run("apply", "-f", "testdata/foo.yaml"), "foo.samplecontroller.k8s.io/example-foo created")
 	k.eventually("Foo/example-foo", "get", "deploy", "example-foo", "-o",
@@ -138,6 +140,14 @@ func driveWithKubectl(t *testing.T, kubectl, dir, kubeconfig string) *kubectlRun
 	k.eventually(`Warning Resource "someone-elses" already exists and is not managed by Foo`, "get", "events",
 		"--field-selector", "involvedObject.name=clash,reason=ErrResourceExists", "-o", "jsonpath={.items[0].type} {.items[0].message}")
 	require.Empty(t, k.run("get", "deploy", "someone-elses", "-o", "jsonpath={.metadata.ownerReferences}"), "left alone")
+
+	resp, err := http.Get(health + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	figures, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Regexp(t, `(?m)^workqueue_adds_total\{name="sample-controller"\} [1-9]`, string(figures))
+	require.Regexp(t, `(?m)^rest_client_requests_total\{.*code="20[01]".*\} [1-9]`, string(figures))
 	return k
 }
 
