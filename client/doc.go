@@ -2,7 +2,7 @@
 // write through the client". It sends Get, List, Create, Update,
 // UpdateStatus, Patch, Apply, ApplyStatus and Delete for any type registered
 // in a scheme (and Apply for *unstructured.Unstructured), over
-// the same wire.Config as the informers, and returns the server's errors as
+// the same rest.Config as the informers, and returns the server's errors as
 // *apierrors.StatusError so that apierrors.IsConflict, IsNotFound and the
 // rest work as with client-go.
 //
@@ -64,7 +64,7 @@
 //
 // # The wire
 //
-// Bodies are JSON, or protobuf when wire.Config.ContentType asks for it and
+// Bodies are JSON, or protobuf when rest.Config.ContentType asks for it and
 // the type has a protobuf form; responses are decoded by their
 // Content-Type. Every response body is bounded (Config.MaxObjectBytes,
 // error bodies to 64 KiB) and must decode to the expected kind. The rules

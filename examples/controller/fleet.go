@@ -118,7 +118,7 @@ func (c *Controller) runFleet(ctx context.Context) error {
 			OnStoppedLeading: func() {
 				c.opts.Logger.Info("controller: "+f.Identity+" stopped leading", "identity", f.Identity)
 			},
-			OnNewLeader:      f.OnNewLeader,
+			OnNewLeader: f.OnNewLeader,
 		},
 		Logger: c.opts.Logger,
 	})
