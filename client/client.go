@@ -85,7 +85,7 @@ type request struct {
 }
 
 // url is where r goes: the collection or the object, laid out by
-// wire.ResourceURL as for the informers' lists. A namespace given for a
+// rest.Client.URL as for the informers' lists. A namespace given for a
 // cluster-scoped kind is dropped.
 func (c *Client) url(r request) string {
 	ns := r.namespace

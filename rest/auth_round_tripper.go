@@ -11,8 +11,8 @@ import (
 // authenticator adds one Config's credentials to requests for its server:
 // a static token, a token file re-read as it rotates, or an exec plugin's
 // token. (Client certificates, static or from a plugin, are presented by
-// the TLS layer; see newTLSConfig.) It is shared by a ListerWatcher's
-// requests and by the RoundTripper of NewAuthenticatedClient, and is safe
+// the TLS layer; see newTLSConfig.) It is shared by a Client's requests
+// and by the RoundTripper of NewAuthenticatedClient, and is safe
 // for concurrent use.
 type authenticator struct {
 	cfg    Config

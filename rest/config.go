@@ -58,9 +58,10 @@ const (
 // Config says how to reach and authenticate to one API server. The zero
 // value is not usable (Host is required); everything else defaults sensibly.
 // A Config is a plain value: copy it freely. It is read, never modified, by
-// this package. Copies share its two pointers, each on purpose: RateLimiter
-// (one request budget for every ListerWatcher built from the Config) and
-// the *ExecConfig (one cached plugin credential).
+// this package. Copies share its pointers, each on purpose: RateLimiter
+// (one request budget for every Client built from the Config), HTTPClient
+// (one connection pool), Metrics (one registry) and the *ExecConfig (one
+// cached plugin credential).
 type Config struct {
 	// Host is the server's base URL, "https://host:port" with an optional
 	// path prefix (some proxies serve the API under a path). The scheme is
@@ -70,7 +71,7 @@ type Config struct {
 	// BearerToken is sent as "Authorization: Bearer <token>".
 	BearerToken string
 	// BearerTokenFile names a file holding the token. It is read when the
-	// ListerWatcher is built (a missing file is an error then) and re-read
+	// Client is built (a missing file is an error then) and re-read
 	// every minute and after any 401, because projected service-account
 	// tokens are rotated on disk. Mutually exclusive with BearerToken.
 	BearerTokenFile string
@@ -139,12 +140,12 @@ type Config struct {
 	// the limit off.
 	QPS   float32
 	Burst int
-	// RateLimiter, when set, is the limiter every ListerWatcher built from
-	// this Config uses, instead of one of its own built from QPS and Burst.
-	// It is a pointer, so copies of the Config share it: that is how
-	// several ListerWatchers share one budget (NewRateLimiter builds one).
-	// NewFactory sets it, so that all the informers of a factory share one
-	// limiter, as client-go's clientsets share one per config.
+	// RateLimiter, when set, is the limiter every Client built from this
+	// Config uses, instead of one of its own built from QPS and Burst. It
+	// is a pointer, so copies of the Config share it: that is how several
+	// Clients share one budget (NewRateLimiter builds one). Everything
+	// built on one Client (a factory's informers) shares its limiter
+	// anyway, as client-go's clientsets share one per config.
 	RateLimiter *rate.Limiter
 
 	// HTTPClient, when set, is the client New builds on instead of one of
@@ -159,7 +160,7 @@ type Config struct {
 
 // NewRateLimiter returns the limiter c's QPS and Burst describe (with
 // their defaults), or nil when c.QPS is negative: no limit. Put it in
-// Config.RateLimiter to share it between ListerWatchers.
+// Config.RateLimiter to share it between Clients.
 func NewRateLimiter(c Config) *rate.Limiter {
 	c = c.WithDefaults()
 	if c.QPS < 0 {
@@ -252,8 +253,8 @@ func validateHost(host string) error {
 }
 
 // WithDefaults returns c with every zero limit replaced by its default: the
-// figures every client of this Config (a ListerWatcher, package client)
-// works with.
+// figures every user of a Client built from this Config (a
+// ListerWatcher, package client) works with.
 func (c Config) WithDefaults() Config {
 	if c.MaxFrameBytes == 0 {
 		c.MaxFrameBytes = DefaultMaxFrameBytes

@@ -15,13 +15,13 @@ import (
 // page quoting the Authorization header, a Status whose message repeats the
 // request, a watch frame whose event type is the token. Errors end up in
 // logs, metrics labels and bug reports, so every error string that carries
-// server text is passed through the ListerWatcher's redactor, which
+// server text is passed through the Client's redactor, which
 // replaces each token it has used with redactedToken.
 
 // redactedToken replaces a token in error text.
 const redactedToken = "[redacted]"
 
-// redactor replaces the credentials a ListerWatcher has sent (static token,
+// redactor replaces the credentials a Client has sent (static token,
 // token file, exec plugin) in text it did not write. The zero value redacts
 // nothing. It is safe for concurrent use.
 type redactor struct {

@@ -1,7 +1,7 @@
 package rest
 
-// What every request to the API server shares, whoever sends it: the
-// ListerWatcher's lists and watches here, and package client's reads and
+// What every request to the API server shares, whoever sends it:
+// reflector/wire's lists and watches, and package client's reads and
 // writes. Each rule has this one home, so that the two sides cannot drift
 // apart on where a resource lives, which encodings they ask for, or how much
 // of a body they believe.

@@ -40,7 +40,7 @@ type tokenSource struct {
 const maxRememberedTokens = 4
 
 // newTokenSource reads the token file once, so that a missing or empty file
-// is reported when the ListerWatcher is built rather than as a stream of
+// is reported when the Client is built rather than as a stream of
 // 401s later.
 func newTokenSource(static, path string) (*tokenSource, error) {
 	ts := &tokenSource{static: static, path: path, now: time.Now}

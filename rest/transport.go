@@ -14,18 +14,19 @@ import (
 // transport fields: server verification against the CA bundle (or the
 // system roots), an optional client certificate (static or from the exec
 // plugin), the proxy, compression, and HTTP/2 health checks. It adds no
-// bearer token: the ListerWatcher does, and NewAuthenticatedClient wraps
-// this client to do so for your own requests.
+// bearer token: a Client (New) does, and NewAuthenticatedClient wraps this
+// client to do so for your own requests.
 //
-// One client holds one connection pool. Build it once and pass it to every
-// ListerWatcher through Options.HTTPClient when you watch many resources of
-// the same server: over HTTP/2 they then share a single TCP connection, as
-// client-go's transport cache arranges.
+// One client holds one connection pool. Everything built on one Client
+// shares it; to share it between Clients (two Configs for one server),
+// build it once and put it in each Config's HTTPClient: over HTTP/2 they
+// then share a single TCP connection, as client-go's transport cache
+// arranges.
 //
-// The client has no overall Timeout: it would cut long-lived watches. Each
-// ListerWatcher bounds its non-watch requests itself (Config.Timeout), and
-// the wait for every response's headers (Config.ResponseHeaderTimeout).
-// It follows no redirect (see RedirectError).
+// The client has no overall Timeout: it would cut long-lived watches. A
+// Client bounds the wait for every response's headers
+// (Config.ResponseHeaderTimeout), and its users their non-watch requests
+// (Config.Timeout). It follows no redirect (see refuseRedirect).
 func NewHTTPClient(cfg Config) (*http.Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
