@@ -70,7 +70,8 @@
 // error bodies to 64 KiB) and must decode to the expected kind. The rules
 // a request shares with the informers' lists (the URL layout, the Accept
 // header, the Content-Type mapping, the bounded body read, the Config's
-// defaults) are reflector/wire's (request.go), used here, not restated. The bearer
-// token or token file of the Config is sent to the Config's host only,
-// never along a redirect to another.
+// defaults, the rate limit, the credentials, the redirect rule, the
+// decoding of error answers) are package rest's, used here through one
+// rest.Client, not restated. The bearer token or token file of the Config
+// is sent to the Config's host only, never along a redirect to another.
 package client
