@@ -151,6 +151,7 @@ func TestRateLimiterShared(t *testing.T) {
 	b, err := New(newRESTClient(t, copied), podsResource, Options{})
 	require.NoError(t, err)
 	defer b.CloseIdleConnections()
+	assert.Same(t, a.rc.RateLimiter(), b.rc.RateLimiter())
 
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
