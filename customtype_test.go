@@ -13,7 +13,7 @@ import (
 	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/apiresource"
 	"github.com/seed31a95821/informer/fakeapi"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // Widget stands for a controller author's own resource (a CRD's Go type):
@@ -70,7 +70,7 @@ func TestUsersOwnTypeWorksEndToEnd(t *testing.T) {
 	_, err = srv.Create(&Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "w1"}, Spec: WidgetSpec{Size: 3}})
 	require.NoError(t, err)
 
-	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{Scheme: scheme})
+	factory := informer.NewFactory(rest.Config{Host: srv.URL()}, informer.FactoryOptions{Scheme: scheme})
 	defer factory.Shutdown()
 	widgets, err := informer.For[*Widget](factory)
 	require.NoError(t, err)
@@ -89,4 +89,31 @@ func TestUsersOwnTypeWorksEndToEnd(t *testing.T) {
 		w, err := widgets.Lister().Namespace("shop").Get("w2")
 		return err == nil && w.Spec.Size == 5
 	}, 20*time.Second, 5*time.Millisecond)
+}
+
+// A plural override in FactoryOptions.Resources names the resource all the
+// way to the wire: For[T] lists and watches the overridden plural and
+// decodes into T's kind, without guessing a kind back from a plural the
+// guess would never make (issue #28; before, New failed with "kind not
+// known to the scheme").
+func TestPluralOverrideIsHonouredByFor(t *testing.T) {
+	scheme := widgetScheme()
+	gizmos := informer.Resource{Kind: widgetGV.WithKind("Widget"), Plural: "gizmos"}
+	srv, err := fakeapi.NewServer(fakeapi.Options{Scheme: scheme, Resources: []fakeapi.ServedResource{{Resource: gizmos}}})
+	require.NoError(t, err)
+	defer srv.Close()
+	_, err = srv.Create(&Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "w1"}, Spec: WidgetSpec{Size: 3}})
+	require.NoError(t, err)
+
+	factory := informer.NewFactory(rest.Config{Host: srv.URL()}, informer.FactoryOptions{Scheme: scheme, Resources: []informer.Resource{gizmos}})
+	defer factory.Shutdown()
+	widgets, err := informer.For[*Widget](factory)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	factory.Start(ctx)
+	require.Equal(t, map[string]bool{"gizmos.example.com": true}, factory.WaitForCacheSync(ctx))
+	got, err := widgets.Lister().Namespace("shop").Get("w1")
+	require.NoError(t, err)
+	require.Equal(t, 3, got.Spec.Size)
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/apiresource"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 	"github.com/seed31a95821/informer/workqueue"
 )
 
@@ -26,7 +26,7 @@ func ExampleEnqueueOwner() {
 	srv := mustServe(owned, pod("shop", "loner", nil))
 	defer srv.Close()
 
-	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{})
+	factory := informer.NewFactory(rest.Config{Host: srv.URL()}, informer.FactoryOptions{})
 	pods, err := informer.For[*corev1.Pod](factory)
 	if err != nil {
 		log.Fatal(err)

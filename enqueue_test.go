@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/seed31a95821/informer"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 	"github.com/seed31a95821/informer/workqueue"
 )
 
@@ -50,7 +50,7 @@ func waitUntil(t *testing.T, cond func() bool) {
 func TestEnqueueKeysWithFilter(t *testing.T) {
 	srv := mustServe(pod("shop", "initial-1", nil), pod("shop", "initial-2", nil))
 	defer srv.Close()
-	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{})
+	factory := informer.NewFactory(rest.Config{Host: srv.URL()}, informer.FactoryOptions{})
 	pods, err := informer.For[*corev1.Pod](factory)
 	require.NoError(t, err)
 	var q workqueue.Queue[string]

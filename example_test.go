@@ -17,7 +17,7 @@ import (
 	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/client"
 	"github.com/seed31a95821/informer/fakeapi"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 	"github.com/seed31a95821/informer/workqueue"
 )
 
@@ -51,7 +51,7 @@ func Example() {
 	srv := mustServe(pod("shop", "web-2", nil), pod("shop", "web-1", nil))
 	defer srv.Close()
 
-	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{})
+	factory := informer.NewFactory(rest.Config{Host: srv.URL()}, informer.FactoryOptions{})
 	pods, err := informer.For[*corev1.Pod](factory) // every caller shares this one watch
 	if err != nil {
 		log.Fatal(err)
@@ -81,7 +81,7 @@ func ExampleSharedInformer_AddEventHandler() {
 	srv := mustServe(pod("shop", "web-1", nil))
 	defer srv.Close()
 
-	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{})
+	factory := informer.NewFactory(rest.Config{Host: srv.URL()}, informer.FactoryOptions{})
 	pods, err := informer.For[*corev1.Pod](factory)
 	if err != nil {
 		log.Fatal(err)
@@ -135,7 +135,7 @@ func ExampleFactoryOptions_scoped() {
 	)
 	defer srv.Close()
 
-	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{
+	factory := informer.NewFactory(rest.Config{Host: srv.URL()}, informer.FactoryOptions{
 		Namespace:     "shop",
 		LabelSelector: "app=web",
 	})
@@ -167,7 +167,7 @@ func ExampleFactoryOptions_scoped() {
 func ExampleSharedInformer_Lister() {
 	srv := mustServe(pod("shop", "web-1", nil))
 	defer srv.Close()
-	cfg := wire.Config{Host: srv.URL()}
+	cfg := rest.Config{Host: srv.URL()}
 
 	factory := informer.NewFactory(cfg, informer.FactoryOptions{})
 	pods, err := informer.For[*corev1.Pod](factory)
@@ -236,7 +236,7 @@ func ExampleFor() {
 	)
 	defer srv.Close()
 
-	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{})
+	factory := informer.NewFactory(rest.Config{Host: srv.URL()}, informer.FactoryOptions{})
 	deployments, err := informer.For[*appsv1.Deployment](factory)
 	if err != nil {
 		log.Fatal(err)
@@ -278,7 +278,7 @@ func ExampleForMetadata() {
 	srv := mustServe(owned)
 	defer srv.Close()
 
-	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{})
+	factory := informer.NewFactory(rest.Config{Host: srv.URL()}, informer.FactoryOptions{})
 	metas, err := informer.ForMetadata(factory, corev1.SchemeGroupVersion.WithResource("pods"), false)
 	if err != nil {
 		log.Fatal(err)
@@ -314,7 +314,7 @@ func ExampleStripManagedFields() {
 	srv := mustServe(p)
 	defer srv.Close()
 
-	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{
+	factory := informer.NewFactory(rest.Config{Host: srv.URL()}, informer.FactoryOptions{
 		Informer: informer.Options{Transform: informer.StripManagedFields},
 	})
 	pods, err := informer.For[*corev1.Pod](factory)

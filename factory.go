@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"fmt"
+	"github.com/seed31a95821/informer/rest"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,7 +38,7 @@ type FactoryOptions struct {
 	// Resource are filled in per informer.
 	Informer Options
 	// ListerWatcher builds the client for one resource. Nil means the HTTP
-	// client of reflector/wire, configured by the factory's wire.Config.
+	// client of reflector/wire, on the factory's one rest.Client.
 	// Tests and benchmarks use it to feed informers from memory. It is
 	// called with the factory's lock held, once per informer, so it must not
 	// call the factory's own methods. Namespace and the selectors above are
@@ -54,8 +55,9 @@ type FactoryOptions struct {
 // Unlike client-go's factory, an informer requested after Start is started
 // at once, so the order of calls cannot leave one silently idle.
 type Factory struct {
-	cfg  wire.Config
-	opts FactoryOptions
+	rc    *rest.Client // the connection every informer shares; nil when rcErr is set
+	rcErr error        // why the Config did not make a rest.Client
+	opts  FactoryOptions
 
 	mu        sync.Mutex         // guards informers, ctx, cancel and shutdown
 	informers map[string]*entry  // by resource name, see informerKey
@@ -85,16 +87,23 @@ type entry struct {
 }
 
 // NewFactory returns a factory whose informers talk to the API server that
-// cfg describes. They share one client-side rate limit: cfg.RateLimiter, or
-// when it is nil one built from cfg.QPS and cfg.Burst (wire.NewRateLimiter).
-func NewFactory(cfg wire.Config, opts FactoryOptions) *Factory {
+// cfg describes, through one rest.Client built here (rest.New): they share
+// its connections, its credentials and its client-side rate limit
+// (cfg.RateLimiter, or one built from cfg.QPS and cfg.Burst). Requests are
+// counted in cfg.Metrics, or, when it is nil, in opts.Informer.Metrics. A
+// Config rest.New refuses makes every For fail with rest.New's error.
+func NewFactory(cfg rest.Config, opts FactoryOptions) *Factory {
 	if opts.Scheme == nil {
 		opts.Scheme = apiresource.NewScheme()
 	}
-	if cfg.RateLimiter == nil {
-		cfg.RateLimiter = wire.NewRateLimiter(cfg)
+	if cfg.Metrics == nil {
+		cfg.Metrics = opts.Informer.Metrics
 	}
-	return &Factory{cfg: cfg, opts: opts, informers: map[string]*entry{}, stopped: make(chan struct{})}
+	f := &Factory{opts: opts, informers: map[string]*entry{}, stopped: make(chan struct{})}
+	if opts.ListerWatcher == nil {
+		f.rc, f.rcErr = rest.New(cfg)
+	}
+	return f
 }
 
 // For returns the factory's informer for objects of type T, such as
@@ -170,17 +179,15 @@ func (f *Factory) listerWatcher(r Resource, metadataOnly bool) (reflector.Lister
 	if f.opts.ListerWatcher != nil {
 		return f.opts.ListerWatcher(r, metadataOnly)
 	}
-	ns := f.opts.Namespace
-	if r.ClusterScoped {
-		ns = ""
+	if f.rcErr != nil {
+		return nil, f.rcErr
 	}
-	return wire.New(f.cfg, r.GVR(), wire.Options{
-		Namespace:     ns,
+	return wire.New(f.rc, r, wire.Options{
+		Namespace:     f.opts.Namespace,
 		LabelSelector: f.opts.LabelSelector,
 		FieldSelector: f.opts.FieldSelector,
 		Scheme:        f.opts.Scheme,
 		MetadataOnly:  metadataOnly,
-		Metrics:       f.opts.Informer.Metrics,
 	})
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/seed31a95821/informer/fakeapi"
 	"github.com/seed31a95821/informer/reflector"
 	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // watchCounter counts, by resource, the watches that reached the server
@@ -76,7 +77,11 @@ func TestRemoveStopsOneInformerAndLeavesTheOthers(t *testing.T) {
 	var e *env
 	e = newEnv(t, informer.FactoryOptions{
 		ListerWatcher: func(r informer.Resource, metadataOnly bool) (reflector.ListerWatcher, error) {
-			lw, err := wire.New(wire.Config{Host: e.srv.URL()}, r.GVR(), wire.Options{})
+			rc, err := rest.New(rest.Config{Host: e.srv.URL()})
+			if err != nil {
+				return nil, err
+			}
+			lw, err := wire.New(rc, r, wire.Options{})
 			if err != nil {
 				return nil, err
 			}
@@ -169,7 +174,7 @@ func TestWaitForCacheSyncStopsWaitingForARemovedInformer(t *testing.T) {
 func ExampleFactory_Remove() {
 	srv := mustServe()
 	defer srv.Close()
-	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{})
+	factory := informer.NewFactory(rest.Config{Host: srv.URL()}, informer.FactoryOptions{})
 	_, _ = informer.For[*corev1.Pod](factory)
 	cms, _ := informer.For[*corev1.ConfigMap](factory)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/fakeapi"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // Gotcha: an unsynced cache looks exactly like an empty cluster. The lister
@@ -22,7 +22,7 @@ import (
 func Example_readBeforeSync() {
 	srv := mustServe(pod("shop", "web-1", nil))
 	defer srv.Close()
-	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{})
+	factory := informer.NewFactory(rest.Config{Host: srv.URL()}, informer.FactoryOptions{})
 	pods, err := informer.For[*corev1.Pod](factory)
 	if err != nil {
 		log.Fatal(err)
@@ -56,7 +56,7 @@ func Example_sharedObjects() {
 	for _, copyOnRead := range []bool{false, true} {
 		opts := informer.FactoryOptions{}
 		opts.Informer.CopyOnRead = copyOnRead
-		factory := informer.NewFactory(wire.Config{Host: srv.URL()}, opts)
+		factory := informer.NewFactory(rest.Config{Host: srv.URL()}, opts)
 		pods, err := informer.For[*corev1.Pod](factory)
 		if err != nil {
 			log.Fatal(err)
@@ -79,7 +79,7 @@ func Example_sharedObjects() {
 func Example_resyncIsNotARelist() {
 	srv := mustServe(pod("shop", "web-1", nil))
 	defer srv.Close()
-	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{})
+	factory := informer.NewFactory(rest.Config{Host: srv.URL()}, informer.FactoryOptions{})
 	pods, err := informer.For[*corev1.Pod](factory)
 	if err != nil {
 		log.Fatal(err)
@@ -115,7 +115,7 @@ func Example_resyncIsNotARelist() {
 func Example_requestAfterStart() {
 	srv := mustServe(pod("shop", "web-1", nil))
 	defer srv.Close()
-	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{})
+	factory := informer.NewFactory(rest.Config{Host: srv.URL()}, informer.FactoryOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	factory.Start(ctx) // nothing requested yet
@@ -137,7 +137,7 @@ func Example_requestAfterStart() {
 func Example_missedDelete() {
 	srv := mustServe(pod("shop", "web-1", nil))
 	defer srv.Close()
-	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{})
+	factory := informer.NewFactory(rest.Config{Host: srv.URL()}, informer.FactoryOptions{})
 	pods, err := informer.For[*corev1.Pod](factory)
 	if err != nil {
 		log.Fatal(err)

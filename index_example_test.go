@@ -12,7 +12,7 @@ import (
 
 	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/indexer"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // A custom index answers a question the namespace and label indexes cannot:
@@ -37,7 +37,7 @@ func ExampleOptions_indexers() {
 		}
 		return []string{p.Spec.NodeName}, nil
 	}
-	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{
+	factory := informer.NewFactory(rest.Config{Host: srv.URL()}, informer.FactoryOptions{
 		Informer: informer.Options{Indexers: indexer.Indexers{"byNode": byNode}},
 	})
 	pods, err := informer.For[*corev1.Pod](factory)

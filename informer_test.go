@@ -15,10 +15,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/seed31a95821/informer"
+	"github.com/seed31a95821/informer/apiresource"
 	"github.com/seed31a95821/informer/fakeapi"
 	"github.com/seed31a95821/informer/processor"
 	"github.com/seed31a95821/informer/reflector"
 	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 const waitFor = 20 * time.Second
@@ -64,7 +66,7 @@ func newEnv(t *testing.T, opts informer.FactoryOptions, objs ...runtime.Object) 
 	if opts.Informer.Reflector.Backoff == (reflector.Backoff{}) {
 		opts.Informer.Reflector.Backoff = fastRetry
 	}
-	e.factory = informer.NewFactory(wire.Config{Host: srv.URL()}, opts)
+	e.factory = informer.NewFactory(rest.Config{Host: srv.URL()}, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	t.Cleanup(e.factory.Shutdown)
@@ -137,7 +139,9 @@ func TestRunReturnsOnlyAfterEverythingStopped(t *testing.T) {
 	srv, err := fakeapi.NewServer(fakeapi.Options{})
 	require.NoError(t, err)
 	defer srv.Close()
-	lw, err := wire.New(wire.Config{Host: srv.URL()}, corev1.SchemeGroupVersion.WithResource("pods"), wire.Options{})
+	rc, err := rest.New(rest.Config{Host: srv.URL()})
+	require.NoError(t, err)
+	lw, err := wire.New(rc, apiresource.Guess(corev1.SchemeGroupVersion.WithKind("Pod")), wire.Options{})
 	require.NoError(t, err)
 	inf := informer.New[*corev1.Pod](lw, informer.Options{Name: "pods"})
 

@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/seed31a95821/informer"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // A controller-runtime program logs through a logr.Logger; the library takes
@@ -25,7 +25,7 @@ func ExampleOptions_logr() {
 	defer srv.Close()
 
 	var programLogger logr.Logger = funcr.New(func(_, args string) { fmt.Println(args) }, funcr.Options{})
-	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{
+	factory := informer.NewFactory(rest.Config{Host: srv.URL()}, informer.FactoryOptions{
 		Informer: informer.Options{Logger: slog.New(logr.ToSlogHandler(programLogger))},
 	})
 	pods, _ := informer.For[*corev1.Pod](factory)

@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed31a95821/informer"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // lockedBuffer is a bytes.Buffer safe for the informer's goroutines.
@@ -51,7 +51,7 @@ func TestErrorsAreLoggedWithKeys(t *testing.T) {
 	defer srv.Close()
 	var out lockedBuffer
 	logger := slog.New(slog.NewJSONHandler(&out, nil))
-	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{
+	factory := informer.NewFactory(rest.Config{Host: srv.URL()}, informer.FactoryOptions{
 		Informer: informer.Options{Logger: logger},
 	})
 	defer factory.Shutdown()

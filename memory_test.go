@@ -21,7 +21,7 @@ import (
 	"github.com/seed31a95821/informer/fakeapi"
 	"github.com/seed31a95821/informer/internal/realpod"
 	"github.com/seed31a95821/informer/reflector"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // The cache shares repeated strings (decode-time interning in
@@ -29,14 +29,14 @@ import (
 // between objects. What a lister returns must not change: typed objects,
 // equal to what the server holds, in both encodings.
 func TestListerReturnsWhatTheServerHoldsWhileSharing(t *testing.T) {
-	for _, ct := range []string{wire.ContentTypeJSON, wire.ContentTypeProtobuf} {
+	for _, ct := range []string{rest.ContentTypeJSON, rest.ContentTypeProtobuf} {
 		t.Run(ct, func(t *testing.T) {
 			var pods []kruntime.Object
 			for i := range 3 * realpod.Replicas {
 				pods = append(pods, realpod.New(i))
 			}
 			e := newEnv(t, informer.FactoryOptions{}, pods...)
-			e.factory = informer.NewFactory(wire.Config{Host: e.srv.URL(), ContentType: ct}, informer.FactoryOptions{})
+			e.factory = informer.NewFactory(rest.Config{Host: e.srv.URL(), ContentType: ct}, informer.FactoryOptions{})
 			t.Cleanup(e.factory.Shutdown)
 			inf, err := informer.For[*corev1.Pod](e.factory)
 			require.NoError(t, err)
@@ -88,7 +88,7 @@ func BenchmarkCachedPodHeap(b *testing.B) {
 		_, err := srv.Create(realpod.New(i))
 		require.NoError(b, err)
 	}
-	for _, ct := range []string{wire.ContentTypeJSON, wire.ContentTypeProtobuf} {
+	for _, ct := range []string{rest.ContentTypeJSON, rest.ContentTypeProtobuf} {
 		b.Run(ct[len("application/"):], func(b *testing.B) {
 			var perPod float64
 			for b.Loop() {
@@ -103,7 +103,7 @@ func cachedHeapPerPod(b *testing.B, srv *fakeapi.Server, ct string, n int) float
 	before := heapAfterGC()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	f := informer.NewFactory(wire.Config{Host: srv.URL(), ContentType: ct}, informer.FactoryOptions{})
+	f := informer.NewFactory(rest.Config{Host: srv.URL(), ContentType: ct}, informer.FactoryOptions{})
 	defer f.Shutdown()
 	inf, err := informer.For[*corev1.Pod](f)
 	require.NoError(b, err)
@@ -140,7 +140,7 @@ func serverPods(t *testing.T, srv *fakeapi.Server) []corev1.Pod {
 // the objects it has (internal/reuse) instead of a second decoded copy,
 // through a paged List and through WatchList, in both encodings.
 func TestRelistKeepsTheCachedObjects(t *testing.T) {
-	for _, ct := range []string{wire.ContentTypeJSON, wire.ContentTypeProtobuf} {
+	for _, ct := range []string{rest.ContentTypeJSON, rest.ContentTypeProtobuf} {
 		for _, mode := range []reflector.WatchListMode{reflector.WatchListOff, reflector.WatchListOn} {
 			t.Run(fmt.Sprintf("%s/%v", ct, mode), func(t *testing.T) { relistKeepsObjects(t, ct, mode) })
 		}
@@ -157,7 +157,7 @@ func relistKeepsObjects(t *testing.T, ct string, mode reflector.WatchListMode) {
 	opts.Informer.Reflector.WatchList = mode
 	opts.Informer.Reflector.PageSize = 10
 	opts.Informer.Reflector.Backoff = fastRetry
-	e.factory = informer.NewFactory(wire.Config{Host: e.srv.URL(), ContentType: ct}, opts)
+	e.factory = informer.NewFactory(rest.Config{Host: e.srv.URL(), ContentType: ct}, opts)
 	t.Cleanup(e.factory.Shutdown)
 	inf, err := informer.For[*corev1.Pod](e.factory)
 	require.NoError(t, err)

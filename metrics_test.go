@@ -12,7 +12,7 @@ import (
 
 	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/metrics"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // figure returns the value of the series of family name whose label values
@@ -50,7 +50,7 @@ func TestInformerMetricsMove(t *testing.T) {
 	srv := mustServe(pod("shop", "web-1", nil))
 	defer srv.Close()
 	var reg metrics.Registry
-	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{
+	factory := informer.NewFactory(rest.Config{Host: srv.URL()}, informer.FactoryOptions{
 		Informer: informer.Options{Metrics: &reg},
 	})
 	pods, err := informer.For[*corev1.Pod](factory)

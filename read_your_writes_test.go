@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/seed31a95821/informer"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 func rvOf(t *testing.T, obj runtime.Object) string {
@@ -188,7 +188,7 @@ func (f fixedRV) AppliedResourceVersion() string { return string(f) }
 func ExampleExpectations() {
 	srv := mustServe()
 	defer srv.Close()
-	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{})
+	factory := informer.NewFactory(rest.Config{Host: srv.URL()}, informer.FactoryOptions{})
 	cms, err := informer.For[*corev1.ConfigMap](factory)
 	if err != nil {
 		log.Fatal(err)

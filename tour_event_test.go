@@ -17,7 +17,7 @@ import (
 
 	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/fakeapi"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // eventTour is the state the steps of docs/tour.md share.
@@ -61,7 +61,7 @@ func (tour *eventTour) setup(t *testing.T) {
 		_, err := srv.Create(pod("shop", fmt.Sprintf("web-%d", i), nil))
 		require.NoError(t, err)
 	}
-	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, informer.FactoryOptions{})
+	factory := informer.NewFactory(rest.Config{Host: srv.URL()}, informer.FactoryOptions{})
 	tour.cleanup(factory.Shutdown)
 	tour.pods, err = informer.For[*corev1.Pod](factory)
 	require.NoError(t, err)

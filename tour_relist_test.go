@@ -15,7 +15,7 @@ import (
 	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/fakeapi"
 	"github.com/seed31a95821/informer/reflector"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // relistTour is the state the steps of docs/tour-relist.md share.
@@ -113,7 +113,7 @@ func (tour *relistTour) watching(t *testing.T) []string {
 	opts.Informer.OnError = func(error) { tour.news.notify() }
 	opts.Informer.Reflector.Backoff = fastRetry
 	opts, tour.log = recordingFactory(t, srv.URL(), opts, tour.news)
-	factory := informer.NewFactory(wire.Config{Host: srv.URL()}, opts)
+	factory := informer.NewFactory(rest.Config{Host: srv.URL()}, opts)
 	tour.cleanup(factory.Shutdown)
 	tour.pods, err = informer.For[*corev1.Pod](factory)
 	require.NoError(t, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/reflector"
 	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // The tours in docs/ (tour.md, tour-relist.md) walk numbered steps. Each is
@@ -211,7 +212,11 @@ func recordingFactory(t *testing.T, host string, opts informer.FactoryOptions, n
 	t.Helper()
 	log := &requestLog{news: news}
 	opts.ListerWatcher = func(r informer.Resource, metadataOnly bool) (reflector.ListerWatcher, error) {
-		lw, err := wire.New(wire.Config{Host: host}, r.GVR(), wire.Options{Namespace: opts.Namespace})
+		rc, err := rest.New(rest.Config{Host: host})
+		if err != nil {
+			return nil, err
+		}
+		lw, err := wire.New(rc, r, wire.Options{Namespace: opts.Namespace})
 		log.ListerWatcher = lw
 		return log, err
 	}

@@ -10,13 +10,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/seed31a95821/informer"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/kubeconfig"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // Attacks through configuration (issue 32, item 3): a kubeconfig is input
 // like any other, and so is every file it names. Each hostile file here
-// is refused with a *wire.FileError before it is read: a file one byte
-// over wire.MaxFileBytes (sparse, so it costs no disk), or a directory.
+// is refused with a *rest.FileError before it is read: a file one byte
+// over rest.MaxFileBytes (sparse, so it costs no disk), or a directory.
 // (/dev/zero and FIFOs are refused too, as reflector/wire's
 // TestHostileFilesAreRefused shows; they are left out here because,
 // before the fix, they exhausted memory or hung.)
@@ -25,7 +26,7 @@ func TestAttackKubeconfigHostileFiles(t *testing.T) {
 	huge := filepath.Join(dir, "huge")
 	f, err := os.Create(huge)
 	require.NoError(t, err)
-	require.NoError(t, f.Truncate(wire.MaxFileBytes+1))
+	require.NoError(t, f.Truncate(rest.MaxFileBytes+1))
 	require.NoError(t, f.Close())
 	kubeconfig := func(user, cluster string) string {
 		p := filepath.Join(t.TempDir(), "config")
@@ -49,8 +50,8 @@ func TestAttackKubeconfigHostileFiles(t *testing.T) {
 			_, allocs0 := readMetrics()
 			err := startFrom(path)
 			_, allocs := readMetrics()
-			require.ErrorIs(t, err, wire.ErrFileRefused)
-			var fe *wire.FileError
+			require.ErrorIs(t, err, rest.ErrFileRefused)
+			var fe *rest.FileError
 			require.ErrorAs(t, err, &fe)
 			require.Contains(t, []string{huge, dir}, fe.Path)
 			require.Less(t, allocs-allocs0, uint64(4<<20), "bytes allocated: the file was read")
@@ -61,7 +62,7 @@ func TestAttackKubeconfigHostileFiles(t *testing.T) {
 // startFrom loads a kubeconfig and builds a pod informer from it, as a
 // program would, and returns the first error.
 func startFrom(path string) error {
-	loaded, err := wire.LoadingRules{Paths: []string{path}}.Load()
+	loaded, err := kubeconfig.LoadingRules{Paths: []string{path}}.Load()
 	if err != nil {
 		return err
 	}

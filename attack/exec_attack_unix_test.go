@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seed31a95821/informer/reflector"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // Issue 32, item 4: an exec credential plugin that forks a child and
@@ -33,11 +33,11 @@ func TestAttackForkingExecPlugin(t *testing.T) {
 		t.Error("a request got past a plugin that gave no credential")
 	})
 	a.cfg.BearerToken = ""
-	a.cfg.Exec = &wire.ExecConfig{APIVersion: wire.ExecAPIVersionV1, Command: script, Timeout: 500 * time.Millisecond}
+	a.cfg.Exec = &rest.ExecConfig{APIVersion: rest.ExecAPIVersionV1, Command: script, Timeout: 500 * time.Millisecond}
 	a.start()
 	// The timeout's context.DeadlineExceeded is a net.Error: the
 	// reflector files the failure as a network one, and backs off.
-	e := a.waitErr(reflector.KindNetwork, wire.ErrExecPlugin)
+	e := a.waitErr(reflector.KindNetwork, rest.ErrExecPlugin)
 	require.Contains(t, e.Error(), "did not finish within")
 	a.observe(time.Second)
 	a.stop(bounds{requests: 0, heap: 16 << 20})

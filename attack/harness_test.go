@@ -26,7 +26,7 @@ import (
 
 	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/reflector"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // token is the bearer token every attack's client is configured with. It
@@ -42,7 +42,7 @@ const waitFor = 15 * time.Second
 type attack struct {
 	t        *testing.T
 	srv      *httptest.Server
-	cfg      wire.Config
+	cfg      rest.Config
 	opts     informer.Options
 	scope    informer.FactoryOptions        // Namespace and selectors; its Informer is opts
 	handler  *informer.Handler[*corev1.Pod] // if set, registered before the informer starts
@@ -82,7 +82,7 @@ func newAttackServer(t *testing.T, h handler, start func(http.Handler) *httptest
 		a.requests.Add(1)
 		h(a, w, r)
 	}))
-	a.cfg = wire.Config{Host: a.srv.URL, BearerToken: token, ContentType: wire.ContentTypeJSON}
+	a.cfg = rest.Config{Host: a.srv.URL, BearerToken: token, ContentType: rest.ContentTypeJSON}
 	a.opts = informer.Options{OnError: a.record}
 	prev := log.Writer()
 	log.SetOutput(&a.logs)

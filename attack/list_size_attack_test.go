@@ -14,6 +14,7 @@ import (
 
 	"github.com/seed31a95821/informer/reflector"
 	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // Attacks through a list's size (issue 32): many items in few bytes, and
@@ -79,8 +80,8 @@ func TestAttackTenMillionEmptyItems(t *testing.T) {
 func TestAttackEmptyItemsPastTheCap(t *testing.T) {
 	const items = 200_000
 	bodies := map[string][]byte{
-		wire.ContentTypeJSON:     append(append([]byte(emptyListHead), bytes.Repeat([]byte("{},"), items)...), "{}]}"...),
-		wire.ContentTypeProtobuf: envelopedPodList(t, bytes.Repeat([]byte{2<<3 | 2, 0}, items)),
+		rest.ContentTypeJSON:     append(append([]byte(emptyListHead), bytes.Repeat([]byte("{},"), items)...), "{}]}"...),
+		rest.ContentTypeProtobuf: envelopedPodList(t, bytes.Repeat([]byte{2<<3 | 2, 0}, items)),
 	}
 	for ct, body := range bodies {
 		t.Run(ct, func(t *testing.T) {
@@ -111,7 +112,7 @@ func TestAttackGzipBombList(t *testing.T) {
 	a := newListAttack(t, serveGzip("application/json", body))
 	a.cfg.MaxObjectBytes = 8 << 20
 	a.start()
-	e := a.waitErr(reflector.KindOther, wire.ErrObjectTooLarge)
+	e := a.waitErr(reflector.KindOther, rest.ErrObjectTooLarge)
 	require.Equal(t, "list", e.Op)
 	a.observe(time.Second)
 	require.Empty(t, a.cacheKeys())

@@ -22,7 +22,7 @@ import (
 
 	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/reflector"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // Attacks on the transport: redirects, credentials, connections, TLS.
@@ -61,8 +61,8 @@ func TestAttackRedirect(t *testing.T) {
 			a.start()
 			a.observe(time.Second)
 			require.Zero(t, leaked.Load(), "requests that carried the token to the redirect's target")
-			e := a.waitErr(reflector.KindRejected, wire.ErrRedirect)
-			var re *wire.RedirectError
+			e := a.waitErr(reflector.KindRejected, rest.ErrRedirect)
+			var re *rest.RedirectError
 			require.ErrorAs(t, e, &re)
 			require.True(t, strings.HasPrefix(re.Location, trap.URL), re.Location)
 			a.stop(bounds{requests: 24, heap: 16 << 20})

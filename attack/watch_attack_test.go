@@ -14,6 +14,7 @@ import (
 
 	"github.com/seed31a95821/informer/reflector"
 	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // Attacks through the watch stream.
@@ -94,7 +95,7 @@ func TestAttackWatchHeadersNeverCome(t *testing.T) {
 	a.cfg.ResponseHeaderTimeout = 200 * time.Millisecond
 	a.start()
 	a.waitSynced()
-	e := a.waitErr(reflector.KindNetwork, wire.ErrResponseHeaderTimeout)
+	e := a.waitErr(reflector.KindNetwork, rest.ErrResponseHeaderTimeout)
 	require.Equal(t, "watch", e.Op)
 	a.observe(time.Second)
 	a.stop(bounds{requests: 10, heap: 16 << 20})
@@ -136,7 +137,7 @@ func TestAttackOversizedFrame(t *testing.T) {
 			listOne(a, w)
 			return
 		}
-		w.Header().Set("Content-Type", wire.ContentTypeProtobuf+";stream=watch")
+		w.Header().Set("Content-Type", rest.ContentTypeProtobuf+";stream=watch")
 		w.WriteHeader(http.StatusOK)
 		var prefix [4]byte
 		binary.BigEndian.PutUint32(prefix[:], 0xFFFFFFFF)

@@ -14,7 +14,7 @@ import (
 	"github.com/seed31a95821/informer/client"
 	"github.com/seed31a95821/informer/fakeapi"
 	"github.com/seed31a95821/informer/internal/realpod"
-	"github.com/seed31a95821/informer/reflector/wire"
+	ourrest "github.com/seed31a95821/informer/rest"
 )
 
 // podWriter is one write client: ours (client.Resource) or client-go's
@@ -60,7 +60,7 @@ var writerImpls = []struct {
 	make func(b *testing.B, url string) podWriter
 }{
 	{"informer", func(b *testing.B, url string) podWriter {
-		c, err := client.New(wire.Config{Host: url, ContentType: wire.ContentTypeJSON, QPS: -1}, client.Options{})
+		c, err := client.New(ourrest.Config{Host: url, ContentType: ourrest.ContentTypeJSON, QPS: -1}, client.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -20,7 +20,7 @@ import (
 	"github.com/seed31a95821/informer/client"
 	"github.com/seed31a95821/informer/fakeapi"
 	"github.com/seed31a95821/informer/leaderelection"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 	"github.com/seed31a95821/informer/workqueue"
 )
 
@@ -74,7 +74,7 @@ func takeoverOurs(ctx context.Context, srv *fakeapi.Server, lease string) (won, 
 // ourReplica is a warm standby: informers synced, then the election; it
 // returns when it won and when its first key passed the gate.
 func ourReplica(ctx context.Context, srv *fakeapi.Server, lease, id string) (won, reconciled time.Time, err error) {
-	cfg := wire.Config{Host: srv.URL()}
+	cfg := rest.Config{Host: srv.URL()}
 	factory := informer.NewFactory(cfg, informer.FactoryOptions{})
 	pods, err := informer.For[*corev1.Pod](factory)
 	if err != nil {
@@ -232,7 +232,7 @@ func benchmarkFailover(b *testing.B, srv *fakeapi.Server, lead leader, standby r
 }
 
 func ourLeader(ctx context.Context, srv *fakeapi.Server, lease string, ready chan<- struct{}) {
-	c, err := client.New(wire.Config{Host: srv.URL()}, client.Options{})
+	c, err := client.New(rest.Config{Host: srv.URL()}, client.Options{})
 	if err != nil {
 		panic(err)
 	}

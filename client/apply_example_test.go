@@ -11,7 +11,7 @@ import (
 
 	"github.com/seed31a95821/informer/client"
 	"github.com/seed31a95821/informer/fakeapi"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // Two field managers apply to one ConfigMap: the second one's change to a
@@ -22,7 +22,7 @@ func ExampleResource_Apply() {
 		log.Fatal(err)
 	}
 	defer srv.Close()
-	c, err := client.New(wire.Config{Host: srv.URL()}, client.Options{})
+	c, err := client.New(rest.Config{Host: srv.URL()}, client.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/client"
 	"github.com/seed31a95821/informer/fakeapi"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 func configMap(data map[string]string) *corev1.ConfigMap {
@@ -29,7 +29,7 @@ func configMap(data map[string]string) *corev1.ConfigMap {
 // owner and the field, and Force takes the field over.
 func TestApplyRoundTripAndConflict(t *testing.T) {
 	srv := serve(t, fakeapi.Options{})
-	cfg := wire.Config{Host: srv.URL()}
+	cfg := rest.Config{Host: srv.URL()}
 	createNamespace(t, cfg, "shop")
 	c, err := client.New(cfg, client.Options{})
 	require.NoError(t, err)
@@ -72,7 +72,7 @@ func TestApplyRoundTripAndConflict(t *testing.T) {
 // ApplyStatus owns status fields only; Apply to the object ignores status.
 func TestApplyStatus(t *testing.T) {
 	srv := serve(t, fakeapi.Options{})
-	cfg := wire.Config{Host: srv.URL()}
+	cfg := rest.Config{Host: srv.URL()}
 	createNamespace(t, cfg, "shop")
 	c, err := client.New(cfg, client.Options{})
 	require.NoError(t, err)
@@ -109,7 +109,7 @@ func TestApplyStatus(t *testing.T) {
 // own different fields of one object.
 func TestApplyUnstructured(t *testing.T) {
 	srv := serve(t, fakeapi.Options{})
-	cfg := wire.Config{Host: srv.URL()}
+	cfg := rest.Config{Host: srv.URL()}
 	createNamespace(t, cfg, "shop")
 	c, err := client.New(cfg, client.Options{})
 	require.NoError(t, err)
@@ -148,7 +148,7 @@ func TestApplyUnstructured(t *testing.T) {
 
 // Bad apply requests are refused before any request.
 func TestApplyNeedsAManagerAndAName(t *testing.T) {
-	c, err := client.New(wire.Config{Host: "http://127.0.0.1:1"}, client.Options{})
+	c, err := client.New(rest.Config{Host: "http://127.0.0.1:1"}, client.Options{})
 	require.NoError(t, err)
 	cms, err := client.For[*corev1.ConfigMap](c)
 	require.NoError(t, err)
@@ -165,7 +165,7 @@ func TestApplyNeedsAManagerAndAName(t *testing.T) {
 // deletion finish.
 func TestFinalizers(t *testing.T) {
 	srv := serve(t, fakeapi.Options{})
-	cfg := wire.Config{Host: srv.URL()}
+	cfg := rest.Config{Host: srv.URL()}
 	createNamespace(t, cfg, "shop")
 	c, err := client.New(cfg, client.Options{})
 	require.NoError(t, err)

@@ -23,7 +23,7 @@ import (
 	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/client"
 	"github.com/seed31a95821/informer/fakeapi"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 func serve(t *testing.T, opts fakeapi.Options) *fakeapi.Server {
@@ -34,7 +34,7 @@ func serve(t *testing.T, opts fakeapi.Options) *fakeapi.Server {
 	return srv
 }
 
-func pods(t *testing.T, cfg wire.Config) *client.Resource[*corev1.Pod] {
+func pods(t *testing.T, cfg rest.Config) *client.Resource[*corev1.Pod] {
 	t.Helper()
 	c, err := client.New(cfg, client.Options{})
 	require.NoError(t, err)
@@ -45,7 +45,7 @@ func pods(t *testing.T, cfg wire.Config) *client.Resource[*corev1.Pod] {
 
 // createNamespace creates ns over HTTP (a cluster-scoped create): a real
 // server, and fakeapi, refuse writes into a namespace that does not exist.
-func createNamespace(t *testing.T, cfg wire.Config, ns string) {
+func createNamespace(t *testing.T, cfg rest.Config, ns string) {
 	t.Helper()
 	c, err := client.New(cfg, client.Options{})
 	require.NoError(t, err)
@@ -64,10 +64,10 @@ func newPod(name string) *corev1.Pod {
 
 // Every verb against the fake API server over HTTP, in both encodings.
 func TestVerbs(t *testing.T) {
-	for _, ct := range []string{wire.ContentTypeJSON, wire.ContentTypeProtobuf} {
+	for _, ct := range []string{rest.ContentTypeJSON, rest.ContentTypeProtobuf} {
 		t.Run(ct, func(t *testing.T) {
 			srv := serve(t, fakeapi.Options{Token: "s3cret"})
-			cfg := wire.Config{Host: srv.URL(), BearerToken: "s3cret", ContentType: ct}
+			cfg := rest.Config{Host: srv.URL(), BearerToken: "s3cret", ContentType: ct}
 			createNamespace(t, cfg, "shop")
 			p := pods(t, cfg)
 			ctx := context.Background()
@@ -131,7 +131,7 @@ func TestVerbs(t *testing.T) {
 
 func TestUnauthorized(t *testing.T) {
 	srv := serve(t, fakeapi.Options{Token: "s3cret"})
-	p := pods(t, wire.Config{Host: srv.URL(), BearerToken: "wrong"})
+	p := pods(t, rest.Config{Host: srv.URL(), BearerToken: "wrong"})
 	_, err := p.Create(context.Background(), newPod("web-1"), metav1.CreateOptions{})
 	assert.True(t, apierrors.IsUnauthorized(err), "%v", err)
 }
@@ -146,7 +146,7 @@ func TestBadInputNeedsNoServer(t *testing.T) {
 	var requests atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { requests.Add(1) }))
 	defer srv.Close()
-	c, err := client.New(wire.Config{Host: srv.URL}, client.Options{})
+	c, err := client.New(rest.Config{Host: srv.URL}, client.Options{})
 	require.NoError(t, err)
 
 	_, err = client.For[*unregistered](c)
@@ -170,7 +170,7 @@ func TestBadInputNeedsNoServer(t *testing.T) {
 // and RetryOnConflict does not retry it.
 func TestUnservedResource(t *testing.T) {
 	srv := serve(t, fakeapi.Options{})
-	c, err := client.New(wire.Config{Host: srv.URL()}, client.Options{
+	c, err := client.New(rest.Config{Host: srv.URL()}, client.Options{
 		Resources: []informer.Resource{{Kind: corev1.SchemeGroupVersion.WithKind("Pod"), Plural: "widgets"}},
 	})
 	require.NoError(t, err)
@@ -197,7 +197,7 @@ func TestNonStatusErrorBody(t *testing.T) {
 		io.WriteString(w, "<html>upstream down</html>")
 	}))
 	defer srv.Close()
-	p := pods(t, wire.Config{Host: srv.URL})
+	p := pods(t, rest.Config{Host: srv.URL})
 	_, err := p.Create(context.Background(), newPod("web-1"), metav1.CreateOptions{})
 	var status apierrors.APIStatus
 	require.ErrorAs(t, err, &status)
@@ -222,7 +222,7 @@ func TestHostileSuccessBodies(t *testing.T) {
 				io.WriteString(w, tt.body)
 			}))
 			defer srv.Close()
-			p := pods(t, wire.Config{Host: srv.URL, MaxObjectBytes: 1024})
+			p := pods(t, rest.Config{Host: srv.URL, MaxObjectBytes: 1024})
 			_, err := p.Get(context.Background(), "shop", "a", metav1.GetOptions{})
 			assert.ErrorIs(t, err, client.ErrMalformedResponse)
 		})
@@ -247,7 +247,7 @@ func TestPatchTypesOnTheWire(t *testing.T) {
 			if pt == types.JSONPatchType {
 				body = `[{"op":"add","path":"/metadata/labels/a","value":"b"}]`
 			}
-			p := pods(t, wire.Config{Host: srv.URL})
+			p := pods(t, rest.Config{Host: srv.URL})
 			_, err := p.Patch(context.Background(), "shop", "a", pt, []byte(body), metav1.PatchOptions{FieldManager: "me"}, "status")
 			require.NoError(t, err)
 			assert.Equal(t, string(pt), gotType)
@@ -259,7 +259,7 @@ func TestPatchTypesOnTheWire(t *testing.T) {
 }
 
 // The token goes to the configured origin only, never along a redirect to
-// another host: wire.NewHTTPClient, which the client sends through, does
+// another host: rest.NewHTTPClient, which the client sends through, does
 // not follow redirects at all (the API never needs one), so the other
 // host is not even asked, and the caller gets the redirect as an error.
 func TestTokenStaysWithItsOrigin(t *testing.T) {
@@ -276,7 +276,7 @@ func TestTokenStaysWithItsOrigin(t *testing.T) {
 		http.Redirect(w, r, elsewhere.URL+r.URL.Path, http.StatusFound)
 	}))
 	defer origin.Close()
-	p := pods(t, wire.Config{Host: origin.URL, BearerToken: "s3cret"})
+	p := pods(t, rest.Config{Host: origin.URL, BearerToken: "s3cret"})
 	_, err := p.Get(context.Background(), "shop", "a", metav1.GetOptions{})
 	assert.Error(t, err, "a redirect is not an answer")
 	assert.Zero(t, reached.Load(), "requests that followed the redirect to another host")
@@ -325,8 +325,8 @@ func TestRateLimit(t *testing.T) {
 		w.WriteHeader(http.StatusNotFound)
 	}))
 	defer srv.Close()
-	cfg := wire.Config{Host: srv.URL, QPS: 0.001, Burst: 2} // two requests, then none for a long while
-	cfg.RateLimiter = wire.NewRateLimiter(cfg)
+	cfg := rest.Config{Host: srv.URL, QPS: 0.001, Burst: 2} // two requests, then none for a long while
+	cfg.RateLimiter = rest.NewRateLimiter(cfg)
 	first, second := pods(t, cfg), pods(t, cfg)
 	ctx := context.Background()
 	_, err := first.Get(ctx, "shop", "a", metav1.GetOptions{})
@@ -339,7 +339,7 @@ func TestRateLimit(t *testing.T) {
 	_, err = first.Get(short, "shop", "a", metav1.GetOptions{})
 	require.ErrorContains(t, err, "rate limit", "the shared budget is spent")
 
-	unlimited := pods(t, wire.Config{Host: srv.URL, QPS: -1})
+	unlimited := pods(t, rest.Config{Host: srv.URL, QPS: -1})
 	for range 5 {
 		_, err = unlimited.Get(ctx, "shop", "a", metav1.GetOptions{})
 		require.True(t, apierrors.IsNotFound(err), "%v", err)
@@ -360,7 +360,7 @@ func TestCallersClientFollowsNoRedirect(t *testing.T) {
 		http.Redirect(w, r, elsewhere.URL+r.URL.Path, http.StatusTemporaryRedirect)
 	}))
 	defer origin.Close()
-	c, err := client.New(wire.Config{Host: origin.URL, BearerToken: "s3cret"}, client.Options{HTTPClient: &http.Client{}})
+	c, err := client.New(rest.Config{Host: origin.URL, BearerToken: "s3cret", HTTPClient: &http.Client{}}, client.Options{})
 	require.NoError(t, err)
 	defer c.CloseIdleConnections()
 	p, err := client.For[*corev1.Pod](c)

@@ -9,16 +9,16 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/seed31a95821/informer"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // encode serialises obj as gv's version of its kind, in protobuf when the
 // config asks for it and the type has a protobuf form, else JSON. It
 // returns the body and its Content-Type.
 func (c *Client) encode(obj runtime.Object, gv schema.GroupVersion, protobuf bool) ([]byte, string, error) {
-	mediaType := wire.ContentTypeJSON
-	if protobuf && c.cfg.ContentType == wire.ContentTypeProtobuf {
-		mediaType = wire.ContentTypeProtobuf
+	mediaType := rest.ContentTypeJSON
+	if protobuf && c.cfg.ContentType == rest.ContentTypeProtobuf {
+		mediaType = rest.ContentTypeProtobuf
 	}
 	info, ok := runtime.SerializerInfoForMediaType(c.codecs.SupportedMediaTypes(), mediaType)
 	if !ok {
@@ -35,7 +35,7 @@ func (c *Client) encode(obj runtime.Object, gv schema.GroupVersion, protobuf boo
 // and Kubernetes protobuf are accepted; a body of another kind than into is
 // an error, never a half-filled object.
 func (c *Client) decode(contentType string, data []byte, into runtime.Object, res informer.Resource) error {
-	mediaType, err := wire.ResponseMediaType(contentType, data)
+	mediaType, err := rest.ResponseMediaType(contentType, data)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrMalformedResponse, err)
 	}
@@ -74,7 +74,7 @@ func (c *Client) kindOf(obj runtime.Object) (schema.GroupVersionKind, error) {
 // decodeUnstructured reads a JSON body into u, which must then be of kind
 // want: the requests of an UnstructuredResource ask for JSON only.
 func decodeUnstructured(mediaType string, data []byte, u *unstructured.Unstructured, want schema.GroupVersionKind) error {
-	if mediaType != wire.ContentTypeJSON {
+	if mediaType != rest.ContentTypeJSON {
 		return fmt.Errorf("%w: an unstructured answer in %s", ErrMalformedResponse, mediaType)
 	}
 	if err := u.UnmarshalJSON(data); err != nil {

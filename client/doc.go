@@ -2,7 +2,7 @@
 // write through the client". It sends Get, List, Create, Update,
 // UpdateStatus, Patch, Apply, ApplyStatus and Delete for any type registered
 // in a scheme (and Apply for *unstructured.Unstructured), over
-// the same wire.Config as the informers, and returns the server's errors as
+// the same rest.Config as the informers, and returns the server's errors as
 // *apierrors.StatusError so that apierrors.IsConflict, IsNotFound and the
 // rest work as with client-go.
 //
@@ -64,13 +64,14 @@
 //
 // # The wire
 //
-// Bodies are JSON, or protobuf when wire.Config.ContentType asks for it and
+// Bodies are JSON, or protobuf when rest.Config.ContentType asks for it and
 // the type has a protobuf form; responses are decoded by their
 // Content-Type. Every response body is bounded (Config.MaxObjectBytes,
 // error bodies to 64 KiB) and must decode to the expected kind. The rules
 // a request shares with the informers' lists (the URL layout, the Accept
 // header, the Content-Type mapping, the bounded body read, the Config's
-// defaults) are reflector/wire's (request.go), used here, not restated. The bearer
-// token or token file of the Config is sent to the Config's host only,
-// never along a redirect to another.
+// defaults, the rate limit, the credentials, the redirect rule, the
+// decoding of error answers) are package rest's, used here through one
+// rest.Client, not restated. The bearer token or token file of the Config
+// is sent to the Config's host only, never along a redirect to another.
 package client

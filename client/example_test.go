@@ -12,7 +12,7 @@ import (
 
 	"github.com/seed31a95821/informer/client"
 	"github.com/seed31a95821/informer/fakeapi"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // Create, a conflicting update retried with a fresh read, and a patch: the
@@ -23,7 +23,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer srv.Close()
-	c, err := client.New(wire.Config{Host: srv.URL()}, client.Options{})
+	c, err := client.New(rest.Config{Host: srv.URL()}, client.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -14,19 +14,19 @@ import (
 	"github.com/seed31a95821/informer/client"
 	"github.com/seed31a95821/informer/fakeapi"
 	"github.com/seed31a95821/informer/metrics"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
-// TestRequestMetrics: with Options.Metrics, every request is counted by
+// TestRequestMetrics: with rest.Config.Metrics, every request is counted by
 // code, method and host, and timed, under client-go's rest_client_* names.
 func TestRequestMetrics(t *testing.T) {
 	srv := serve(t, fakeapi.Options{})
 	reg := new(metrics.Registry)
-	c, err := client.New(wire.Config{Host: srv.URL()}, client.Options{Metrics: reg})
+	c, err := client.New(rest.Config{Host: srv.URL(), Metrics: reg}, client.Options{})
 	require.NoError(t, err)
 	pods, err := client.For[*corev1.Pod](c)
 	require.NoError(t, err)
-	createNamespace(t, wire.Config{Host: srv.URL()}, "shop")
+	createNamespace(t, rest.Config{Host: srv.URL()}, "shop")
 	_, err = pods.Create(t.Context(), newPod("web"), metav1.CreateOptions{})
 	require.NoError(t, err)
 	_, err = pods.Get(t.Context(), "shop", "gone", metav1.GetOptions{})

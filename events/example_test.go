@@ -12,7 +12,7 @@ import (
 
 	"github.com/seed31a95821/informer/events"
 	"github.com/seed31a95821/informer/fakeapi"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // A controller reports the same failure five times: the server gets one
@@ -23,7 +23,7 @@ func ExampleRecorder_Eventf() {
 		log.Fatal(err)
 	}
 	defer srv.Close()
-	rec, err := events.NewRecorder(wire.Config{Host: srv.URL()}, events.Options{Component: "web-controller"})
+	rec, err := events.NewRecorder(rest.Config{Host: srv.URL()}, events.Options{Component: "web-controller"})
 	if err != nil {
 		log.Fatal(err)
 	}

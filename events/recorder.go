@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -15,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // ErrInvalidOptions is wrapped by NewRecorder's errors: Options the API
@@ -50,10 +49,6 @@ type Options struct {
 	// you record events about types of your own. Nil means
 	// apiresource.NewScheme().
 	Scheme *runtime.Scheme
-	// HTTPClient sends the writes, as in client.Options: pass the one your
-	// client and informers use to share connections. Nil means one of
-	// the recorder's own.
-	HTTPClient *http.Client
 }
 
 // Stats counts what became of the events recorded.
@@ -94,7 +89,7 @@ type Recorder struct {
 
 // NewRecorder returns a recorder that writes to the API server cfg
 // describes. Start it with Run.
-func NewRecorder(cfg wire.Config, opts Options) (*Recorder, error) {
+func NewRecorder(cfg rest.Config, opts Options) (*Recorder, error) {
 	// The API server's rules for reportingController and
 	// reportingInstance, checked here once rather than refused with
 	// every write.

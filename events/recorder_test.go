@@ -19,7 +19,7 @@ import (
 	"github.com/seed31a95821/informer/apiresource"
 	"github.com/seed31a95821/informer/events"
 	"github.com/seed31a95821/informer/fakeapi"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 func webPod() *corev1.Pod {
@@ -29,7 +29,7 @@ func webPod() *corev1.Pod {
 // start runs a recorder against srv until the test ends.
 func start(t *testing.T, srv *fakeapi.Server, opts events.Options) *events.Recorder {
 	t.Helper()
-	rec, err := events.NewRecorder(wire.Config{Host: srv.URL()}, opts)
+	rec, err := events.NewRecorder(rest.Config{Host: srv.URL()}, opts)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -155,10 +155,10 @@ func TestNewRecorderChecksOptions(t *testing.T) {
 		{Component: "has spaces"},
 		{Component: "ok", Instance: strings.Repeat("i", 129)},
 	} {
-		_, err := events.NewRecorder(wire.Config{Host: "http://127.0.0.1:1"}, opts)
+		_, err := events.NewRecorder(rest.Config{Host: "http://127.0.0.1:1"}, opts)
 		assert.ErrorIs(t, err, events.ErrInvalidOptions, "%+v", opts)
 	}
-	_, err := events.NewRecorder(wire.Config{Host: "http://127.0.0.1:1"}, events.Options{Component: "example.com/web-controller"})
+	_, err := events.NewRecorder(rest.Config{Host: "http://127.0.0.1:1"}, events.Options{Component: "example.com/web-controller"})
 	assert.NoError(t, err)
 }
 
@@ -179,7 +179,7 @@ func stalledServer(tb testing.TB) string {
 // With the server stalled, Eventf still returns at once: the queue fills,
 // then every event is dropped and counted.
 func TestEventfNeverBlocks(t *testing.T) {
-	rec, err := events.NewRecorder(wire.Config{Host: stalledServer(t)}, events.Options{Component: "c", QueueSize: 10})
+	rec, err := events.NewRecorder(rest.Config{Host: stalledServer(t)}, events.Options{Component: "c", QueueSize: 10})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -199,7 +199,7 @@ func TestEventfNeverBlocks(t *testing.T) {
 // answering: after the queue fills, each call is a drop, without an
 // allocation.
 func BenchmarkEventfStalledServer(b *testing.B) {
-	rec, err := events.NewRecorder(wire.Config{Host: stalledServer(b)}, events.Options{Component: "c"})
+	rec, err := events.NewRecorder(rest.Config{Host: stalledServer(b)}, events.Options{Component: "c"})
 	require.NoError(b, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

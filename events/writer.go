@@ -21,7 +21,7 @@ import (
 
 	"github.com/seed31a95821/informer/apiresource"
 	"github.com/seed31a95821/informer/client"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // api is the group an Event object is written to.
@@ -57,12 +57,12 @@ type writer struct {
 	kinds  map[reflect.Type]schema.GroupVersionKind // what scheme found, by Go type
 }
 
-func newWriter(cfg wire.Config, opts Options, r *Recorder) (*writer, error) {
+func newWriter(cfg rest.Config, opts Options, r *Recorder) (*writer, error) {
 	scheme := apiresource.NewScheme()
 	if err := eventsv1.AddToScheme(scheme); err != nil {
 		return nil, fmt.Errorf("events: %w", err)
 	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme, HTTPClient: opts.HTTPClient})
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, fmt.Errorf("events: %w", err)
 	}

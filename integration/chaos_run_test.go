@@ -22,6 +22,7 @@ import (
 	"github.com/seed31a95821/informer/processor"
 	"github.com/seed31a95821/informer/reflector"
 	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // chaosConfig is what a seed chooses about the informer and the server.
@@ -44,7 +45,7 @@ func (c chaosConfig) String() string {
 
 func randomConfig(rng *rand.Rand) chaosConfig {
 	return chaosConfig{
-		contentType:  []string{wire.ContentTypeJSON, wire.ContentTypeProtobuf}[rng.IntN(2)],
+		contentType:  []string{rest.ContentTypeJSON, rest.ContentTypeProtobuf}[rng.IntN(2)],
 		watchList:    []reflector.WatchListMode{reflector.WatchListAuto, reflector.WatchListOff, reflector.WatchListOff}[rng.IntN(3)],
 		pageSize:     []int64{0, 2, 5}[rng.IntN(3)],
 		atomicRelist: rng.IntN(2) == 0,
@@ -156,9 +157,8 @@ func (r *chaosRun) setUp() {
 	r.w = &scopedWriter{srv: srv, rng: r.rng}
 	r.w.writes(t, r.rng.IntN(12))
 
-	hlw, err := wire.New(wire.Config{Host: "http://" + r.proxy.Addr(), ContentType: r.cfg.contentType}, podsGVR,
+	hlw := newListerWatcher(t, rest.Config{Host: "http://" + r.proxy.Addr(), ContentType: r.cfg.contentType}, podsResource,
 		wire.Options{Namespace: "shop", LabelSelector: "app=web"})
-	require.NoError(t, err)
 	r.lw = &chaosLW{ListerWatcher: hlw, run: r}
 	ropts := quickInformer()
 	ropts.WatchList, ropts.PageSize = r.cfg.watchList, r.cfg.pageSize

@@ -18,7 +18,8 @@ import (
 	"github.com/seed31a95821/informer/client"
 	"github.com/seed31a95821/informer/events"
 	"github.com/seed31a95821/informer/integration/realapi"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/kubeconfig"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // TestChassisRealAPI points the controller chassis at a real
@@ -27,7 +28,7 @@ import (
 // events.k8s.io/v1 writes, aggregated and visible through core/v1 too.
 func TestChassisRealAPI(t *testing.T) {
 	cluster := realapi.Start(t)
-	cfg, err := wire.LoadKubeconfig(cluster.Kubeconfig)
+	cfg, err := kubeconfig.LoadKubeconfig(cluster.Kubeconfig)
 	require.NoError(t, err)
 	c := newRealClient(t, cfg)
 	createNamespace(t, c, "chassis")
@@ -111,7 +112,7 @@ func checkRealFinalizers(t *testing.T, cms *client.Resource[*corev1.ConfigMap]) 
 	assert.True(t, apierrors.IsNotFound(err), "%v", err)
 }
 
-func checkRealEvents(t *testing.T, cfg wire.Config, cms *client.Resource[*corev1.ConfigMap], kubeconfig string) {
+func checkRealEvents(t *testing.T, cfg rest.Config, cms *client.Resource[*corev1.ConfigMap], kubeconfig string) {
 	rec, err := events.NewRecorder(cfg, events.Options{Component: "chassis-test"})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

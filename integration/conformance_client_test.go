@@ -21,7 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // apiClient is the test's own hands on a server: it creates, changes and
@@ -42,11 +42,11 @@ type apiClient struct {
 // clientTimeout bounds one request; both servers are local.
 const clientTimeout = 30 * time.Second
 
-// newAPIClient builds a client from the same wire.Config the informers use,
+// newAPIClient builds a client from the same rest.Config the informers use,
 // so it trusts the same CA and sends the same token.
-func newAPIClient(t testing.TB, cfg wire.Config) *apiClient {
+func newAPIClient(t testing.TB, cfg rest.Config) *apiClient {
 	t.Helper()
-	hc, err := wire.NewHTTPClient(cfg)
+	hc, err := rest.NewHTTPClient(cfg)
 	if err != nil {
 		t.Fatalf("apiClient: %v", err)
 	}

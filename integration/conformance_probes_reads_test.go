@@ -14,7 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // Probes of reads: resourceVersion rules, paging, selectors, encodings.
@@ -114,7 +114,7 @@ func probeBadLabelSelector(p *probeEnv) (string, string) {
 }
 
 func probeProtobuf(p *probeEnv) (string, string) {
-	h := http.Header{"Accept": {wire.ContentTypeProtobuf}}
+	h := http.Header{"Accept": {rest.ContentTypeProtobuf}}
 	list := p.do(http.MethodGet, p.pods(), nil, h)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

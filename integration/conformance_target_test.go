@@ -9,16 +9,17 @@ import (
 
 	"github.com/seed31a95821/informer/fakeapi"
 	"github.com/seed31a95821/informer/integration/realapi"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/kubeconfig"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // apiServer is one running API server as the scenarios see it: how to reach
-// it (a wire.Config read from its kubeconfig by our own loader), a client to
+// it (a rest.Config read from its kubeconfig by our own loader), a client to
 // write through, and how to make it forget its history.
 type apiServer struct {
 	// cfg reaches the server directly. Scenarios point informers at a proxy
 	// in front of it instead (env.cfg).
-	cfg    wire.Config
+	cfg    rest.Config
 	client *apiClient
 	// compact discards every resourceVersion older than the current one, so
 	// that a watch resumed from one of them gets 410 Expired.
@@ -47,7 +48,7 @@ const (
 )
 
 // newFakeTarget starts a fakeapi server with a bearer token, writes a
-// kubeconfig for it and reads that back with wire.LoadKubeconfig: the same
+// kubeconfig for it and reads that back with kubeconfig.LoadKubeconfig: the same
 // path to the server as for kube-apiserver.
 func newFakeTarget(t *testing.T) *target {
 	t.Helper()
@@ -84,18 +85,18 @@ func newRealTarget(t *testing.T) *target {
 
 // loadServer reads a kubeconfig with the loader under test and checks that
 // it verifies the server: a CA and no Insecure.
-func loadServer(t *testing.T, kubeconfig string) *apiServer {
+func loadServer(t *testing.T, path string) *apiServer {
 	t.Helper()
-	cfg, err := wire.LoadKubeconfig(kubeconfig)
+	cfg, err := kubeconfig.LoadKubeconfig(path)
 	if err != nil {
-		t.Fatalf("LoadKubeconfig(%s): %v", kubeconfig, err)
+		t.Fatalf("LoadKubeconfig(%s): %v", path, err)
 	}
 	u, err := url.Parse(cfg.Host)
 	if err != nil {
 		t.Fatalf("kubeconfig server %q: %v", cfg.Host, err)
 	}
 	if cfg.Insecure || (u.Scheme == "https" && cfg.CAFile == "" && len(cfg.CAData) == 0) {
-		t.Fatalf("kubeconfig %s does not verify the server (insecure=%v, no CA)", kubeconfig, cfg.Insecure)
+		t.Fatalf("kubeconfig %s does not verify the server (insecure=%v, no CA)", path, cfg.Insecure)
 	}
 	return &apiServer{cfg: cfg, client: newAPIClient(t, cfg)}
 }
@@ -128,7 +129,7 @@ current-context: fakeapi
 // viaProxy returns cfg pointed at a new proxy in front of the server, which
 // is closed when t ends. The host stays 127.0.0.1, so the real server's
 // certificate still verifies.
-func viaProxy(t testing.TB, cfg wire.Config) (wire.Config, *tcpProxy) {
+func viaProxy(t testing.TB, cfg rest.Config) (rest.Config, *tcpProxy) {
 	t.Helper()
 	u, err := url.Parse(cfg.Host)
 	if err != nil {

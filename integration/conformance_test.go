@@ -15,7 +15,7 @@ import (
 
 	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/reflector"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // The conformance test runs the same scenarios, through the same code, against
@@ -73,7 +73,7 @@ func TestConformance(t *testing.T) {
 // records each outcome in the table.
 func runScenarios(t *testing.T, tg *target, table *conformanceTable) {
 	for _, sc := range scenarios {
-		for _, ct := range []string{wire.ContentTypeJSON, wire.ContentTypeProtobuf} {
+		for _, ct := range []string{rest.ContentTypeJSON, rest.ContentTypeProtobuf} {
 			c := &cell{}
 			ok := t.Run(sc.id+"-"+encodingName(ct), func(t *testing.T) {
 				e := newEnv(t, tg, sc, ct, c)
@@ -86,7 +86,7 @@ func runScenarios(t *testing.T, tg *target, table *conformanceTable) {
 }
 
 func encodingName(ct string) string {
-	if ct == wire.ContentTypeProtobuf {
+	if ct == rest.ContentTypeProtobuf {
 		return "protobuf"
 	}
 	return "json"
@@ -107,7 +107,7 @@ func (sc scenario) row(ct string) string {
 }
 
 // env is what a scenario gets: its own namespace on one server, a proxy in
-// front of that server, the wire.Config that goes through the proxy, and a
+// front of that server, the rest.Config that goes through the proxy, and a
 // client that goes around it.
 type env struct {
 	t        *testing.T
@@ -116,7 +116,7 @@ type env struct {
 	srv      *apiServer
 	client   *apiClient
 	ns       string
-	cfg      wire.Config // through the proxy, with the scenario's content type
+	cfg      rest.Config // through the proxy, with the scenario's content type
 	proxy    *tcpProxy
 	cell     *cell
 }

@@ -21,7 +21,8 @@ import (
 	"github.com/seed31a95821/informer/client"
 	"github.com/seed31a95821/informer/examples/controller"
 	"github.com/seed31a95821/informer/integration/realapi"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/kubeconfig"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // TestClientAndControllerRealAPI points client/ and the example controller
@@ -29,21 +30,21 @@ import (
 // encodings, the typed errors, and the controller converging on a summary.
 func TestClientAndControllerRealAPI(t *testing.T) {
 	cluster := realapi.Start(t)
-	cfg, err := wire.LoadKubeconfig(cluster.Kubeconfig)
+	cfg, err := kubeconfig.LoadKubeconfig(cluster.Kubeconfig)
 	require.NoError(t, err)
 	t.Run("client", func(t *testing.T) {
-		for _, ct := range []string{wire.ContentTypeJSON, wire.ContentTypeProtobuf} {
+		for _, ct := range []string{rest.ContentTypeJSON, rest.ContentTypeProtobuf} {
 			c := cfg
 			c.ContentType = ct
 			t.Run(ct, func(t *testing.T) {
-				checkClientVerbs(t, c, map[string]string{wire.ContentTypeJSON: "client-json", wire.ContentTypeProtobuf: "client-pb"}[ct])
+				checkClientVerbs(t, c, map[string]string{rest.ContentTypeJSON: "client-json", rest.ContentTypeProtobuf: "client-pb"}[ct])
 			})
 		}
 	})
 	t.Run("controller", func(t *testing.T) { checkControllerConverges(t, cfg) })
 }
 
-func newRealClient(t *testing.T, cfg wire.Config) *client.Client {
+func newRealClient(t *testing.T, cfg rest.Config) *client.Client {
 	t.Helper()
 	c, err := client.New(cfg, client.Options{})
 	require.NoError(t, err)
@@ -73,7 +74,7 @@ func realPausePod(name string, labels map[string]string) *corev1.Pod {
 	}
 }
 
-func checkClientVerbs(t *testing.T, cfg wire.Config, ns string) {
+func checkClientVerbs(t *testing.T, cfg rest.Config, ns string) {
 	ctx := context.Background()
 	c := newRealClient(t, cfg)
 	createNamespace(t, c, ns)
@@ -142,7 +143,7 @@ func checkClientVerbs(t *testing.T, cfg wire.Config, ns string) {
 	assert.ErrorAs(t, err, &unserved, "%v", err)
 }
 
-func checkControllerConverges(t *testing.T, cfg wire.Config) {
+func checkControllerConverges(t *testing.T, cfg rest.Config) {
 	ctx := context.Background()
 	const ns = "summary"
 	c := newRealClient(t, cfg)

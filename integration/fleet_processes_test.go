@@ -22,7 +22,8 @@ import (
 
 	"github.com/seed31a95821/informer/fakeapi"
 	"github.com/seed31a95821/informer/integration/realapi"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/kubeconfig"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // The fleet proofs run the example controller (examples/controller/cmd/summarize)
@@ -53,16 +54,16 @@ func TestFleetProcessesFakeAPI(t *testing.T) {
 	srv, err := fakeapi.NewServer(fakeapi.Options{})
 	require.NoError(t, err)
 	defer srv.Close()
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
+	kubeconfigPath := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(kubeconfigPath, []byte(fmt.Sprintf(`apiVersion: v1
 kind: Config
 clusters: [{name: fake, cluster: {server: %q}}]
 users: [{name: fake, user: {}}]
 contexts: [{name: fake, context: {cluster: fake, user: fake}}]
 current-context: fake
 `, srv.URL())), 0o600))
-	t.Run("leader", func(t *testing.T) { checkFleetLeader(t, kubeconfig) })
-	t.Run("shards", func(t *testing.T) { checkFleetShards(t, kubeconfig) })
+	t.Run("leader", func(t *testing.T) { checkFleetLeader(t, kubeconfigPath) })
+	t.Run("shards", func(t *testing.T) { checkFleetShards(t, kubeconfigPath) })
 }
 
 // fleetObserver collects what the replicas print.
@@ -101,11 +102,11 @@ var summarizeBinary = sync.OnceValues(func() (string, error) {
 })
 
 // start runs one replica; it is killed when the test ends if still running.
-func (o *fleetObserver) start(t *testing.T, kubeconfig, id string, extra ...string) *exec.Cmd {
+func (o *fleetObserver) start(t *testing.T, kubeconfigPath, id string, extra ...string) *exec.Cmd {
 	t.Helper()
 	bin, err := summarizeBinary()
 	require.NoError(t, err)
-	args := append([]string{"-kubeconfig", kubeconfig, "-namespace", "fleet", "-leader-elect", "-identity", id, "-trace",
+	args := append([]string{"-kubeconfig", kubeconfigPath, "-namespace", "fleet", "-leader-elect", "-identity", id, "-trace",
 		"-lease-name", "fleet-" + t.Name()[strings.LastIndex(t.Name(), "/")+1:]}, fleetTimingFlags...)
 	cmd := exec.Command(bin, append(args, extra...)...)
 	stdout, err := cmd.StdoutPipe()
@@ -233,7 +234,7 @@ func (o *fleetObserver) requireNoOverlap(t *testing.T, paused string, pausedAt t
 
 // fleetWriter keeps changing pods in namespace fleet so that the leader
 // always has keys to reconcile, until ctx ends.
-func fleetWriter(ctx context.Context, t *testing.T, cfg wire.Config, deployments int) {
+func fleetWriter(ctx context.Context, t *testing.T, cfg rest.Config, deployments int) {
 	c := newRealClient(t, cfg)
 	pods := forType[*corev1.Pod](t, c)
 	for i := 0; ctx.Err() == nil; i++ {
@@ -248,7 +249,7 @@ func fleetWriter(ctx context.Context, t *testing.T, cfg wire.Config, deployments
 	}
 }
 
-func setUpFleetNamespace(t *testing.T, cfg wire.Config, deployments int) {
+func setUpFleetNamespace(t *testing.T, cfg rest.Config, deployments int) {
 	ctx := context.Background()
 	c := newRealClient(t, cfg)
 	_, err := forType[*corev1.Namespace](t, c).Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fleet"}}, metav1.CreateOptions{})
@@ -271,8 +272,8 @@ func setUpFleetNamespace(t *testing.T, cfg wire.Config, deployments int) {
 
 // checkFleetLeader: three replicas; SIGKILL the leader; SIGSTOP the next
 // one for longer than the lease, then SIGCONT; SIGTERM the third leader.
-func checkFleetLeader(t *testing.T, kubeconfig string) {
-	cfg, err := wire.LoadKubeconfig(kubeconfig)
+func checkFleetLeader(t *testing.T, kubeconfigPath string) {
+	cfg, err := kubeconfig.LoadKubeconfig(kubeconfigPath)
 	require.NoError(t, err)
 	setUpFleetNamespace(t, cfg, 20)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -283,7 +284,7 @@ func checkFleetLeader(t *testing.T, kubeconfig string) {
 	o := &fleetObserver{leads: map[string][]time.Time{}, started: map[string]*exec.Cmd{}}
 	begin := time.Now()
 	for _, id := range []string{"a", "b", "c"} {
-		o.start(t, kubeconfig, id)
+		o.start(t, kubeconfigPath, id)
 	}
 	var first string
 	waitFor(t, 30*time.Second, "a first leader", func() bool { first, _ = o.leaderSince(begin); return first != "" })
@@ -340,8 +341,8 @@ func checkFleetLeader(t *testing.T, kubeconfig string) {
 // checkFleetShards: three replicas split 1,000 Deployments over 8 shards;
 // SIGKILL one: its shards are taken within lease + retry; a fourth joins
 // and the shards rebalance; no key reconciled by two at once.
-func checkFleetShards(t *testing.T, kubeconfig string) {
-	cfg, err := wire.LoadKubeconfig(kubeconfig)
+func checkFleetShards(t *testing.T, kubeconfigPath string) {
+	cfg, err := kubeconfig.LoadKubeconfig(kubeconfigPath)
 	require.NoError(t, err)
 	setUpFleetNamespace(t, cfg, 1000)
 	o := &fleetObserver{leads: map[string][]time.Time{}, started: map[string]*exec.Cmd{}}
@@ -360,7 +361,7 @@ func checkFleetShards(t *testing.T, kubeconfig string) {
 		return out
 	}
 	for _, id := range []string{"s1", "s2", "s3"} {
-		o.start(t, kubeconfig, id, "-shards", strconv.Itoa(shards))
+		o.start(t, kubeconfigPath, id, "-shards", strconv.Itoa(shards))
 	}
 	count := func(h map[int]string, id string) int {
 		n := 0
@@ -402,7 +403,7 @@ func checkFleetShards(t *testing.T, kubeconfig string) {
 	t.Logf("figure: SIGKILL of s3 -> all its shards taken: %v", time.Since(killed))
 
 	joined := time.Now()
-	o.start(t, kubeconfig, "s4", "-shards", strconv.Itoa(shards))
+	o.start(t, kubeconfigPath, "s4", "-shards", strconv.Itoa(shards))
 	waitFor(t, 30*time.Second, "s4 takes its share", func() bool {
 		h := holders()
 		return count(h, "s4") == 2 && count(h, "s1")+count(h, "s2") == 6

@@ -19,12 +19,31 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/seed31a95821/informer"
+	"github.com/seed31a95821/informer/apiresource"
 	"github.com/seed31a95821/informer/fakeapi"
 	"github.com/seed31a95821/informer/reflector"
 	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+
+// Pods and config maps as the informers name them.
+var (
+	podsResource       = apiresource.Guess(corev1.SchemeGroupVersion.WithKind("Pod"))
+	configMapsResource = apiresource.Guess(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+)
+
+// newListerWatcher builds a ListerWatcher for res on a rest.Client for
+// cfg, failing the test if either refuses.
+func newListerWatcher(t testing.TB, cfg rest.Config, res apiresource.Resource, opts wire.Options) *wire.ListerWatcher {
+	t.Helper()
+	rc, err := rest.New(cfg)
+	require.NoError(t, err)
+	lw, err := wire.New(rc, res, opts)
+	require.NoError(t, err)
+	return lw
+}
 
 const converged = 30 * time.Second
 
@@ -90,16 +109,15 @@ func startReflector(t *testing.T, srv *fakeapi.Server, opts reflector.Options, c
 func startReflectorAt(t *testing.T, srv *fakeapi.Server, host string, opts reflector.Options, contentType string,
 	wrap func(reflector.ListerWatcher) reflector.ListerWatcher) *run {
 	t.Helper()
-	return startReflectorWith(t, srv, wire.Config{Host: host, ContentType: contentType}, opts, wrap)
+	return startReflectorWith(t, srv, rest.Config{Host: host, ContentType: contentType}, opts, wrap)
 }
 
 // startReflectorWith is startReflector with the whole client configuration
 // given, for the limits it holds.
-func startReflectorWith(t *testing.T, srv *fakeapi.Server, cfg wire.Config, opts reflector.Options,
+func startReflectorWith(t *testing.T, srv *fakeapi.Server, cfg rest.Config, opts reflector.Options,
 	wrap func(reflector.ListerWatcher) reflector.ListerWatcher) *run {
 	t.Helper()
-	lw, err := wire.New(cfg, podsGVR, wire.Options{})
-	require.NoError(t, err)
+	lw := newListerWatcher(t, cfg, podsResource, wire.Options{})
 	var rlw reflector.ListerWatcher = lw
 	if wrap != nil {
 		rlw = wrap(lw)

@@ -23,6 +23,7 @@ import (
 	"github.com/seed31a95821/informer/integration/realapi"
 	"github.com/seed31a95821/informer/reflector"
 	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 var configMapsGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
@@ -92,11 +93,10 @@ func TestRealAPIServerRestart(t *testing.T) {
 
 // restartScenario is one kill and restart, watched by an informer of the
 // configmaps labelled restart=id.
-func restartScenario(t *testing.T, c *realapi.Cluster, cfg wire.Config, id string, compact bool) {
+func restartScenario(t *testing.T, c *realapi.Cluster, cfg rest.Config, id string, compact bool) {
 	client := newAPIClient(t, cfg)
 	cms := &configMapWriter{t: t, c: client, id: id}
-	hlw, err := wire.New(cfg, configMapsGVR, wire.Options{Namespace: "default", LabelSelector: "restart=" + id})
-	require.NoError(t, err)
+	hlw := newListerWatcher(t, cfg, configMapsResource, wire.Options{Namespace: "default", LabelSelector: "restart=" + id})
 	lw := &countingLW{ListerWatcher: hlw}
 	var errs errorLog
 	inf := informer.New[*corev1.ConfigMap](lw, informer.Options{Name: "configmaps", OnError: errs.add})

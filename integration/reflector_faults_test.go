@@ -16,7 +16,7 @@ import (
 
 	"github.com/seed31a95821/informer/fakeapi"
 	"github.com/seed31a95821/informer/reflector"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // Each scenario injects one fault that fakeapi can produce (or, for a wrong
@@ -24,7 +24,7 @@ import (
 // with the reflector's store equal to the server's state. Every scenario runs
 // over JSON and over protobuf.
 
-var encodings = []string{wire.ContentTypeJSON, wire.ContentTypeProtobuf}
+var encodings = []string{rest.ContentTypeJSON, rest.ContentTypeProtobuf}
 
 func forEachEncoding(t *testing.T, fn func(t *testing.T, contentType string)) {
 	for _, ct := range encodings {
@@ -245,7 +245,7 @@ func TestMalformedFrameIsATypedDecodeError(t *testing.T) {
 func TestRefusedFrameDoesNotWedgeTheWatch(t *testing.T) {
 	forEachEncoding(t, func(t *testing.T, ct string) {
 		srv := newServer(t, 20)
-		cfg := wire.Config{Host: srv.URL(), ContentType: ct, MaxFrameBytes: 16 << 10}
+		cfg := rest.Config{Host: srv.URL(), ContentType: ct, MaxFrameBytes: 16 << 10}
 		r := startReflectorWith(t, srv, cfg, quick(), nil)
 		r.requireConverged(t)
 		big := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "big",

@@ -13,7 +13,7 @@ import (
 
 // LeaseLock is the LeaseStore of one coordination.k8s.io/v1 Lease, read
 // and written through package client: the client's rate limiter (share
-// one with your informers through wire.Config.RateLimiter), its bounded
+// one with your informers through rest.Config.RateLimiter), its bounded
 // reads and its typed errors. The lease's resourceVersion gives the
 // optimistic concurrency the election needs. The Lease belongs to the
 // election: an update writes the spec and Labels, and keeps no other

@@ -4,8 +4,9 @@
 //
 // A Registry is the one place figures are kept, and it is passed to each
 // part that should report: workqueue.Options.Metrics,
-// informer.Options.Metrics (a factory passes it on to its wire.Options),
-// client.Options.Metrics. The queue and the informer register a Collector
+// informer.Options.Metrics (a factory passes it on to the rest.Config of
+// its one rest.Client), rest.Config.Metrics (every request of a
+// rest.Client, the informers' and package client's). The queue and the informer register a Collector
 // that reads their own Stats when the Registry is gathered, so counters and
 // gauges cost nothing between scrapes: the parts already count what they do.
 // Only the figures that need a time per event, the histograms and the

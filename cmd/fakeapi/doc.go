@@ -8,7 +8,7 @@
 // With a token, let it write a kubeconfig: it then serves HTTPS with a
 // certificate from a CA it generates at start, and the kubeconfig holds the
 // server, that CA and the token, so kubectl (which sends a token only over
-// TLS) and wire.LoadingRules use it as is:
+// TLS) and kubeconfig.LoadingRules use it as is:
 //
 //	go run ./cmd/fakeapi -pods 1000 -token s3cret -kubeconfig-out /tmp/fake.kubeconfig
 //	kubectl --kubeconfig /tmp/fake.kubeconfig get pods -A

@@ -9,7 +9,7 @@ import (
 )
 
 // writeKubeconfig writes a kubeconfig for the server at url that kubectl
-// and wire.LoadingRules use as is: the CA (when serving TLS) inline, the
+// and kubeconfig.LoadingRules use as is: the CA (when serving TLS) inline, the
 // token (when one is required) inline, one context named "fakeapi". The
 // file holds a credential, so it is private to the user, and it is written
 // to a temporary name and renamed, so that a reader never sees half of it.

@@ -15,9 +15,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/seed31a95821/informer/apiresource"
+	"github.com/seed31a95821/informer/kubeconfig"
 	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // startInProcess runs the command's run function until the test ends and
@@ -50,24 +52,31 @@ func TestKubeconfigOutWithToken(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "the file holds the token")
 
-	l, err := wire.LoadingRules{ExplicitPath: path, Getenv: func(string) string { return "" }}.Load()
+	l, err := kubeconfig.LoadingRules{ExplicitPath: path, Getenv: func(string) string { return "" }}.Load()
 	require.NoError(t, err)
 	assert.Equal(t, url, l.Config.Host)
 	assert.NotEmpty(t, l.Config.CAData, "verified against the generated CA, not skipped")
 	assert.False(t, l.Config.Insecure)
 	assert.Equal(t, "default", l.Namespace)
 
-	client, err := wire.NewHTTPClient(l.Config)
+	client, err := rest.NewHTTPClient(l.Config)
 	require.NoError(t, err)
 	defer client.CloseIdleConnections()
-	lw, err := wire.New(l.Config, schema.GroupVersionResource{Version: "v1", Resource: "pods"}, wire.Options{HTTPClient: client})
+	pods := apiresource.Guess(corev1.SchemeGroupVersion.WithKind("Pod"))
+	cfg := l.Config
+	cfg.HTTPClient = client
+	rc, err := rest.New(cfg)
+	require.NoError(t, err)
+	lw, err := wire.New(rc, pods, wire.Options{})
 	require.NoError(t, err)
 	list, err := lw.List(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
 	assert.Len(t, list.(*corev1.PodList).Items, 7)
 
-	l.Config.BearerToken = "wrong"
-	lw, err = wire.New(l.Config, schema.GroupVersionResource{Version: "v1", Resource: "pods"}, wire.Options{HTTPClient: client})
+	cfg.BearerToken = "wrong"
+	rc, err = rest.New(cfg)
+	require.NoError(t, err)
+	lw, err = wire.New(rc, pods, wire.Options{})
 	require.NoError(t, err)
 	_, err = lw.List(context.Background(), metav1.ListOptions{})
 	assert.True(t, apierrors.IsUnauthorized(err), "the token is checked: %v", err)
@@ -97,7 +106,7 @@ func TestKubeconfigOutWithoutToken(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	url := startInProcess(t, "-kubeconfig-out", path)
 	require.True(t, strings.HasPrefix(url, "http://"), url)
-	l, err := wire.LoadingRules{ExplicitPath: path, Getenv: func(string) string { return "" }}.Load()
+	l, err := kubeconfig.LoadingRules{ExplicitPath: path, Getenv: func(string) string { return "" }}.Load()
 	require.NoError(t, err)
 	assert.Equal(t, url, l.Config.Host)
 	assert.Empty(t, l.Config.BearerToken)

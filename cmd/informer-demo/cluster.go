@@ -12,13 +12,14 @@ import (
 
 	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/fakeapi"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/kubeconfig"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // cluster is what the dashboard watches: a real one from a kubeconfig, or the
 // embedded fake server with its churn generator.
 type cluster struct {
-	config wire.Config
+	config rest.Config
 	srv    *fakeapi.Server // nil for a real cluster
 	churn  *churn          // nil for a real cluster
 }
@@ -26,7 +27,7 @@ type cluster struct {
 func connect(ctx context.Context, c config, out io.Writer) (*cluster, error) {
 	if c.kubeconfig != "" {
 		// A list, as $KUBECONFIG is: "a:b" merges the files kubectl's way.
-		l, err := wire.LoadingRules{Paths: filepath.SplitList(c.kubeconfig), Context: c.context}.Load()
+		l, err := kubeconfig.LoadingRules{Paths: filepath.SplitList(c.kubeconfig), Context: c.context}.Load()
 		if err != nil {
 			return nil, err
 		}
@@ -55,7 +56,7 @@ func connect(ctx context.Context, c config, out io.Writer) (*cluster, error) {
 	}
 	fmt.Fprintf(out, "fake API server at %s with %d pods and %d services; churn %d writes/s (seed %d)\n",
 		srv.URL(), c.pods, c.services, c.churn, c.seed)
-	cl := &cluster{config: wire.Config{Host: srv.URL(), UserAgent: "informer-demo"}, srv: srv}
+	cl := &cluster{config: rest.Config{Host: srv.URL(), UserAgent: "informer-demo"}, srv: srv}
 	if c.churn > 0 {
 		cl.churn = newChurn(srv, namespaces, c.churn, c.seed)
 	}

@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/seed31a95821/informer"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // dashboard owns the factory, the informers and the handlers whose progress it
@@ -34,13 +34,13 @@ type lane struct {
 	meter    *meter
 }
 
-func newDashboard(cfg wire.Config, slow time.Duration, out io.Writer) (*dashboard, error) {
+func newDashboard(cfg rest.Config, slow time.Duration, out io.Writer) (*dashboard, error) {
 	return newDashboardWith(cfg, informer.FactoryOptions{}, slow, out)
 }
 
 // newDashboardWith is newDashboard with the factory's options given, so the
 // embedded server's demo can tune the reflector (see cluster.factoryOptions).
-func newDashboardWith(cfg wire.Config, opts informer.FactoryOptions, slow time.Duration, out io.Writer) (*dashboard, error) {
+func newDashboardWith(cfg rest.Config, opts informer.FactoryOptions, slow time.Duration, out io.Writer) (*dashboard, error) {
 	opts.Informer.Transform = informer.StripManagedFields // a fifth of a pod's bytes nobody reads
 	opts.Informer.OnError = func(error) {}                // counted in Stats, shown on the timeline
 	d := &dashboard{out: out, slow: slow, factory: informer.NewFactory(cfg, opts)}

@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/seed31a95821/informer/fakeapi"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // While one informer has synced and the other has not, waitForSync must
@@ -27,7 +27,7 @@ func TestWaitForSyncBlocksWhileOneInformerLags(t *testing.T) {
 	defer srv.Close()
 	// Services never sync: every request for them fails.
 	srv.Faults().FailNext(fakeapi.Failure{Resource: "services", Count: 1 << 30, Code: 500})
-	d, err := newDashboard(wire.Config{Host: srv.URL()}, 0, io.Discard)
+	d, err := newDashboard(rest.Config{Host: srv.URL()}, 0, io.Discard)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	d.factory.Start(ctx)
@@ -84,7 +84,7 @@ func TestEventsCountChangesOnly(t *testing.T) {
 	require.NoError(t, err)
 	defer srv.Close()
 	require.NoError(t, srv.SeedPods([]string{"default"}, 50))
-	d, err := newDashboard(wire.Config{Host: srv.URL()}, 0, io.Discard)
+	d, err := newDashboard(rest.Config{Host: srv.URL()}, 0, io.Discard)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

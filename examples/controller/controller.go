@@ -22,7 +22,7 @@ import (
 	"github.com/seed31a95821/informer/leaderelection"
 	"github.com/seed31a95821/informer/lister"
 	"github.com/seed31a95821/informer/metrics"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 	"github.com/seed31a95821/informer/workqueue"
 )
 
@@ -77,12 +77,15 @@ type Controller struct {
 
 // New wires the controller to the API server cfg describes. Nothing runs
 // until Run.
-func New(cfg wire.Config, opts Options) (*Controller, error) {
+func New(cfg rest.Config, opts Options) (*Controller, error) {
 	if opts.Workers <= 0 {
 		opts.Workers = 2
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = opts.Metrics // every request, the informers' and the writer's
 	}
 	c := &Controller{opts: opts, queue: workqueue.New(workqueue.Options[string]{Name: "summarize", Metrics: opts.Metrics})}
 	c.factory = informer.NewFactory(cfg, informer.FactoryOptions{
@@ -91,7 +94,7 @@ func New(cfg wire.Config, opts Options) (*Controller, error) {
 		// relist) to the same logger: worth a line, not a stop.
 		Informer: informer.Options{Logger: opts.Logger, Metrics: opts.Metrics},
 	})
-	writer, err := client.New(cfg, client.Options{Metrics: opts.Metrics})
+	writer, err := client.New(cfg, client.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/seed31a95821/informer/client"
 	"github.com/seed31a95821/informer/examples/controller"
 	"github.com/seed31a95821/informer/fakeapi"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // TestControllerAgainstFakeAPI drives the controller the way a user with
@@ -27,7 +27,7 @@ func TestControllerAgainstFakeAPI(t *testing.T) {
 	srv, err := fakeapi.NewServer(fakeapi.Options{})
 	require.NoError(t, err)
 	defer srv.Close()
-	cfg := wire.Config{Host: srv.URL()}
+	cfg := rest.Config{Host: srv.URL()}
 	k := NewKubectl(t, cfg, "shop")
 
 	k.Apply(Deployment("web", "web"), Pod("web-1", "web"), Pod("web-2", "web"), Pod("db-1", "db"), Service("web", "web"))
@@ -59,7 +59,7 @@ func TestControllerAgainstFakeAPI(t *testing.T) {
 
 // Start runs a controller until the returned function is called, which
 // waits for Run to return.
-func Start(t *testing.T, cfg wire.Config, namespace string) (stop func()) {
+func Start(t *testing.T, cfg rest.Config, namespace string) (stop func()) {
 	t.Helper()
 	c, err := controller.New(cfg, controller.Options{Namespace: namespace, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	require.NoError(t, err)
@@ -82,7 +82,7 @@ type Kubectl struct {
 }
 
 // NewKubectl returns a Kubectl for the server cfg names.
-func NewKubectl(t *testing.T, cfg wire.Config, ns string) *Kubectl {
+func NewKubectl(t *testing.T, cfg rest.Config, ns string) *Kubectl {
 	c, err := client.New(cfg, client.Options{})
 	require.NoError(t, err)
 	k := &Kubectl{t: t, ns: ns}

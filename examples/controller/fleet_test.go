@@ -15,7 +15,7 @@ import (
 	"github.com/seed31a95821/informer/examples/controller"
 	"github.com/seed31a95821/informer/fakeapi"
 	"github.com/seed31a95821/informer/leaderelection"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // fastTiming keeps the fleet tests short: the rule is the same at any
@@ -136,7 +136,7 @@ func (l *fleetLog) waitLeader(t *testing.T, within time.Duration, not string) st
 }
 
 // startReplica runs one replica until its stop function is called.
-func startReplica(t *testing.T, cfg wire.Config, id string, log *fleetLog) (stop func()) {
+func startReplica(t *testing.T, cfg rest.Config, id string, log *fleetLog) (stop func()) {
 	t.Helper()
 	c, err := controller.New(cfg, controller.Options{Logger: log.logger(id), Trace: log.trace(id),
 		Fleet: &controller.Fleet{Identity: id, Timing: fastTiming}})
@@ -162,7 +162,7 @@ func TestFleetOutageLongerThanRenewDeadline(t *testing.T) {
 	srv, err := fakeapi.NewServer(fakeapi.Options{})
 	require.NoError(t, err)
 	defer srv.Close()
-	cfg := wire.Config{Host: srv.URL()}
+	cfg := rest.Config{Host: srv.URL()}
 	k := NewKubectl(t, cfg, "shop")
 	k.Apply(Deployment("web", "web"), Pod("web-1", "web"))
 
@@ -201,7 +201,7 @@ func TestFleetGracefulHandover(t *testing.T) {
 	srv, err := fakeapi.NewServer(fakeapi.Options{})
 	require.NoError(t, err)
 	defer srv.Close()
-	cfg := wire.Config{Host: srv.URL()}
+	cfg := rest.Config{Host: srv.URL()}
 	k := NewKubectl(t, cfg, "shop")
 	k.Apply(Deployment("web", "web"), Pod("web-1", "web"))
 
@@ -239,7 +239,7 @@ func TestFleetShards(t *testing.T) {
 	srv, err := fakeapi.NewServer(fakeapi.Options{})
 	require.NoError(t, err)
 	defer srv.Close()
-	cfg := wire.Config{Host: srv.URL()}
+	cfg := rest.Config{Host: srv.URL()}
 	k := NewKubectl(t, cfg, "shop")
 	for i := range 20 {
 		k.Apply(Deployment(fmt.Sprint("web-", i), "web"))

@@ -21,7 +21,7 @@ import (
 	"github.com/seed31a95821/informer/lister"
 	"github.com/seed31a95821/informer/metrics"
 	"github.com/seed31a95821/informer/reconcile"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 	"github.com/seed31a95821/informer/workqueue"
 )
 
@@ -66,14 +66,15 @@ type Controller struct {
 // identity it is one replica of several: every replica keeps its caches
 // warm, and only the holder of the Lease leaderNamespace/agentName works.
 // Nothing runs until Run.
-func NewController(cfg wire.Config, workers int, identity, leaderNamespace string) (*Controller, error) {
+func NewController(cfg rest.Config, workers int, identity, leaderNamespace string) (*Controller, error) {
 	scheme, reg := newScheme(), new(metrics.Registry)
+	cfg.Metrics = reg // the requests of the informers and of the client
 	c := &Controller{
 		factory: informer.NewFactory(cfg, informer.FactoryOptions{Scheme: scheme, Informer: informer.Options{Metrics: reg}}),
 		queue:   workqueue.New(workqueue.Options[string]{Name: agentName, Metrics: reg}),
 		workers: workers, metrics: reg,
 	}
-	cl, err := client.New(cfg, client.Options{Scheme: scheme, Metrics: reg})
+	cl, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, err
 	}

@@ -18,7 +18,7 @@ import (
 
 	"github.com/seed31a95821/informer/client"
 	"github.com/seed31a95821/informer/fakeapi"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // TestControllerInProcess runs the controller against an in-process
@@ -32,7 +32,7 @@ func TestControllerInProcess(t *testing.T) {
 	_, err := srv.Create(taken)
 	require.NoError(t, err)
 
-	cfg := wire.Config{Host: srv.URL()}
+	cfg := rest.Config{Host: srv.URL()}
 	c, err := NewController(cfg, 2, "", "")
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -85,7 +85,7 @@ func TestControllerInProcess(t *testing.T) {
 // cache and reconciles what the first never saw.
 func TestLeaderElection(t *testing.T) {
 	srv := fooServer(t)
-	cfg := wire.Config{Host: srv.URL()}
+	cfg := rest.Config{Host: srv.URL()}
 	replicas := map[string]*Controller{}
 	stops := map[string]func(){}
 	for _, id := range []string{"a", "b"} {

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/kubeconfig"
 )
 
 func main() {
@@ -33,11 +33,11 @@ func main() {
 }
 
 // run runs the controller and its health endpoints until ctx ends.
-func run(ctx context.Context, kubeconfig string, workers int, healthAddr, identity, leaseNamespace string) error {
-	if kubeconfig == "" {
+func run(ctx context.Context, kubeconfigs string, workers int, healthAddr, identity, leaseNamespace string) error {
+	if kubeconfigs == "" {
 		return errors.New("give -kubeconfig")
 	}
-	loaded, err := wire.LoadingRules{Paths: filepath.SplitList(kubeconfig)}.Load()
+	loaded, err := kubeconfig.LoadingRules{Paths: filepath.SplitList(kubeconfigs)}.Load()
 	if err != nil {
 		return err
 	}

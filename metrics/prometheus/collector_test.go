@@ -26,7 +26,7 @@ import (
 	"github.com/seed31a95821/informer/fakeapi"
 	"github.com/seed31a95821/informer/metrics"
 	informerprom "github.com/seed31a95821/informer/metrics/prometheus"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 	"github.com/seed31a95821/informer/workqueue"
 )
 
@@ -104,7 +104,7 @@ func TestScrapeSeesFiguresMove(t *testing.T) {
 	require.NoError(t, err)
 
 	q := workqueue.New(workqueue.Options[string]{Name: "pods", Metrics: reg})
-	factory := informer.NewFactory(wire.Config{Host: api.URL()}, informer.FactoryOptions{
+	factory := informer.NewFactory(rest.Config{Host: api.URL()}, informer.FactoryOptions{
 		Informer: informer.Options{Metrics: reg},
 	})
 	pods, err := informer.For[*corev1.Pod](factory)

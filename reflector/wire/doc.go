@@ -1,8 +1,17 @@
 // Package wire is the HTTP client side of the informer pipeline: it lists and
 // watches one Kubernetes resource over the real API protocol and hands typed
-// objects to the reflector.
+// objects to the reflector. It speaks the list/watch protocol only:
+// connecting (transport, credentials, rate limit, redirects, error
+// answers) is package rest's, and a ListerWatcher sends every request
+// through the *rest.Client it is built on, shared with the other
+// ListerWatchers of a factory and with package client.
 //
-//	API server ──HTTP──▶ wire.ListerWatcher ──objects──▶ reflector ──▶ DeltaFIFO ──▶ indexer
+//	API server ──HTTP──▶ rest.Client ──▶ wire.ListerWatcher ──objects──▶ reflector ──▶ DeltaFIFO ──▶ indexer
+//
+// What it lists is named by one apiresource.Resource (kind, plural, scope),
+// resolved by the caller (a factory, from its scheme and overrides): the
+// plural places it on the server, the kind picks the Go type to decode
+// into. No kind is ever guessed back from a plural.
 //
 // The reflector only needs two verbs (reflector.ListerWatcher): List returns
 // one page of a resource as a typed list; Watch returns a stream of events
@@ -19,15 +28,15 @@
 // metav1.ListOptions becomes the query string through apimachinery's own
 // parameter codec, the same conversion the API server reads it back with.
 // The Accept header states which encodings we can decode; the response's
-// Content-Type says which one the server chose. request.go holds these
-// rules (ResourceURL, AcceptHeader, ReadBody; ResponseMediaType is in
-// media_type.go, Config.WithDefaults in config.go) for package client's
-// writes too, so that both sides build requests one way.
+// Content-Type says which one the server chose. The URL layout
+// (rest.Client.URL), the Accept header (rest.AcceptHeader), bounded body
+// reading (rest.ReadBody) and the media types are package rest's, shared
+// with package client's writes, so that both sides build requests one way.
 //
 // # Encodings
 //
 // The server speaks JSON for everything and protobuf for built-in types.
-// Protobuf is several times cheaper to decode, so with Config.ContentType
+// Protobuf is several times cheaper to decode, so with rest.Config.ContentType
 // left empty we ask for protobuf first whenever the Go type has a protobuf
 // form (every generated Kubernetes type does) and fall back to JSON.
 //
@@ -60,7 +69,7 @@
 //   - Metadata-only watches (PartialObjectMetadata) follow the same paths,
 //     into the smaller type.
 //
-// Frames are bounded (Config.MaxFrameBytes). A frame that is too large or
+// Frames are bounded (rest.Config.MaxFrameBytes). A frame that is too large or
 // malformed ends the watch with a final watch.Error event and a *FrameError
 // from (*Watcher).Err; our reflector then relists, to get past it, since a
 // watch from the same resourceVersion would meet it again. A body that does
@@ -74,13 +83,13 @@
 //
 // # Errors
 //
-// Non-2xx responses become *apierrors.StatusError built from the server's
-// metav1.Status body (or from the HTTP code when there is none), so
+// Non-2xx responses become the errors rest.Client.Error builds:
+// *apierrors.StatusError from the server's metav1.Status body, so
 // apierrors.IsResourceExpired, IsGone, IsTooManyRequests and
-// SuggestsClientDelay (Retry-After) work as with client-go. Connection
-// failures keep the transport's error in their chain (errors.As to
-// *net.OpError, errors.Is to syscall.ECONNREFUSED). The package's own
-// sentinel errors are listed in errors.go.
+// SuggestsClientDelay work as with client-go, or a *rest.RedirectError.
+// Connection failures keep the transport's error in their chain. The
+// package's own sentinel errors (decoding, frames, kinds) are listed in
+// errors.go.
 //
 // # Objects
 //
@@ -99,40 +108,13 @@
 // the cached object for every unchanged item (relist_reuse.go). Both are
 // optimisations; deleting them changes nothing but memory.
 //
-// # Configuration
-//
-// Config holds the server address and credentials (bearer token or token
-// file, client certificate, exec credential plugin, CA bundle, proxy).
-// LoadingRules find it as kubectl does: an explicit file, else the
-// $KUBECONFIG list merged, else ~/.kube/config, else the pod's service
-// account (InCluster); Loaded also carries the context's namespace.
-// LoadKubeconfig reads one file's current context. kubeconfig.go lists what
-// is refused with ErrUnsupported (auth providers, basic auth, impersonation,
-// interactive plugins); docs/clusters.md compares every field with kubectl.
-//
-// NewAuthenticatedClient gives an *http.Client with the same credentials
-// (token rotation and exec plugins included) for requests of your own,
-// such as writes.
-//
 // # A server is not trusted
 //
 // Everything a server sends is bounded: a watch frame by MaxFrameBytes, a
-// list body by MaxObjectBytes (inflated bytes, for a gzip response; a
-// Content-Length is believed only up to 1 MiB before the bytes arrive), a
-// list page's items by the reflector's cap, counted before decoding
-// (ListAtMost), the wait for response headers by
-// ResponseHeaderTimeout. No redirect is followed: a 3xx is a
-// *RedirectError, so the bearer token never leaves the configured server.
-// Text the server wrote (Status messages, error pages, watch ERROR events)
-// has the token redacted before it becomes an error. Requests wait on a
-// token bucket (QPS and Burst, or a shared Config.RateLimiter), a second
-// line of defence against a retry loop a broken server could provoke.
-//
-// Files are input too: a kubeconfig, and every file it names (CA bundle,
-// client certificate and key, token file), is read only when it is a
-// regular file of at most MaxFileBytes (bounded_file.go); anything else is
-// a *FileError. An exec plugin that outlives its Timeout is killed with
-// every process it started.
+// list body by MaxObjectBytes (rest.ReadBody), a list page's items by the
+// reflector's cap, counted before decoding (ListAtMost). The transport's
+// own defences (no redirect followed, tokens redacted, response-header
+// timeout, rate limit, bounded files) are package rest's; see its doc.
 //
 // # Limits, deliberately
 //
@@ -146,8 +128,6 @@
 //     the protobuf decoder gives back buffers above 1 MiB after each frame.
 //   - In MetadataOnly mode the kind of each object is not checked: every
 //     Kubernetes object decodes into PartialObjectMetadata.
-//   - Certificate files are read once, when the client is built; only the
-//     bearer token file is re-read.
 //
 // # Optional methods for the reflector
 //

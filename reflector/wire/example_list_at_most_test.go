@@ -8,6 +8,9 @@ import (
 	"net/http/httptest"
 	"strings"
 
+	"github.com/seed31a95821/informer/apiresource"
+	"github.com/seed31a95821/informer/rest"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -27,7 +30,11 @@ func ExampleListerWatcher_ListAtMost() {
 	}))
 	defer srv.Close()
 
-	lw, err := wire.New(wire.Config{Host: srv.URL}, corev1.SchemeGroupVersion.WithResource("pods"), wire.Options{})
+	rc, err := rest.New(rest.Config{Host: srv.URL})
+	if err != nil {
+		panic(err)
+	}
+	lw, err := wire.New(rc, apiresource.Guess(corev1.SchemeGroupVersion.WithKind("Pod")), wire.Options{})
 	if err != nil {
 		panic(err)
 	}

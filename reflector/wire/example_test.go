@@ -3,13 +3,12 @@ package wire_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
+
+	"github.com/seed31a95821/informer/rest"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,7 +56,12 @@ func Example() {
 	srv := fakeAPIServer()
 	defer srv.Close()
 
-	lw, err := wire.New(wire.Config{Host: srv.URL}, corev1.SchemeGroupVersion.WithResource("pods"), wire.Options{Namespace: "default"})
+	rc, err := rest.New(rest.Config{Host: srv.URL})
+	if err != nil {
+		panic(err)
+	}
+	pods := apiresource.Guess(corev1.SchemeGroupVersion.WithKind("Pod"))
+	lw, err := wire.New(rc, pods, wire.Options{Namespace: "default"})
 	if err != nil {
 		panic(err)
 	}
@@ -87,71 +91,28 @@ func Example() {
 	// watch ended, err: <nil>
 }
 
-// Loading a kubeconfig's current context: the Config it returns is what
-// New takes. Relative paths in the file are resolved against its directory.
-func ExampleLoadKubeconfig() {
-	dir, err := os.MkdirTemp("", "kubeconfig")
-	if err != nil {
-		panic(err)
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "config")
-	_ = os.WriteFile(path, []byte(`
-apiVersion: v1
-kind: Config
-current-context: dev
-clusters:
-- name: dev
-  cluster:
-    server: https://127.0.0.1:6443
-    insecure-skip-tls-verify: true
-users:
-- name: dev
-  user:
-    token: s3cret
-contexts:
-- name: dev
-  context: {cluster: dev, user: dev}
-`), 0o600)
-
-	cfg, err := wire.LoadKubeconfig(path)
-	fmt.Println(cfg.Host, cfg.BearerToken, cfg.Insecure, err)
-
-	// An auth provider (the removed in-tree cloud logins) is refused with a
-	// typed error naming the field.
-	_ = os.WriteFile(path, []byte(`
-current-context: gke
-clusters: [{name: gke, cluster: {server: "https://gke.example"}}]
-users: [{name: gke, user: {auth-provider: {name: gcp}}}]
-contexts: [{name: gke, context: {cluster: gke, user: gke}}]
-`), 0o600)
-	_, err = wire.LoadKubeconfig(path)
-	var unsupported *wire.UnsupportedError
-	fmt.Println(errors.Is(err, wire.ErrUnsupported), errors.As(err, &unsupported) && unsupported.Field == `users["gke"].user.auth-provider`)
-	// Output:
-	// https://127.0.0.1:6443 s3cret true <nil>
-	// true true
-}
-
-// Two ListerWatchers, one budget: a limiter in Config.RateLimiter is shared
-// by every ListerWatcher built from the Config or a copy of it.
-// (informer.NewFactory does this for the informers it makes.)
-func ExampleNewRateLimiter() {
+// Two ListerWatchers, one budget: every ListerWatcher built on one
+// rest.Client shares its rate limit (and its connections).
+// (informer.NewFactory builds one rest.Client for all the informers it
+// makes.)
+func Example_sharedClient() {
 	srv := fakeAPIServer()
 	defer srv.Close()
 
 	// A slow refill (one request per 100s, after a burst of 40), so that
 	// the count below does not depend on how fast the lists ran.
-	cfg := wire.Config{Host: srv.URL, QPS: 0.01, Burst: 40}
-	cfg.RateLimiter = wire.NewRateLimiter(cfg)
-	pods, err := wire.New(cfg, corev1.SchemeGroupVersion.WithResource("pods"), wire.Options{})
+	cfg := rest.Config{Host: srv.URL, QPS: 0.01, Burst: 40}
+	cfg.RateLimiter = rest.NewRateLimiter(cfg)
+	rc, err := rest.New(cfg)
+	if err != nil {
+		panic(err)
+	}
+	pods, err := wire.New(rc, apiresource.Guess(corev1.SchemeGroupVersion.WithKind("Pod")), wire.Options{})
 	if err != nil {
 		panic(err)
 	}
 	defer pods.CloseIdleConnections()
-	other := cfg // a copy: the same limiter
-	other.UserAgent = "second"
-	more, err := wire.New(other, corev1.SchemeGroupVersion.WithResource("pods"), wire.Options{Namespace: "default"})
+	more, err := wire.New(rc, apiresource.Guess(corev1.SchemeGroupVersion.WithKind("Pod")), wire.Options{Namespace: "default"})
 	if err != nil {
 		panic(err)
 	}

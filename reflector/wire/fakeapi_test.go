@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed31a95821/informer/apiresource"
+	"github.com/seed31a95821/informer/rest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -32,7 +35,19 @@ var (
 // real HTTP in both encodings: the same requests and frames a reflector
 // will exchange with it.
 
-var fakeContentTypes = []string{wire.ContentTypeJSON, wire.ContentTypeProtobuf}
+// podsResource names the resource most tests watch.
+var podsResource = apiresource.Guess(corev1.SchemeGroupVersion.WithKind("Pod"))
+
+// newRESTClient builds the rest.Client for cfg, failing the test if
+// rest.New refuses cfg.
+func newRESTClient(t testing.TB, cfg rest.Config) *rest.Client {
+	t.Helper()
+	rc, err := rest.New(cfg)
+	require.NoError(t, err)
+	return rc
+}
+
+var fakeContentTypes = []string{rest.ContentTypeJSON, rest.ContentTypeProtobuf}
 
 func newFakeAPI(t *testing.T) *fakeapi.Server {
 	t.Helper()
@@ -52,7 +67,7 @@ func createPod(t *testing.T, srv *fakeapi.Server, ns, name string) *corev1.Pod {
 
 func newFakeLW(t *testing.T, srv *fakeapi.Server, contentType string, opts wire.Options) *wire.ListerWatcher {
 	t.Helper()
-	lw, err := wire.New(wire.Config{Host: srv.URL(), BearerToken: "fake-token", ContentType: contentType}, corev1.SchemeGroupVersion.WithResource("pods"), opts)
+	lw, err := wire.New(newRESTClient(t, rest.Config{Host: srv.URL(), BearerToken: "fake-token", ContentType: contentType}), podsResource, opts)
 	require.NoError(t, err)
 	return lw
 }
@@ -209,7 +224,7 @@ func TestFakeAPIFaults(t *testing.T) {
 func TestFakeAPIAuthAndMetadata(t *testing.T) {
 	srv := newFakeAPI(t)
 	createPod(t, srv, "ns1", "a")
-	bad, err := wire.New(wire.Config{Host: srv.URL(), BearerToken: "wrong"}, corev1.SchemeGroupVersion.WithResource("pods"), wire.Options{})
+	bad, err := wire.New(newRESTClient(t, rest.Config{Host: srv.URL(), BearerToken: "wrong"}), podsResource, wire.Options{})
 	require.NoError(t, err)
 	_, err = bad.List(context.Background(), metav1.ListOptions{})
 	assert.True(t, apierrors.IsUnauthorized(err), "%v", err)
@@ -266,7 +281,7 @@ func TestFakeAPIWatchList(t *testing.T) {
 			}
 		})
 	}
-	lw, err := wire.New(wire.Config{Host: "http://127.0.0.1:1"}, corev1.SchemeGroupVersion.WithResource("pods"), wire.Options{NoWatchList: true})
+	lw, err := wire.New(newRESTClient(t, rest.Config{Host: "http://127.0.0.1:1"}), podsResource, wire.Options{NoWatchList: true})
 	require.NoError(t, err)
 	assert.False(t, lw.SupportsWatchList())
 }

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/seed31a95821/informer/rest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,18 +47,18 @@ func TestGzipBombListStopsAtTheLimit(t *testing.T) {
 	bomb := gzipBomb(t, 256)
 	ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
 		assert.Contains(t, r.Header.Get("Accept-Encoding"), "gzip", "the client asks for gzip")
-		w.Header().Set("Content-Type", ContentTypeJSON)
+		w.Header().Set("Content-Type", rest.ContentTypeJSON)
 		w.Header().Set("Content-Encoding", "gzip")
 		_, _ = w.Write(bomb)
 	})
-	lw := newTestLW(t, ts, Options{}, func(c *Config) { c.MaxObjectBytes = limit })
+	lw := newTestLW(t, ts, Options{}, func(c *rest.Config) { c.MaxObjectBytes = limit })
 
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	_, err := lw.List(context.Background(), metav1.ListOptions{})
 	runtime.ReadMemStats(&after)
-	require.ErrorIs(t, err, ErrObjectTooLarge)
+	require.ErrorIs(t, err, rest.ErrObjectTooLarge)
 	t.Logf("bomb of %d KiB on the wire; %d KiB allocated to refuse it", len(bomb)>>10, (after.TotalAlloc-before.TotalAlloc)>>10)
 	// The slack is the request, the response and the gzip reader's window.
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(3*limit+1<<20), "allocated to refuse the bomb")

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/seed31a95821/informer/rest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -30,7 +32,7 @@ func realPodList(t testing.TB, contentType string, n int) []byte {
 		p.ResourceVersion = fmt.Sprint(100 + i)
 		list.Items = append(list.Items, *p)
 	}
-	if contentType == ContentTypeJSON {
+	if contentType == rest.ContentTypeJSON {
 		b, err := json.Marshal(list)
 		require.NoError(t, err)
 		return b
@@ -49,11 +51,11 @@ func protoEnvelopeBytes(t testing.TB, apiVersion, kind string, m interface{ Mars
 	return append(append([]byte(nil), protobufMagic...), env...)
 }
 
-var internContentTypes = []string{ContentTypeJSON, ContentTypeProtobuf}
+var internContentTypes = []string{rest.ContentTypeJSON, rest.ContentTypeProtobuf}
 
 func podTarget(t testing.TB, intern bool) *target {
 	t.Helper()
-	tgt, err := newTarget(NewScheme(), podsGVR, "", false)
+	tgt, err := newTarget(NewScheme(), podsResource.Kind, false)
 	require.NoError(t, err)
 	if intern {
 		tgt.strings = newInternTable()
@@ -108,10 +110,10 @@ func TestInternedWatchEventsShareStrings(t *testing.T) {
 			}
 			tgt := podTarget(t, true)
 			var dec eventDecoder
-			if ct == ContentTypeJSON {
-				dec = newJSONEventDecoder(&stream, DefaultMaxFrameBytes, tgt)
+			if ct == rest.ContentTypeJSON {
+				dec = newJSONEventDecoder(&stream, rest.DefaultMaxFrameBytes, tgt)
 			} else {
-				dec = newProtobufEventDecoder(&stream, DefaultMaxFrameBytes, tgt)
+				dec = newProtobufEventDecoder(&stream, rest.DefaultMaxFrameBytes, tgt)
 			}
 			var pods []*corev1.Pod
 			for {
@@ -135,7 +137,7 @@ func TestInternedWatchEventsShareStrings(t *testing.T) {
 
 func writeWatchFrame(t *testing.T, w *bytes.Buffer, ct string, pod *corev1.Pod) {
 	t.Helper()
-	if ct == ContentTypeJSON {
+	if ct == rest.ContentTypeJSON {
 		b, err := json.Marshal(map[string]any{"type": watch.Added, "object": pod})
 		require.NoError(t, err)
 		w.Write(append(b, '\n'))

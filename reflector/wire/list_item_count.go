@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // A list's cost in memory is set by its number of items more than by its
@@ -26,7 +27,7 @@ func checkItemCount(mediaType string, body []byte, maxItems int) error {
 		return nil
 	}
 	var n int
-	if mediaType == ContentTypeProtobuf {
+	if mediaType == rest.ContentTypeProtobuf {
 		var err error
 		if n, err = countProtobufItems(body, maxItems); err != nil {
 			return fmt.Errorf("%w: counting list items: %w", ErrMalformedObject, err)

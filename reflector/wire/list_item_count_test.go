@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed31a95821/informer/rest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -51,7 +53,7 @@ func TestCountJSONItems(t *testing.T) {
 }
 
 func TestCountProtobufItems(t *testing.T) {
-	enc := newWireEncoder(ContentTypeProtobuf)
+	enc := newWireEncoder(rest.ContentTypeProtobuf)
 	body := enc.object(t, testPodList("1", "next", 3))
 	n, err := countProtobufItems(body, 100)
 	require.NoError(t, err)
@@ -71,7 +73,7 @@ func TestCountProtobufItems(t *testing.T) {
 	group := emptyItemsProtobufRaw(t, []byte{3<<3 | 3, 3<<3 | 4})
 	_, err = countProtobufItems(group, 10)
 	assert.Error(t, err)
-	assert.ErrorIs(t, checkItemCount(ContentTypeProtobuf, append(group, make([]byte, 100)...), 10), ErrMalformedObject)
+	assert.ErrorIs(t, checkItemCount(rest.ContentTypeProtobuf, append(group, make([]byte, 100)...), 10), ErrMalformedObject)
 }
 
 // A page of exactly the room left is listed; one item more is refused,
@@ -117,7 +119,7 @@ func TestListAtMostRefusesBeforeDecoding(t *testing.T) {
 
 // emptyItems is a PodList body of n empty items in mediaType.
 func emptyItems(t *testing.T, mediaType string, n int) []byte {
-	if mediaType == ContentTypeProtobuf {
+	if mediaType == rest.ContentTypeProtobuf {
 		return emptyItemsProtobuf(t, n)
 	}
 	return emptyItemsJSON(n)

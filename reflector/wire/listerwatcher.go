@@ -2,23 +2,19 @@ package wire
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"net/url"
 	"sync/atomic"
-	"time"
-
-	"golang.org/x/time/rate"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/seed31a95821/informer/metrics"
+	"github.com/seed31a95821/informer/apiresource"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // Options scope a ListerWatcher to part of a resource and say what to decode
@@ -32,13 +28,9 @@ type Options struct {
 	// caller's metav1.ListOptions sets its own.
 	LabelSelector, FieldSelector string
 
-	// Scheme maps the resource to Go types. Default: apiresource.NewScheme()
-	// (meta/v1, core/v1, apps/v1, autoscaling/v1).
+	// Scheme maps the resource's kind to Go types. Default:
+	// apiresource.NewScheme() (meta/v1, core/v1, apps/v1, autoscaling/v1).
 	Scheme *runtime.Scheme
-	// Kind names the kind to decode into, e.g. "Pod". Default: found in
-	// Scheme from the GVR (the kind whose plural is the resource and which
-	// has a List kind).
-	Kind string
 	// MetadataOnly asks the server for PartialObjectMetadata instead of
 	// whole objects, and decodes into *metav1.PartialObjectMetadata(List).
 	// It works for any resource, including ones Scheme does not know.
@@ -49,16 +41,6 @@ type Options struct {
 	// default since 1.32). A reflector then lists instead of first trying
 	// a WatchList that would never send its end-of-initial-events bookmark.
 	NoWatchList bool
-
-	// HTTPClient, when set, is used instead of a client built from Config's
-	// TLS fields: pass one NewHTTPClient result to many ListerWatchers to
-	// share its connections. Authentication headers are still added from
-	// Config, and redirects are not followed even if the client would.
-	HTTPClient *http.Client
-
-	// Metrics, when set, receives a count and a latency of every request,
-	// under client-go's rest_client_* names (metrics/names.go).
-	Metrics *metrics.Registry
 }
 
 // ListerWatcher lists and watches one resource of one API server over HTTP.
@@ -66,11 +48,9 @@ type Options struct {
 //
 // A ListerWatcher is safe for concurrent use.
 type ListerWatcher struct {
-	cfg         Config
-	client      *http.Client
-	auth        *authenticator
-	limiter     *rate.Limiter // nil: no rate limit
-	redact      redactor
+	rc          *rest.Client
+	cfg         rest.Config // rc.Config(): the limits and the encoding
+	res         apiresource.Resource
 	gvr         schema.GroupVersionResource
 	opts        Options
 	target      *target
@@ -81,48 +61,41 @@ type ListerWatcher struct {
 	bytesDecoded atomic.Int64 // list bytes plus every watch's stream bytes
 }
 
-// New builds a ListerWatcher for gvr. It validates cfg, reads the token
-// file and certificate files once, and resolves the Go types to decode into.
-// Its requests are rate-limited by cfg.RateLimiter, or, when that is nil,
-// by a limiter of its own built from cfg.QPS and cfg.Burst.
-func New(cfg Config, gvr schema.GroupVersionResource, opts Options) (*ListerWatcher, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
+// New builds a ListerWatcher for res, sending its requests through rc
+// (whose rate limit, credentials and connections it shares with every
+// other user of rc). res names the resource from end to end: its plural
+// and scope place it on the server, its kind picks the Go types to decode
+// into (unless opts.MetadataOnly). It is the caller's resolution (a
+// factory's, from its scheme and its Resources overrides, or discovery's):
+// New never guesses a kind back from a plural.
+func New(rc *rest.Client, res apiresource.Resource, opts Options) (*ListerWatcher, error) {
+	if rc == nil {
+		return nil, &rest.ConfigError{Field: "Client", Reason: "is nil"}
 	}
+	gvr := res.GVR()
 	if gvr.Version == "" || gvr.Resource == "" {
-		return nil, &ConfigError{Field: "GroupVersionResource", Reason: fmt.Sprintf("%v needs a version and a resource", gvr)}
+		return nil, &rest.ConfigError{Field: "Resource", Reason: fmt.Sprintf("%v needs a version and a plural", gvr)}
 	}
-	cfg = cfg.WithDefaults()
+	if !opts.MetadataOnly && res.Kind.Kind == "" {
+		return nil, &rest.ConfigError{Field: "Resource", Reason: fmt.Sprintf("%v needs a kind", gvr)}
+	}
+	if res.ClusterScoped {
+		opts.Namespace = ""
+	}
+	cfg := rc.Config()
 	if opts.Scheme == nil {
 		opts.Scheme = defaultScheme()
 	}
-	tgt, err := newTarget(opts.Scheme, gvr, opts.Kind, opts.MetadataOnly)
+	tgt, err := newTarget(opts.Scheme, res.Kind, opts.MetadataOnly)
 	if err != nil {
 		return nil, err
 	}
 	tgt.strings = newInternTable()
-	if cfg.ContentType == ContentTypeProtobuf && !tgt.protobuf {
-		return nil, &ConfigError{Field: "ContentType", Reason: fmt.Sprintf("%s has no protobuf form", tgt.itemGVK.Kind)}
+	if cfg.ContentType == rest.ContentTypeProtobuf && !tgt.protobuf {
+		return nil, &rest.ConfigError{Field: "ContentType", Reason: fmt.Sprintf("%s has no protobuf form", tgt.itemGVK.Kind)}
 	}
-	auth, err := newAuthenticator(cfg)
-	if err != nil {
-		return nil, err
-	}
-	client := opts.HTTPClient
-	if client == nil {
-		if client, err = NewHTTPClient(cfg); err != nil {
-			return nil, err
-		}
-	}
-	limiter := cfg.RateLimiter
-	if limiter == nil {
-		limiter = NewRateLimiter(cfg)
-	}
-	lw := &ListerWatcher{
-		cfg: cfg, client: WithoutRedirects(client), auth: auth, limiter: limiter,
-		redact: redactor{auth: auth}, gvr: gvr, opts: opts, target: tgt,
-	}
-	lw.baseURL = ResourceURL(cfg.Host, gvr, opts.Namespace)
+	lw := &ListerWatcher{rc: rc, cfg: cfg, res: res, gvr: gvr, opts: opts, target: tgt}
+	lw.baseURL = rc.URL(gvr, opts.Namespace)
 	lw.acceptList, lw.acceptWatch = acceptHeaders(cfg.ContentType, tgt.protobuf, opts.MetadataOnly)
 	return lw, nil
 }
@@ -161,7 +134,7 @@ func (lw *ListerWatcher) List(ctx context.Context, opts metav1.ListOptions) (run
 // of empty items costs its bytes, not gigabytes of decoded objects.
 func (lw *ListerWatcher) ListAtMost(ctx context.Context, opts metav1.ListOptions, maxItems int) (runtime.Object, error) {
 	obj, err := lw.list(ctx, opts, maxItems)
-	return obj, lw.redact.err(err)
+	return obj, lw.rc.Redact(err)
 }
 
 func (lw *ListerWatcher) list(ctx context.Context, opts metav1.ListOptions, maxItems int) (runtime.Object, error) {
@@ -170,20 +143,18 @@ func (lw *ListerWatcher) list(ctx context.Context, opts metav1.ListOptions, maxI
 		ctx, cancel = context.WithTimeout(ctx, lw.cfg.Timeout)
 		defer cancel()
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	opts.Watch = false
-	resp, err := lw.do(ctx, cancel, "list", opts, lw.acceptList)
+	resp, err := lw.do(ctx, "list", opts, lw.acceptList)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := ReadBody(resp, lw.cfg.MaxObjectBytes)
+	body, err := rest.ReadBody(resp, lw.cfg.MaxObjectBytes)
 	if err != nil {
 		return nil, fmt.Errorf("wire: list %s: %w", lw.gvr.Resource, err)
 	}
 	lw.bytesDecoded.Add(int64(len(body)))
-	mediaType, err := ResponseMediaType(resp.Header.Get("Content-Type"), body)
+	mediaType, err := rest.ResponseMediaType(resp.Header.Get("Content-Type"), body)
 	if err != nil {
 		return nil, err
 	}
@@ -205,34 +176,33 @@ func (lw *ListerWatcher) list(ctx context.Context, opts metav1.ListOptions, maxI
 func (lw *ListerWatcher) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	w, err := lw.watch(ctx, opts)
 	if err != nil {
-		return nil, lw.redact.err(err)
+		return nil, lw.rc.Redact(err)
 	}
 	return w, nil
 }
 
 func (lw *ListerWatcher) watch(ctx context.Context, opts metav1.ListOptions) (*Watcher, error) {
-	ctx, cancelCause := context.WithCancelCause(ctx)
-	cancel := func() { cancelCause(nil) }
+	ctx, cancel := context.WithCancel(ctx)
 	opts.Watch = true
-	resp, err := lw.do(ctx, cancelCause, "watch", opts, lw.acceptWatch)
+	resp, err := lw.do(ctx, "watch", opts, lw.acceptWatch)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	mediaType, err := ResponseMediaType(resp.Header.Get("Content-Type"), nil)
+	mediaType, err := rest.ResponseMediaType(resp.Header.Get("Content-Type"), nil)
 	if err != nil {
 		cancel()
 		resp.Body.Close()
 		return nil, err
 	}
 	var dec eventDecoder
-	if mediaType == ContentTypeProtobuf {
+	if mediaType == rest.ContentTypeProtobuf {
 		dec = newProtobufEventDecoder(resp.Body, lw.cfg.MaxFrameBytes, lw.target)
 	} else {
 		dec = newJSONEventDecoder(resp.Body, lw.cfg.MaxFrameBytes, lw.target)
 	}
 	dec = reuseWatch(ctx, opts, dec)
-	return newWatcher(ctx, cancel, resp, dec, &lw.bytesDecoded, lw.redact), nil
+	return newWatcher(ctx, cancel, resp, dec, &lw.bytesDecoded, lw.rc), nil
 }
 
 // CloseIdleConnections closes the connections of the ListerWatcher's HTTP
@@ -241,25 +211,17 @@ func (lw *ListerWatcher) watch(ctx context.Context, opts metav1.ListOptions) (*W
 // would otherwise linger until the server drops them or 90s pass. An
 // informer calls it when it stops. Connections in use are left alone, so
 // it is harmless on a client other ListerWatchers share.
-func (lw *ListerWatcher) CloseIdleConnections() { lw.client.CloseIdleConnections() }
+func (lw *ListerWatcher) CloseIdleConnections() { lw.rc.CloseIdleConnections() }
 
-// do sends one GET for verb ("list" or "watch"), and returns the response
-// only when it is a 2xx; every other outcome becomes an error. cancel
-// cancels ctx, which the response's body lives in: do uses it to abandon a
-// request whose headers do not come within ResponseHeaderTimeout.
-func (lw *ListerWatcher) do(ctx context.Context, cancel context.CancelCauseFunc, verb string, opts metav1.ListOptions, accept string) (*http.Response, error) {
-	if lw.limiter != nil {
-		if err := lw.limiter.Wait(ctx); err != nil {
-			return nil, fmt.Errorf("wire: %s %s: waiting for the client rate limit: %w", verb, lw.gvr.Resource, err)
-		}
-	}
+// do sends one GET for verb ("list" or "watch") through the rest.Client,
+// and returns the response only when it is a 2xx; every other outcome
+// becomes an error (rest.Client.Error).
+func (lw *ListerWatcher) do(ctx context.Context, verb string, opts metav1.ListOptions, accept string) (*http.Response, error) {
 	req, err := lw.newRequest(ctx, opts, accept)
 	if err != nil {
 		return nil, err
 	}
-	start := time.Now()
-	resp, err := lw.send(ctx, cancel, req)
-	lw.opts.Metrics.RecordRequest(req, resp, err, time.Since(start))
+	resp, err := lw.rc.Do(req)
 	if err != nil {
 		// *url.Error wraps *net.OpError wraps the syscall error: %w keeps
 		// errors.As(err, **net.OpError) and errors.Is(err, ECONNREFUSED)
@@ -270,45 +232,11 @@ func (lw *ListerWatcher) do(ctx context.Context, cancel context.CancelCauseFunc,
 		return resp, nil
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
-		loc := lw.redact.redact(resp.Header.Get("Location"))
-		return nil, &RedirectError{Verb: verb, Resource: lw.gvr.Resource, Code: resp.StatusCode, Location: loc}
-	}
-	if resp.StatusCode == http.StatusUnauthorized {
-		lw.auth.unauthorized(req.Header.Get("Authorization")) // a newer token may be on disk or from the plugin
-	}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
-	return nil, errorFromResponse(resp, body, verb, lw.gvr.GroupResource(), lw.redact)
-}
-
-// send sends req, abandoning it (by cancelling its context) if the
-// response headers do not come within ResponseHeaderTimeout.
-func (lw *ListerWatcher) send(ctx context.Context, cancel context.CancelCauseFunc, req *http.Request) (*http.Response, error) {
-	d := lw.cfg.ResponseHeaderTimeout
-	if d < 0 {
-		return lw.client.Do(req)
-	}
-	timer := time.AfterFunc(d, func() { cancel(ErrResponseHeaderTimeout) })
-	resp, err := lw.client.Do(req)
-	if timer.Stop() {
-		return resp, err
-	}
-	// The timer fired: the context is cancelled, even if the headers made
-	// it just in time, and the body with it.
-	if err == nil {
-		resp.Body.Close()
-		// Never (nil, nil): whatever cancelled the context first (the
-		// caller, Timeout, or the timer) is the error.
-		err = context.Cause(ctx)
-	}
-	if errors.Is(context.Cause(ctx), ErrResponseHeaderTimeout) {
-		return nil, fmt.Errorf("%w (%v): %w", ErrResponseHeaderTimeout, d, err)
-	}
-	return nil, err
+	return nil, lw.rc.Error(resp, verb, lw.gvr.GroupResource())
 }
 
 // newRequest builds the GET request: collection URL, ListOptions as query
-// parameters, content negotiation and authentication headers.
+// parameters, content negotiation. The rest.Client adds the credentials.
 func (lw *ListerWatcher) newRequest(ctx context.Context, opts metav1.ListOptions, accept string) (*http.Request, error) {
 	if opts.LabelSelector == "" {
 		opts.LabelSelector = lw.opts.LabelSelector
@@ -330,9 +258,5 @@ func (lw *ListerWatcher) newRequest(ctx context.Context, opts metav1.ListOptions
 		return nil, fmt.Errorf("wire: building request: %w", err)
 	}
 	req.Header.Set("Accept", accept)
-	req.Header.Set("User-Agent", lw.cfg.UserAgent)
-	if err := lw.auth.authorize(req); err != nil {
-		return nil, fmt.Errorf("wire: %s credentials: %w", lw.gvr.Resource, err)
-	}
 	return req, nil
 }

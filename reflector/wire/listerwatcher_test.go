@@ -7,8 +7,10 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"strings"
 	"testing"
+
+	"github.com/seed31a95821/informer/apiresource"
+	"github.com/seed31a95821/informer/rest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -46,8 +48,8 @@ func TestListDecodesBothEncodings(t *testing.T) {
 			assert.Equal(t, int64(len(body)), lw.BytesDecoded())
 			req := ts.lastRequest(t)
 			assert.Equal(t, "/api/v1/namespaces/ns1/pods", req.Path)
-			assert.Equal(t, ContentTypeProtobuf+", "+ContentTypeJSON, req.Header.Get("Accept"), "built-in type: protobuf preferred")
-			assert.Equal(t, DefaultUserAgent, req.Header.Get("User-Agent"))
+			assert.Equal(t, rest.ContentTypeProtobuf+", "+rest.ContentTypeJSON, req.Header.Get("Accept"), "built-in type: protobuf preferred")
+			assert.Equal(t, rest.DefaultUserAgent, req.Header.Get("User-Agent"))
 		})
 	}
 }
@@ -55,7 +57,7 @@ func TestListDecodesBothEncodings(t *testing.T) {
 // The query string must carry every ListOptions field exactly as the API
 // server will read it back: decode it with the server's own codec.
 func TestListOptionsRoundTripThroughQuery(t *testing.T) {
-	ts := newTestServer(t, serveBody(ContentTypeJSON, http.StatusOK, newWireEncoder(ContentTypeJSON).object(t, testPodList("1", "", 0))))
+	ts := newTestServer(t, serveBody(rest.ContentTypeJSON, http.StatusOK, newWireEncoder(rest.ContentTypeJSON).object(t, testPodList("1", "", 0))))
 	lw := newTestLW(t, ts, Options{LabelSelector: "app=default", FieldSelector: "spec.nodeName=n0"}, nil)
 
 	cases := []struct {
@@ -106,53 +108,21 @@ func TestListOptionsRoundTripThroughQuery(t *testing.T) {
 	}
 }
 
-func TestURLLayout(t *testing.T) {
-	cases := []struct {
-		host, ns string
-		gvr      schema.GroupVersionResource
-		want     string
-	}{
-		{"https://h:6443", "", podsGVR, "https://h:6443/api/v1/pods"},
-		{"https://h:6443", "kube-system", podsGVR, "https://h:6443/api/v1/namespaces/kube-system/pods"},
-		{"https://h", "", appsv1.SchemeGroupVersion.WithResource("deployments"), "https://h/apis/apps/v1/deployments"},
-		{"https://h", "ns", appsv1.SchemeGroupVersion.WithResource("deployments"), "https://h/apis/apps/v1/namespaces/ns/deployments"},
-		{"https://proxy/k8s/clusters/c1/", "", corev1.SchemeGroupVersion.WithResource("nodes"), "https://proxy/k8s/clusters/c1/api/v1/nodes"},
-	}
-	for _, tc := range cases {
-		u := ResourceURL(tc.host, tc.gvr, tc.ns)
-		assert.Equal(t, tc.want, u.String())
-		assert.True(t, strings.HasPrefix(u.Path, "/"), "the request line needs an absolute path: %q", u.Path)
-	}
-}
-
-func TestKindFromResource(t *testing.T) {
-	s := NewScheme()
-	cases := []struct {
-		gvr      schema.GroupVersionResource
-		wantKind string
-	}{
-		{podsGVR, "Pod"},
-		{corev1.SchemeGroupVersion.WithResource("endpoints"), "Endpoints"},
-		{corev1.SchemeGroupVersion.WithResource("configmaps"), "ConfigMap"},
-		{appsv1.SchemeGroupVersion.WithResource("deployments"), "Deployment"},
-		{appsv1.SchemeGroupVersion.WithResource("replicasets"), "ReplicaSet"},
-	}
-	for _, tc := range cases {
-		kind, err := kindForResource(s, tc.gvr)
-		require.NoError(t, err, tc.gvr)
-		assert.Equal(t, tc.wantKind, kind)
-	}
-	_, err := kindForResource(s, schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"})
+// New decodes into the kind its apiresource.Resource names: never a kind
+// guessed back from the plural, so that a resource whose plural is not the
+// guessed one still decodes (issue #28).
+func TestNewTakesTheKindOfItsResource(t *testing.T) {
+	widgets := apiresource.Resource{Kind: schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}, Plural: "widgets"}
+	_, err := New(newRESTClient(t, rest.Config{Host: "http://h"}), widgets, Options{})
 	assert.ErrorIs(t, err, ErrUnknownKind)
-
-	_, err = New(Config{Host: "http://h"}, schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}, Options{})
-	assert.ErrorIs(t, err, ErrUnknownKind)
-	lw, err := New(Config{Host: "http://h"}, corev1.SchemeGroupVersion.WithResource("pods"), Options{Kind: "ConfigMap"})
+	lw, err := New(newRESTClient(t, rest.Config{Host: "http://h"}), apiresource.Resource{Kind: corev1.SchemeGroupVersion.WithKind("ConfigMap"), Plural: "pods"}, Options{})
 	require.NoError(t, err, "an explicit kind is trusted")
 	assert.Equal(t, "ConfigMap", lw.target.itemGVK.Kind)
-	lw, err = New(Config{Host: "http://h"}, schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}, Options{MetadataOnly: true})
+	lw, err = New(newRESTClient(t, rest.Config{Host: "http://h"}), widgets, Options{MetadataOnly: true})
 	require.NoError(t, err, "metadata-only needs no Go type for the resource")
 	assert.Equal(t, "PartialObjectMetadata", lw.target.itemGVK.Kind)
+	_, err = New(newRESTClient(t, rest.Config{Host: "http://h"}), apiresource.Resource{Kind: schema.GroupVersionKind{Kind: "Pod"}, Plural: "pods"}, Options{})
+	assert.ErrorIs(t, err, rest.ErrInvalidConfig, "a resource needs its version")
 }
 
 func TestWatchDecodesEveryEventType(t *testing.T) {
@@ -231,10 +201,10 @@ func TestWatchFramesSplitAcrossWrites(t *testing.T) {
 
 // The API server writes "type" first, but JSON objects are unordered.
 func TestWatchJSONObjectBeforeType(t *testing.T) {
-	enc := newWireEncoder(ContentTypeJSON)
+	enc := newWireEncoder(rest.ContentTypeJSON)
 	pod := enc.object(t, testPod("ns1", "late-type", "5"))
 	stream := concat([]byte(`{"object":`), pod, []byte(`,"extra":[1,{"x":2}],"type":"ADDED"}`+"\n"))
-	ts := newTestServer(t, serveStream(ContentTypeJSON, stream, 0))
+	ts := newTestServer(t, serveStream(rest.ContentTypeJSON, stream, 0))
 	lw := newTestLW(t, ts, Options{}, nil)
 	w, err := lw.Watch(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
@@ -247,22 +217,22 @@ func TestWatchJSONObjectBeforeType(t *testing.T) {
 // A server that ignores our protobuf preference (as for custom resources)
 // answers JSON, and we decode by what it says, not by what we asked.
 func TestNegotiationFollowsResponseContentType(t *testing.T) {
-	enc := newWireEncoder(ContentTypeJSON)
-	ts := newTestServer(t, serveBody(ContentTypeJSON+"; charset=utf-8", http.StatusOK, enc.object(t, testPodList("3", "", 1))))
-	lw := newTestLW(t, ts, Options{}, func(c *Config) { c.ContentType = ContentTypeProtobuf })
+	enc := newWireEncoder(rest.ContentTypeJSON)
+	ts := newTestServer(t, serveBody(rest.ContentTypeJSON+"; charset=utf-8", http.StatusOK, enc.object(t, testPodList("3", "", 1))))
+	lw := newTestLW(t, ts, Options{}, func(c *rest.Config) { c.ContentType = rest.ContentTypeProtobuf })
 	obj, err := lw.List(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
 	assert.Len(t, obj.(*corev1.PodList).Items, 1)
-	assert.Equal(t, ContentTypeProtobuf, ts.lastRequest(t).Header.Get("Accept"))
+	assert.Equal(t, rest.ContentTypeProtobuf, ts.lastRequest(t).Header.Get("Accept"))
 
-	jsonOnly := newTestLW(t, ts, Options{}, func(c *Config) { c.ContentType = ContentTypeJSON })
+	jsonOnly := newTestLW(t, ts, Options{}, func(c *rest.Config) { c.ContentType = rest.ContentTypeJSON })
 	_, err = jsonOnly.List(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, ContentTypeJSON, ts.lastRequest(t).Header.Get("Accept"))
+	assert.Equal(t, rest.ContentTypeJSON, ts.lastRequest(t).Header.Get("Accept"))
 
 	html := newTestServer(t, serveBody("text/html", http.StatusOK, []byte("<html>login</html>")))
 	_, err = newTestLW(t, html, Options{}, nil).List(context.Background(), metav1.ListOptions{})
-	assert.ErrorIs(t, err, ErrUnsupportedMediaType)
+	assert.ErrorIs(t, err, rest.ErrUnsupportedMediaType)
 }
 
 func TestMetadataOnly(t *testing.T) {
@@ -292,7 +262,7 @@ func TestMetadataOnly(t *testing.T) {
 			assert.Equal(t, "PartialObjectMetadata", got.Items[1].Kind)
 			assert.Equal(t, "meta.k8s.io/v1", got.Items[1].APIVersion)
 			assert.Contains(t, ts.lastRequest(t).Header.Get("Accept"), "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
-			assert.Contains(t, ts.lastRequest(t).Header.Get("Accept"), ContentTypeProtobuf+";as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
+			assert.Contains(t, ts.lastRequest(t).Header.Get("Accept"), rest.ContentTypeProtobuf+";as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
 
 			w, err := lw.Watch(context.Background(), metav1.ListOptions{})
 			require.NoError(t, err)
@@ -385,7 +355,7 @@ func TestListItemOfAnotherKindIsAnError(t *testing.T) {
 	body := []byte(`{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":[` +
 		`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"ok","namespace":"ns1"}},` +
 		`{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"intruder","namespace":"ns1"},"data":{"k":"v"}}]}`)
-	ts := newTestServer(t, serveBody(ContentTypeJSON, http.StatusOK, body))
+	ts := newTestServer(t, serveBody(rest.ContentTypeJSON, http.StatusOK, body))
 	obj, err := newTestLW(t, ts, Options{}, nil).List(context.Background(), metav1.ListOptions{})
 	require.ErrorIs(t, err, ErrUnexpectedKind, "got %v", obj)
 	assert.ErrorContains(t, err, "item 1")
@@ -396,35 +366,35 @@ func TestListItemOfAnotherKindIsAnError(t *testing.T) {
 // say "no limit". A chunked list (no Content-Length) must then be read
 // whole, not refused or cut to nothing by an overflowing limit + 1.
 func TestListWithTheLargestLimit(t *testing.T) {
-	body := newWireEncoder(ContentTypeJSON).object(t, testPodList("1", "", 2))
+	body := newWireEncoder(rest.ContentTypeJSON).object(t, testPodList("1", "", 2))
 	ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", ContentTypeJSON)
+		w.Header().Set("Content-Type", rest.ContentTypeJSON)
 		w.(http.Flusher).Flush() // chunked: no Content-Length
 		_, _ = w.Write(body)
 	})
-	lw := newTestLW(t, ts, Options{}, func(c *Config) { c.MaxObjectBytes = math.MaxInt64 })
+	lw := newTestLW(t, ts, Options{}, func(c *rest.Config) { c.MaxObjectBytes = math.MaxInt64 })
 	obj, err := lw.List(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
 	assert.Len(t, obj.(*corev1.PodList).Items, 2)
 }
 
 func TestListTooLarge(t *testing.T) {
-	body := newWireEncoder(ContentTypeJSON).object(t, testPodList("1", "", 20))
+	body := newWireEncoder(rest.ContentTypeJSON).object(t, testPodList("1", "", 20))
 	// With Content-Length the size is refused before reading; without it
 	// (chunked) while reading.
 	for _, chunked := range []bool{false, true} {
 		ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", ContentTypeJSON)
+			w.Header().Set("Content-Type", rest.ContentTypeJSON)
 			if chunked {
 				w.(http.Flusher).Flush()
 			}
 			_, _ = w.Write(body)
 		})
-		lw := newTestLW(t, ts, Options{}, func(c *Config) { c.MaxObjectBytes = int64(len(body) - 1) })
+		lw := newTestLW(t, ts, Options{}, func(c *rest.Config) { c.MaxObjectBytes = int64(len(body) - 1) })
 		_, err := lw.List(context.Background(), metav1.ListOptions{})
-		assert.ErrorIs(t, err, ErrObjectTooLarge, "chunked=%v", chunked)
+		assert.ErrorIs(t, err, rest.ErrObjectTooLarge, "chunked=%v", chunked)
 
-		lw = newTestLW(t, ts, Options{}, func(c *Config) { c.MaxObjectBytes = int64(len(body)) })
+		lw = newTestLW(t, ts, Options{}, func(c *rest.Config) { c.MaxObjectBytes = int64(len(body)) })
 		_, err = lw.List(context.Background(), metav1.ListOptions{})
 		assert.NoError(t, err, "exactly the limit is fine (chunked=%v)", chunked)
 	}
@@ -435,7 +405,7 @@ func TestDeploymentsUseTheirGroupPath(t *testing.T) {
 		enc := newWireEncoder(mt)
 		list := &appsv1.DeploymentList{Items: []appsv1.Deployment{{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: appsv1.DeploymentSpec{Replicas: ptrTo[int32](3)}}}}
 		ts := newTestServer(t, serveBody(mt, http.StatusOK, enc.object(t, list)))
-		lw, err := New(Config{Host: ts.URL}, appsv1.SchemeGroupVersion.WithResource("deployments"), Options{Namespace: "prod"})
+		lw, err := New(newRESTClient(t, rest.Config{Host: ts.URL}), apiresource.Guess(appsv1.SchemeGroupVersion.WithKind("Deployment")), Options{Namespace: "prod"})
 		require.NoError(t, err)
 		obj, err := lw.List(context.Background(), metav1.ListOptions{})
 		require.NoError(t, err)
@@ -443,7 +413,7 @@ func TestDeploymentsUseTheirGroupPath(t *testing.T) {
 		assert.Equal(t, int32(3), *d.Spec.Replicas)
 		assert.Equal(t, "apps/v1", d.APIVersion)
 		assert.Equal(t, "/apis/apps/v1/namespaces/prod/deployments", ts.lastRequest(t).Path)
-		lw.client.CloseIdleConnections()
+		lw.CloseIdleConnections()
 	}
 }
 
@@ -453,8 +423,8 @@ func ptrTo[T any](v T) *T { return &v }
 // encoding, and the decoder's own error stays in the chain.
 func TestListMalformedBodyIsTyped(t *testing.T) {
 	bodies := map[string][]byte{
-		ContentTypeJSON:     []byte(`{"kind":"PodList","items":[{"metadata":`),
-		ContentTypeProtobuf: append([]byte("k8s\x00"), 0xff, 0xff, 0xff),
+		rest.ContentTypeJSON:     []byte(`{"kind":"PodList","items":[{"metadata":`),
+		rest.ContentTypeProtobuf: append([]byte("k8s\x00"), 0xff, 0xff, 0xff),
 	}
 	for mt, body := range bodies {
 		t.Run(mt, func(t *testing.T) {
@@ -463,7 +433,7 @@ func TestListMalformedBodyIsTyped(t *testing.T) {
 			assert.ErrorIs(t, err, ErrMalformedObject)
 		})
 	}
-	ts := newTestServer(t, serveBody(ContentTypeJSON, http.StatusOK, []byte(`{"items":`)))
+	ts := newTestServer(t, serveBody(rest.ContentTypeJSON, http.StatusOK, []byte(`{"items":`)))
 	_, err := newTestLW(t, ts, Options{}, nil).List(context.Background(), metav1.ListOptions{})
 	var syntax *json.SyntaxError
 	assert.True(t, errors.As(err, &syntax) || errors.Is(err, io.ErrUnexpectedEOF), "JSON's own error is kept: %v", err)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/seed31a95821/informer/rest"
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -41,7 +42,7 @@ type target struct {
 // newTarget resolves the Go types for gvr: PartialObjectMetadata(List) in
 // metadata-only mode, else kind (found through the scheme when empty) and
 // kind+"List".
-func newTarget(s *runtime.Scheme, gvr schema.GroupVersionResource, kind string, metadataOnly bool) (*target, error) {
+func newTarget(s *runtime.Scheme, gvk schema.GroupVersionKind, metadataOnly bool) (*target, error) {
 	if metadataOnly {
 		t := &target{itemGVK: metadataGVK, listGVK: metadataListGVK, metadataOnly: true, protobuf: true}
 		t.itemType = reflect.TypeFor[metav1.PartialObjectMetadata]()
@@ -49,14 +50,8 @@ func newTarget(s *runtime.Scheme, gvr schema.GroupVersionResource, kind string, 
 		t.itemAPIVersion = metadataGVK.GroupVersion().String()
 		return t, nil
 	}
-	if kind == "" {
-		var err error
-		if kind, err = kindForResource(s, gvr); err != nil {
-			return nil, err
-		}
-	}
-	t := &target{itemGVK: gvr.GroupVersion().WithKind(kind), listGVK: gvr.GroupVersion().WithKind(kind + "List")}
-	known := s.KnownTypes(gvr.GroupVersion())
+	t := &target{itemGVK: gvk, listGVK: gvk.GroupVersion().WithKind(gvk.Kind + "List")}
+	known := s.KnownTypes(gvk.GroupVersion())
 	var ok bool
 	if t.itemType, ok = known[t.itemGVK.Kind]; !ok {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownKind, t.itemGVK)
@@ -174,17 +169,17 @@ func (t *target) decodeList(mediaType string, body []byte) (runtime.Object, erro
 // protobuf object) into into, and returns the type information the body
 // carried.
 func decodeObject(mediaType string, body []byte, into runtime.Object) (apiVersion, kind string, err error) {
-	if mediaType == ContentTypeProtobuf {
+	if mediaType == rest.ContentTypeProtobuf {
 		env, err := parseProtoEnvelope(body)
 		if err != nil {
 			return "", "", fmt.Errorf("%w: protobuf envelope: %w", ErrMalformedObject, err)
 		}
 		if len(env.contentEncoding) > 0 {
-			return "", "", fmt.Errorf("%w: protobuf content encoding %q", ErrUnsupportedMediaType, env.contentEncoding)
+			return "", "", fmt.Errorf("%w: protobuf content encoding %q", rest.ErrUnsupportedMediaType, env.contentEncoding)
 		}
 		pu, ok := into.(protoUnmarshaler)
 		if !ok {
-			return "", "", fmt.Errorf("%w: %T has no protobuf form", ErrUnsupportedMediaType, into)
+			return "", "", fmt.Errorf("%w: %T has no protobuf form", rest.ErrUnsupportedMediaType, into)
 		}
 		if err := pu.Unmarshal(env.raw); err != nil {
 			return "", "", fmt.Errorf("%w: protobuf %s: %w", ErrMalformedObject, env.kind, err)

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/seed31a95821/informer/rest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,10 +23,10 @@ import (
 // the Watcher's Err). Before, a protobuf list was KindOther where a JSON
 // one was KindDecode.
 func TestWireFailuresHaveOneClassification(t *testing.T) {
-	pbEnc := newWireEncoder(ContentTypeProtobuf)
+	pbEnc := newWireEncoder(rest.ContentTypeProtobuf)
 	lists := map[string][]byte{
-		ContentTypeJSON:     []byte(`{"kind":"PodList","items":[{"metadata":`),
-		ContentTypeProtobuf: append([]byte("k8s\x00"), 0xff, 0xff, 0xff),
+		rest.ContentTypeJSON:     []byte(`{"kind":"PodList","items":[{"metadata":`),
+		rest.ContentTypeProtobuf: append([]byte("k8s\x00"), 0xff, 0xff, 0xff),
 	}
 	for mt, body := range lists {
 		t.Run("list "+mt, func(t *testing.T) {
@@ -35,8 +37,8 @@ func TestWireFailuresHaveOneClassification(t *testing.T) {
 		})
 	}
 	frames := map[string][]byte{
-		ContentTypeJSON:   []byte(`{"type":"ADDED","object":{"metadata":{"name":"x"}]}` + "\n"),
-		pbEnc.contentType: pbEnc.rawFrame(t, "ADDED", append([]byte("k8s\x00"), 0x0a, 0x7f, 0x01)),
+		rest.ContentTypeJSON: []byte(`{"type":"ADDED","object":{"metadata":{"name":"x"}]}` + "\n"),
+		pbEnc.contentType:    pbEnc.rawFrame(t, "ADDED", append([]byte("k8s\x00"), 0x0a, 0x7f, 0x01)),
 	}
 	for mt, frame := range frames {
 		t.Run("watch "+mt, func(t *testing.T) {
@@ -54,11 +56,11 @@ func TestWireFailuresHaveOneClassification(t *testing.T) {
 // once): it is a network failure, which the reflector backs off from, in
 // either encoding, and no event is made of the half frame.
 func TestCutFrameIsANetworkFailure(t *testing.T) {
-	pbEnc := newWireEncoder(ContentTypeProtobuf)
+	pbEnc := newWireEncoder(rest.ContentTypeProtobuf)
 	pbFrame := pbEnc.rawFrame(t, "ADDED", append([]byte("k8s\x00"), 0x0a, 0x00))
 	cut := map[string][]byte{
-		ContentTypeJSON:   []byte(`{"type":"ADDED","object":{"metadata":{"name":"half"`),
-		pbEnc.contentType: pbFrame[:len(pbFrame)-1],
+		rest.ContentTypeJSON: []byte(`{"type":"ADDED","object":{"metadata":{"name":"half"`),
+		pbEnc.contentType:    pbFrame[:len(pbFrame)-1],
 	}
 	for mt, stream := range cut {
 		t.Run(mt, func(t *testing.T) {

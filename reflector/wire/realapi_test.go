@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed31a95821/informer/kubeconfig"
+	"github.com/seed31a95821/informer/rest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -37,12 +40,12 @@ func TestRealAPIServer(t *testing.T) {
 		t.Skipf("set %s=1 to run against a real kube-apiserver", realAPIEnv)
 	}
 	cluster := realapi.Start(t)
-	cfg, err := wire.LoadKubeconfig(cluster.Kubeconfig)
+	cfg, err := kubeconfig.LoadKubeconfig(cluster.Kubeconfig)
 	require.NoError(t, err)
-	for _, ct := range []string{wire.ContentTypeJSON, wire.ContentTypeProtobuf} {
+	for _, ct := range []string{rest.ContentTypeJSON, rest.ContentTypeProtobuf} {
 		t.Run(ct, func(t *testing.T) {
 			// A namespace per encoding, seeded with three pods.
-			short := map[string]string{wire.ContentTypeJSON: "json", wire.ContentTypeProtobuf: "pb"}[ct]
+			short := map[string]string{rest.ContentTypeJSON: "json", rest.ContentTypeProtobuf: "pb"}[ct]
 			ns := "wire-" + short
 			postJSON(t, cluster, "/api/v1/namespaces", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 			for i := range 3 {
@@ -50,11 +53,12 @@ func TestRealAPIServer(t *testing.T) {
 			}
 			c := cfg
 			c.ContentType = ct
-			client, err := wire.NewHTTPClient(c)
+			client, err := rest.NewHTTPClient(c)
 			require.NoError(t, err)
 			rec := &contentTypeRecorder{next: client.Transport}
 			client.Transport = rec
-			lw, err := wire.New(c, corev1.SchemeGroupVersion.WithResource("pods"), wire.Options{Namespace: ns, HTTPClient: client})
+			c.HTTPClient = client
+			lw, err := wire.New(newRESTClient(t, c), podsResource, wire.Options{Namespace: ns})
 			require.NoError(t, err)
 			ctx := context.Background()
 
@@ -124,7 +128,7 @@ func TestRealAPIServer(t *testing.T) {
 				assert.True(t, strings.HasPrefix(got, ct), "response Content-Type %q, want %s", got, ct)
 			}
 
-			meta, err := wire.New(c, corev1.SchemeGroupVersion.WithResource("pods"), wire.Options{Namespace: ns, MetadataOnly: true})
+			meta, err := wire.New(newRESTClient(t, c), podsResource, wire.Options{Namespace: ns, MetadataOnly: true})
 			require.NoError(t, err)
 			obj, err = meta.List(ctx, metav1.ListOptions{})
 			require.NoError(t, err)

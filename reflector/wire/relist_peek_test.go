@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/seed31a95821/informer/rest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -17,9 +19,9 @@ import (
 // a handful of allocations instead of the pod's hundreds. One with another
 // resourceVersion is decoded as usual.
 func TestProtobufWatchListSkipsDecodingUnchangedObjects(t *testing.T) {
-	tgt, err := newTarget(NewScheme(), podsGVR, "", false)
+	tgt, err := newTarget(NewScheme(), podsResource.Kind, false)
 	require.NoError(t, err)
-	enc := newWireEncoder(ContentTypeProtobuf)
+	enc := newWireEncoder(rest.ContentTypeProtobuf)
 	cached := benchPod(1)
 	changed := benchPod(1)
 	changed.ResourceVersion += "0"
@@ -33,7 +35,7 @@ func TestProtobufWatchListSkipsDecodingUnchangedObjects(t *testing.T) {
 		return nil
 	}
 	decode := func(frame []byte) watch.Event {
-		d := newProtobufEventDecoder(bytes.NewReader(frame), DefaultMaxFrameBytes, tgt)
+		d := newProtobufEventDecoder(bytes.NewReader(frame), rest.DefaultMaxFrameBytes, tgt)
 		d.unchanged = unchanged
 		ev, err := d.Next()
 		require.NoError(t, err)
@@ -73,11 +75,11 @@ func TestPeekUnchangedLeavesMalformedObjectsToTheDecoder(t *testing.T) {
 //
 //	go test -run '^$' -bench WatchListUnchanged ./reflector/wire/
 func BenchmarkWatchListUnchanged(b *testing.B) {
-	tgt, err := newTarget(NewScheme(), podsGVR, "", false)
+	tgt, err := newTarget(NewScheme(), podsResource.Kind, false)
 	if err != nil {
 		b.Fatal(err)
 	}
-	enc := newWireEncoder(ContentTypeProtobuf)
+	enc := newWireEncoder(rest.ContentTypeProtobuf)
 	var stream []byte
 	cached := map[string]runtime.Object{}
 	for i := range benchEvents {
@@ -99,7 +101,7 @@ func BenchmarkWatchListUnchanged(b *testing.B) {
 			var d *protobufEventDecoder
 			for i := 0; b.Loop(); i++ {
 				if i%benchEvents == 0 {
-					d = newProtobufEventDecoder(bytes.NewReader(stream), DefaultMaxFrameBytes, tgt)
+					d = newProtobufEventDecoder(bytes.NewReader(stream), rest.DefaultMaxFrameBytes, tgt)
 					if peek {
 						d.unchanged = unchanged
 					}

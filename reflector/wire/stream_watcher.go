@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"errors"
+	"github.com/seed31a95821/informer/rest"
 	"io"
 	"net/http"
 	"sync"
@@ -51,7 +52,7 @@ type Watcher struct {
 
 	bytes     atomic.Int64  // stream bytes decoded by this watch
 	lwCounter *atomic.Int64 // the owning ListerWatcher's total, may be nil
-	redact    redactor      // applied to ERROR events and to Err
+	redact    *rest.Client  // redacts ERROR events and Err
 
 	mu  sync.Mutex // guards err
 	err error
@@ -59,7 +60,7 @@ type Watcher struct {
 
 // newWatcher starts the decoding goroutine. It takes ownership of resp.Body
 // and of cancel, which must cancel ctx.
-func newWatcher(ctx context.Context, cancel context.CancelFunc, resp *http.Response, dec eventDecoder, lwCounter *atomic.Int64, red redactor) *Watcher {
+func newWatcher(ctx context.Context, cancel context.CancelFunc, resp *http.Response, dec eventDecoder, lwCounter *atomic.Int64, red *rest.Client) *Watcher {
 	w := &Watcher{
 		redact:    red,
 		result:    make(chan watch.Event),
@@ -116,7 +117,9 @@ func (w *Watcher) run(ctx context.Context) {
 			return
 		}
 		if ev.Type == watch.Error {
-			w.redact.event(ev.Object)
+			if st, ok := ev.Object.(*metav1.Status); ok && st != nil {
+				w.redact.RedactStatus(st)
+			}
 		}
 		select {
 		case w.result <- ev:
@@ -151,7 +154,7 @@ func (w *Watcher) finish(ctx context.Context, err error) {
 		return
 	}
 	w.mu.Lock()
-	w.err = w.redact.err(err)
+	w.err = w.redact.Redact(err)
 	w.mu.Unlock()
 
 	var fe *FrameError
@@ -159,7 +162,7 @@ func (w *Watcher) finish(ctx context.Context, err error) {
 		return
 	}
 	status := frameErrorStatus(fe)
-	w.redact.status(status)
+	w.redact.RedactStatus(status)
 	select {
 	case w.result <- watch.Event{Type: watch.Error, Object: status}:
 	case <-ctx.Done():

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed31a95821/informer/rest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,7 +33,7 @@ func serveThenHang(contentType string, stream []byte) http.HandlerFunc {
 // event nobody reads, or blocked reading a silent stream; when Stop
 // returns the goroutine is gone (goleak in TestMain checks the rest).
 func TestWatchStop(t *testing.T) {
-	enc := newWireEncoder(ContentTypeJSON)
+	enc := newWireEncoder(rest.ContentTypeJSON)
 	stream := concat(enc.frame(t, watch.Added, testPod("ns1", "a", "1")), enc.frame(t, watch.Added, testPod("ns1", "b", "2")))
 	ts := newTestServer(t, serveThenHang(enc.contentType, stream))
 	lw := newTestLW(t, ts, Options{}, nil)
@@ -58,7 +60,7 @@ func TestWatchStop(t *testing.T) {
 }
 
 func TestWatchContextCancel(t *testing.T) {
-	enc := newWireEncoder(ContentTypeProtobuf)
+	enc := newWireEncoder(rest.ContentTypeProtobuf)
 	ts := newTestServer(t, serveThenHang(enc.contentType, enc.frame(t, watch.Added, testPod("ns1", "a", "1"))))
 	lw := newTestLW(t, ts, Options{}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -81,7 +83,7 @@ func TestConnectionRefused(t *testing.T) {
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())
 
-	lw, err := New(Config{Host: "http://" + addr}, podsGVR, Options{})
+	lw, err := New(newRESTClient(t, rest.Config{Host: "http://" + addr}), podsResource, Options{})
 	require.NoError(t, err)
 	_, listErr := lw.List(context.Background(), metav1.ListOptions{})
 	_, watchErr := lw.Watch(context.Background(), metav1.ListOptions{})
@@ -102,7 +104,7 @@ func TestListTimeout(t *testing.T) {
 		}
 	})
 	defer close(release)
-	lw := newTestLW(t, ts, Options{}, func(c *Config) { c.Timeout = 50 * time.Millisecond })
+	lw := newTestLW(t, ts, Options{}, func(c *rest.Config) { c.Timeout = 50 * time.Millisecond })
 	_, err := lw.List(context.Background(), metav1.ListOptions{})
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/seed31a95821/informer/rest"
 	"io"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -114,7 +115,7 @@ func (d *jsonEventDecoder) Next() (watch.Event, error) {
 		return watch.Event{}, d.fail(start, errors.New(`event lacks "type" or "object"`), true)
 	}
 	apiVersion, kind := typeMetaOf(ev.Object)
-	ev.Object = d.t.finishEventObject(ev.Type, ev.Object, apiVersion, kind, nil, ContentTypeJSON)
+	ev.Object = d.t.finishEventObject(ev.Type, ev.Object, apiVersion, kind, nil, rest.ContentTypeJSON)
 	return ev, nil
 }
 
@@ -322,7 +323,7 @@ func (d *protobufEventDecoder) decodeFrame(frame []byte) (watch.Event, error) {
 		return watch.Event{Type: typ, Object: &runtime.Unknown{
 			TypeMeta:    runtime.TypeMeta{APIVersion: string(env.apiVersion), Kind: string(env.kind)},
 			Raw:         append([]byte(nil), env.raw...), // the frame buffer is reused
-			ContentType: ContentTypeProtobuf,
+			ContentType: rest.ContentTypeProtobuf,
 		}}, nil
 	}
 	if typ == watch.Added && d.unchanged != nil {
@@ -340,7 +341,7 @@ func (d *protobufEventDecoder) decodeFrame(frame []byte) (watch.Event, error) {
 	}
 	// The kind was checked above; an empty kind makes finishEventObject
 	// stamp the expected type information without checking again.
-	return watch.Event{Type: typ, Object: d.t.finishEventObject(typ, obj, "", "", nil, ContentTypeProtobuf)}, nil
+	return watch.Event{Type: typ, Object: d.t.finishEventObject(typ, obj, "", "", nil, rest.ContentTypeProtobuf)}, nil
 }
 
 // wants reports whether the enveloped object is of the Go type expected for

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/seed31a95821/informer/rest"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -111,7 +113,7 @@ func newBenchData(b *testing.B, mediaType string) benchData {
 		d.stream = append(d.stream, enc.frame(b, watch.Modified, pod)...)
 		var bare []byte
 		var err error
-		if mediaType == ContentTypeJSON {
+		if mediaType == rest.ContentTypeJSON {
 			bare, err = json.Marshal(pod)
 		} else {
 			bare, err = pod.Marshal()
@@ -126,16 +128,16 @@ func newBenchData(b *testing.B, mediaType string) benchData {
 }
 
 func BenchmarkWatchDecode(b *testing.B) {
-	tgt, err := newTarget(NewScheme(), podsGVR, "", false)
+	tgt, err := newTarget(NewScheme(), podsResource.Kind, false)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, mt := range mediaTypes {
-		name := map[string]string{ContentTypeJSON: "json", ContentTypeProtobuf: "protobuf"}[mt]
+		name := map[string]string{rest.ContentTypeJSON: "json", rest.ContentTypeProtobuf: "protobuf"}[mt]
 		data := newBenchData(b, mt)
 		b.Run(name+"/wire", func(b *testing.B) { benchWire(b, mt, data, tgt) })
 		b.Run(name+"/two-pass", func(b *testing.B) { benchTwoPass(b, mt, data) })
-		if mt == ContentTypeJSON {
+		if mt == rest.ContentTypeJSON {
 			b.Run(name+"/rawmessage", func(b *testing.B) { benchRawMessage(b, data) })
 		}
 		b.Run(name+"/bare", func(b *testing.B) { benchBare(b, mt, data) })
@@ -168,10 +170,10 @@ func benchWire(b *testing.B, mediaType string, data benchData, tgt *target) {
 	var dec eventDecoder
 	for i := 0; b.Loop(); i++ {
 		if i%benchEvents == 0 {
-			if mediaType == ContentTypeJSON {
-				dec = newJSONEventDecoder(bytes.NewReader(data.stream), DefaultMaxFrameBytes, tgt)
+			if mediaType == rest.ContentTypeJSON {
+				dec = newJSONEventDecoder(bytes.NewReader(data.stream), rest.DefaultMaxFrameBytes, tgt)
 			} else {
-				dec = newProtobufEventDecoder(bytes.NewReader(data.stream), DefaultMaxFrameBytes, tgt)
+				dec = newProtobufEventDecoder(bytes.NewReader(data.stream), rest.DefaultMaxFrameBytes, tgt)
 			}
 		}
 		ev, err := dec.Next()
@@ -262,7 +264,7 @@ func benchBare(b *testing.B, mediaType string, data benchData) {
 		pod := &corev1.Pod{}
 		raw := data.objects[i%benchEvents]
 		var err error
-		if mediaType == ContentTypeJSON {
+		if mediaType == rest.ContentTypeJSON {
 			err = json.Unmarshal(raw, pod)
 		} else {
 			err = pod.Unmarshal(raw)
@@ -276,7 +278,7 @@ func benchBare(b *testing.B, mediaType string, data benchData) {
 // TestBenchDataDecodesIdentically guards the benchmark itself: all three
 // paths must produce the same pods, or the comparison means nothing.
 func TestBenchDataDecodesIdentically(t *testing.T) {
-	tgt, err := newTarget(NewScheme(), podsGVR, "", false)
+	tgt, err := newTarget(NewScheme(), podsResource.Kind, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,9 +288,9 @@ func TestBenchDataDecodesIdentically(t *testing.T) {
 		for i := range 3 {
 			stream = append(stream, enc.frame(t, watch.Modified, benchPod(i))...)
 		}
-		var wireDec eventDecoder = newJSONEventDecoder(bytes.NewReader(stream), DefaultMaxFrameBytes, tgt)
-		if mt == ContentTypeProtobuf {
-			wireDec = newProtobufEventDecoder(bytes.NewReader(stream), DefaultMaxFrameBytes, tgt)
+		var wireDec eventDecoder = newJSONEventDecoder(bytes.NewReader(stream), rest.DefaultMaxFrameBytes, tgt)
+		if mt == rest.ContentTypeProtobuf {
+			wireDec = newProtobufEventDecoder(bytes.NewReader(stream), rest.DefaultMaxFrameBytes, tgt)
 		}
 		two := newTwoPassDecoder(t, mt, bytes.NewReader(stream))
 		for i := range 3 {

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/seed31a95821/informer/rest"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -21,7 +23,7 @@ import (
 
 // watchStream serves stream once and returns the ended watch's events and
 // its Err.
-func watchStream(t *testing.T, contentType string, stream []byte, mutate func(*Config)) ([]watch.Event, error) {
+func watchStream(t *testing.T, contentType string, stream []byte, mutate func(*rest.Config)) ([]watch.Event, error) {
 	t.Helper()
 	ts := newTestServer(t, serveStream(contentType, stream, 5))
 	w, err := newTestLW(t, ts, Options{}, mutate).Watch(context.Background(), metav1.ListOptions{})
@@ -71,7 +73,7 @@ func TestWatchFrameCutInHalf(t *testing.T) {
 }
 
 func TestWatchMalformedFrame(t *testing.T) {
-	jsonEnc, pbEnc := newWireEncoder(ContentTypeJSON), newWireEncoder(ContentTypeProtobuf)
+	jsonEnc, pbEnc := newWireEncoder(rest.ContentTypeJSON), newWireEncoder(rest.ContentTypeProtobuf)
 	goodJSON := jsonEnc.frame(t, watch.Added, testPod("ns1", "a", "1"))
 	goodPB := pbEnc.frame(t, watch.Added, testPod("ns1", "a", "1"))
 	pbFrame := func(payload []byte) []byte {
@@ -82,21 +84,21 @@ func TestWatchMalformedFrame(t *testing.T) {
 		name, contentType string
 		bad               []byte
 	}{
-		{"json syntax", ContentTypeJSON, []byte(`{"type":"ADDED","object":{"metadata":{"name":"x"}]}` + "\n")},
-		{"json not an object", ContentTypeJSON, []byte("[1,2]\n")},
-		{"json unknown event type", ContentTypeJSON, jsonEnc.rawFrame(t, "EXPLODED", jsonEnc.object(t, testPod("ns1", "b", "2")))},
-		{"json wrong field type", ContentTypeJSON, []byte(`{"type":"ADDED","object":{"metadata":"oops"}}` + "\n")},
-		{"json missing object", ContentTypeJSON, []byte(`{"type":"ADDED"}` + "\n")},
-		{"json duplicate type", ContentTypeJSON, []byte(`{"type":"ADDED","type":"DELETED","object":{}}` + "\n")},
-		{"protobuf broken envelope", ContentTypeProtobuf, badEnvelope},
-		{"protobuf unknown event type", ContentTypeProtobuf, pbEnc.rawFrame(t, "EXPLODED", pbEnc.object(t, testPod("ns1", "b", "2")))},
-		{"protobuf object without magic", ContentTypeProtobuf, pbEnc.rawFrame(t, "ADDED", []byte("not-k8s"))},
-		{"protobuf garbage object", ContentTypeProtobuf, pbEnc.rawFrame(t, "ADDED", append([]byte("k8s\x00"), 0x0a, 0x7f, 0x01))},
+		{"json syntax", rest.ContentTypeJSON, []byte(`{"type":"ADDED","object":{"metadata":{"name":"x"}]}` + "\n")},
+		{"json not an object", rest.ContentTypeJSON, []byte("[1,2]\n")},
+		{"json unknown event type", rest.ContentTypeJSON, jsonEnc.rawFrame(t, "EXPLODED", jsonEnc.object(t, testPod("ns1", "b", "2")))},
+		{"json wrong field type", rest.ContentTypeJSON, []byte(`{"type":"ADDED","object":{"metadata":"oops"}}` + "\n")},
+		{"json missing object", rest.ContentTypeJSON, []byte(`{"type":"ADDED"}` + "\n")},
+		{"json duplicate type", rest.ContentTypeJSON, []byte(`{"type":"ADDED","type":"DELETED","object":{}}` + "\n")},
+		{"protobuf broken envelope", rest.ContentTypeProtobuf, badEnvelope},
+		{"protobuf unknown event type", rest.ContentTypeProtobuf, pbEnc.rawFrame(t, "EXPLODED", pbEnc.object(t, testPod("ns1", "b", "2")))},
+		{"protobuf object without magic", rest.ContentTypeProtobuf, pbEnc.rawFrame(t, "ADDED", []byte("not-k8s"))},
+		{"protobuf garbage object", rest.ContentTypeProtobuf, pbEnc.rawFrame(t, "ADDED", append([]byte("k8s\x00"), 0x0a, 0x7f, 0x01))},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			good, ct := goodJSON, ContentTypeJSON
-			if tc.contentType == ContentTypeProtobuf {
+			good, ct := goodJSON, rest.ContentTypeJSON
+			if tc.contentType == rest.ContentTypeProtobuf {
 				good, ct = goodPB, pbEnc.contentType
 			}
 			// A good frame, the bad one, and a good one the watch must
@@ -125,14 +127,14 @@ func TestWatchOversizedFrame(t *testing.T) {
 			// its trailing newline, the protobuf message without its 4-byte
 			// length prefix.
 			payload := func(frame []byte) int64 {
-				if mt == ContentTypeJSON {
+				if mt == rest.ContentTypeJSON {
 					return int64(len(bytes.TrimRight(frame, "\n")))
 				}
 				return int64(len(frame) - 4)
 			}
 
 			limit := payload(big) - 1
-			evs, err := watchStream(t, enc.contentType, concat(small, big, small), func(c *Config) { c.MaxFrameBytes = limit })
+			evs, err := watchStream(t, enc.contentType, concat(small, big, small), func(c *rest.Config) { c.MaxFrameBytes = limit })
 			require.Len(t, evs, 2)
 			assert.Equal(t, "small", podName(t, evs[0].Object))
 			requireFrameErrorEvent(t, evs[1], "FrameTooLarge")
@@ -142,7 +144,7 @@ func TestWatchOversizedFrame(t *testing.T) {
 			assert.Equal(t, int64(len(small)), fe.Offset)
 
 			// Exactly at the limit, the same stream decodes in full.
-			evs, err = watchStream(t, enc.contentType, concat(small, big, small), func(c *Config) { c.MaxFrameBytes = payload(big) })
+			evs, err = watchStream(t, enc.contentType, concat(small, big, small), func(c *rest.Config) { c.MaxFrameBytes = payload(big) })
 			require.NoError(t, err)
 			require.Len(t, evs, 3)
 			assert.Len(t, evs[1].Object.(*corev1.Pod).Annotations["blob"], 8<<10)
@@ -154,7 +156,7 @@ func TestWatchOversizedFrame(t *testing.T) {
 // read or allocated: a corrupt 4 GiB prefix costs nothing.
 func TestWatchProtobufHugeLengthPrefix(t *testing.T) {
 	stream := binary.BigEndian.AppendUint32(nil, 0xffffffff)
-	evs, err := watchStream(t, newWireEncoder(ContentTypeProtobuf).contentType, stream, nil)
+	evs, err := watchStream(t, newWireEncoder(rest.ContentTypeProtobuf).contentType, stream, nil)
 	require.Len(t, evs, 1)
 	requireFrameErrorEvent(t, evs[0], "FrameTooLarge")
 	var fe *FrameError
@@ -197,10 +199,10 @@ func TestReadVarint(t *testing.T) {
 
 // Bad frames must never panic the decoder, whatever the bytes.
 func FuzzProtobufEventDecoder(f *testing.F) {
-	enc := newWireEncoder(ContentTypeProtobuf)
+	enc := newWireEncoder(rest.ContentTypeProtobuf)
 	f.Add(enc.frame(f, watch.Added, testPod("ns", "a", "1")))
 	f.Add([]byte{0, 0, 0, 2, 0x0a, 0xff})
-	tgt, err := newTarget(NewScheme(), podsGVR, "", false)
+	tgt, err := newTarget(NewScheme(), podsResource.Kind, false)
 	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		d := newProtobufEventDecoder(bytes.NewReader(stream), 1<<20, tgt)
@@ -213,10 +215,10 @@ func FuzzProtobufEventDecoder(f *testing.F) {
 }
 
 func FuzzJSONEventDecoder(f *testing.F) {
-	enc := newWireEncoder(ContentTypeJSON)
+	enc := newWireEncoder(rest.ContentTypeJSON)
 	f.Add(enc.frame(f, watch.Added, testPod("ns", "a", "1")))
 	f.Add([]byte(`{"object":{},"type":"ERROR"}`))
-	tgt, err := newTarget(NewScheme(), podsGVR, "", false)
+	tgt, err := newTarget(NewScheme(), podsResource.Kind, false)
 	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		d := newJSONEventDecoder(bytes.NewReader(stream), 1<<20, tgt)
@@ -230,7 +232,7 @@ func FuzzJSONEventDecoder(f *testing.F) {
 
 // Status bodies, with or without a Status, with or without Retry-After.
 func TestErrorResponses(t *testing.T) {
-	jsonEnc, pbEnc := newWireEncoder(ContentTypeJSON), newWireEncoder(ContentTypeProtobuf)
+	jsonEnc, pbEnc := newWireEncoder(rest.ContentTypeJSON), newWireEncoder(rest.ContentTypeProtobuf)
 	expired := &metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"}
 	forbidden := &metav1.Status{Status: metav1.StatusFailure, Code: 403, Reason: metav1.StatusReasonForbidden, Message: "pods is forbidden"}
 	throttled := &metav1.Status{Status: metav1.StatusFailure, Code: 429, Reason: metav1.StatusReasonTooManyRequests, Message: "slow down"}
@@ -243,13 +245,13 @@ func TestErrorResponses(t *testing.T) {
 		check       func(error) bool
 		delay       int
 	}{
-		{"410 Status JSON", 410, ContentTypeJSON, jsonEnc.object(t, expired), "", apierrors.IsResourceExpired, 0},
-		{"403 Status protobuf", 403, ContentTypeProtobuf, pbEnc.object(t, forbidden), "", apierrors.IsForbidden, 0},
-		{"429 Status with Retry-After", 429, ContentTypeJSON, jsonEnc.object(t, throttled), "7", apierrors.IsTooManyRequests, 7},
+		{"410 Status JSON", 410, rest.ContentTypeJSON, jsonEnc.object(t, expired), "", apierrors.IsResourceExpired, 0},
+		{"403 Status protobuf", 403, rest.ContentTypeProtobuf, pbEnc.object(t, forbidden), "", apierrors.IsForbidden, 0},
+		{"429 Status with Retry-After", 429, rest.ContentTypeJSON, jsonEnc.object(t, throttled), "7", apierrors.IsTooManyRequests, 7},
 		{"429 without body", 429, "", nil, "3", apierrors.IsTooManyRequests, 3},
 		{"410 without body", 410, "", nil, "", apierrors.IsGone, 0},
 		{"500 HTML page", 500, "text/html", []byte("<html>oops</html>"), "", apierrors.IsInternalError, 0},
-		{"503 JSON that is not a Status", 503, ContentTypeJSON, []byte(`{"kind":"Pod"}`), "1", apierrors.IsServiceUnavailable, 1},
+		{"503 JSON that is not a Status", 503, rest.ContentTypeJSON, []byte(`{"kind":"Pod"}`), "1", apierrors.IsServiceUnavailable, 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -299,16 +301,16 @@ func (r *failingReader) Read(p []byte) (int, error) {
 // A connection error inside a frame cuts that frame (and keeps the cause);
 // between frames it passes through as the transport error it is.
 func TestDecoderConnectionErrors(t *testing.T) {
-	tgt, err := newTarget(NewScheme(), podsGVR, "", false)
+	tgt, err := newTarget(NewScheme(), podsResource.Kind, false)
 	require.NoError(t, err)
 	for _, mt := range mediaTypes {
 		enc := newWireEncoder(mt)
 		frame := enc.frame(t, watch.Added, testPod("ns1", "a", "1"))
 		newDec := func(r io.Reader) eventDecoder {
-			if mt == ContentTypeJSON {
-				return newJSONEventDecoder(r, DefaultMaxFrameBytes, tgt)
+			if mt == rest.ContentTypeJSON {
+				return newJSONEventDecoder(r, rest.DefaultMaxFrameBytes, tgt)
 			}
-			return newProtobufEventDecoder(r, DefaultMaxFrameBytes, tgt)
+			return newProtobufEventDecoder(r, rest.DefaultMaxFrameBytes, tgt)
 		}
 
 		dec := newDec(&failingReader{data: concat(frame, frame[:10]), err: syscall.ECONNRESET})

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed31a95821/informer/apiresource"
+	"github.com/seed31a95821/informer/rest"
+
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,15 +46,15 @@ func newWireEncoder(mediaType string) *wireEncoder {
 	s := NewScheme()
 	e := &wireEncoder{mediaType: mediaType, scheme: s}
 	switch mediaType {
-	case ContentTypeJSON:
+	case rest.ContentTypeJSON:
 		js := kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, s, s, kjson.SerializerOptions{})
 		e.objectEncoder, e.streamEncoder, e.framer = js, js, kjson.Framer
-		e.contentType = ContentTypeJSON
-	case ContentTypeProtobuf:
+		e.contentType = rest.ContentTypeJSON
+	case rest.ContentTypeProtobuf:
 		e.objectEncoder = protobuf.NewSerializer(s, s)
 		e.streamEncoder = protobuf.NewRawSerializer(s, s)
 		e.framer = protobuf.LengthDelimitedFramer
-		e.contentType = ContentTypeProtobuf + ";stream=watch"
+		e.contentType = rest.ContentTypeProtobuf + ";stream=watch"
 	default:
 		panic(mediaType)
 	}
@@ -88,7 +91,7 @@ func (e *wireEncoder) rawFrame(t testing.TB, typ string, objectBytes []byte) []b
 }
 
 // mediaTypes is the table every encoding-sensitive test runs over.
-var mediaTypes = []string{ContentTypeJSON, ContentTypeProtobuf}
+var mediaTypes = []string{rest.ContentTypeJSON, rest.ContentTypeProtobuf}
 
 func testPod(ns, name, rv string) *corev1.Pod {
 	return &corev1.Pod{
@@ -174,20 +177,32 @@ func serveStream(contentType string, stream []byte, chunk int) http.HandlerFunc 
 	}
 }
 
-// podsGVR is the resource most tests watch.
-var podsGVR = corev1.SchemeGroupVersion.WithResource("pods")
+// podsGVR and podsResource name the resource most tests watch.
+var (
+	podsGVR      = corev1.SchemeGroupVersion.WithResource("pods")
+	podsResource = apiresource.Guess(corev1.SchemeGroupVersion.WithKind("Pod"))
+)
+
+// newRESTClient builds the rest.Client for cfg, failing the test if
+// rest.New refuses cfg.
+func newRESTClient(t testing.TB, cfg rest.Config) *rest.Client {
+	t.Helper()
+	rc, err := rest.New(cfg)
+	require.NoError(t, err)
+	return rc
+}
 
 // newTestLW builds a ListerWatcher against ts with a JSON- or
 // protobuf-preferring config; tests override fields through mutate.
-func newTestLW(t *testing.T, ts *testServer, opts Options, mutate func(*Config)) *ListerWatcher {
+func newTestLW(t *testing.T, ts *testServer, opts Options, mutate func(*rest.Config)) *ListerWatcher {
 	t.Helper()
-	cfg := Config{Host: ts.URL}
+	cfg := rest.Config{Host: ts.URL}
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	lw, err := New(cfg, podsGVR, opts)
+	lw, err := New(newRESTClient(t, cfg), podsResource, opts)
 	require.NoError(t, err)
-	t.Cleanup(lw.client.CloseIdleConnections)
+	t.Cleanup(lw.CloseIdleConnections)
 	return lw
 }
 

@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/seed31a95821/informer"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 // ours is this project's informer.
@@ -25,7 +25,7 @@ func newOurs(cfg sideConfig) *ours {
 		opts.Informer.Transform = informer.StripManagedFields
 	}
 	opts.Informer.OnError = func(error) {} // a relist's 410 is expected here
-	wc := wire.Config{Host: cfg.URL, ContentType: contentType(cfg.Encoding)}
+	wc := rest.Config{Host: cfg.URL, ContentType: contentType(cfg.Encoding)}
 	return &ours{cfg: cfg, factory: informer.NewFactory(wc, opts)}
 }
 
@@ -55,9 +55,9 @@ func (o *ours) cached() int { return len(o.inf.Indexer().ListKeys()) }
 
 func contentType(encoding string) string {
 	if encoding == "protobuf" {
-		return wire.ContentTypeProtobuf
+		return rest.ContentTypeProtobuf
 	}
-	return wire.ContentTypeJSON
+	return rest.ContentTypeJSON
 }
 
 func (o *ours) relistArm() { o.relists = o.inf.Stats().Relists }

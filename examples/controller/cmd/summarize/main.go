@@ -19,12 +19,13 @@ import (
 
 	"github.com/seed31a95821/informer/examples/controller"
 	"github.com/seed31a95821/informer/fakeapi"
+	"github.com/seed31a95821/informer/kubeconfig"
 	"github.com/seed31a95821/informer/metrics"
-	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the cluster to manage (a list, as $KUBECONFIG)")
+	kubeconfigFlag := flag.String("kubeconfig", "", "kubeconfig of the cluster to manage (a list, as $KUBECONFIG)")
 	fake := flag.Bool("fake", false, "run against an embedded fake API server with sample objects")
 	namespace := flag.String("namespace", "", "namespace to manage (default all)")
 	workers := flag.Int("workers", 2, "keys handled at once")
@@ -33,13 +34,13 @@ func main() {
 	fleet.register(flag.CommandLine)
 	listen := flag.String("listen", "", "address of /metrics, /healthz and /readyz, such as 127.0.0.1:8080 (default: none)")
 	flag.Parse()
-	if err := run(*kubeconfig, *fake, *namespace, *workers, *duration, *listen, &fleet); err != nil {
+	if err := run(*kubeconfigFlag, *fake, *namespace, *workers, *duration, *listen, &fleet); err != nil {
 		fmt.Fprintln(os.Stderr, "summarize:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig string, fake bool, namespace string, workers int, duration time.Duration, listen string, fleet *fleetFlags) error {
+func run(kubeconfigPaths string, fake bool, namespace string, workers int, duration time.Duration, listen string, fleet *fleetFlags) error {
 	// SIGTERM is how Kubernetes stops a pod: the leader then releases its
 	// lease on the way out.
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -48,7 +49,7 @@ func run(kubeconfig string, fake bool, namespace string, workers int, duration t
 		ctx, cancel = context.WithTimeout(ctx, duration)
 		defer cancel()
 	}
-	var cfg wire.Config
+	var cfg rest.Config
 	switch {
 	case fake:
 		srv, err := fakeServer()
@@ -56,10 +57,10 @@ func run(kubeconfig string, fake bool, namespace string, workers int, duration t
 			return err
 		}
 		defer srv.Close()
-		cfg = wire.Config{Host: srv.URL()}
-	case kubeconfig != "":
+		cfg = rest.Config{Host: srv.URL()}
+	case kubeconfigPaths != "":
 		// A list, as $KUBECONFIG is, loaded by kubectl's rules.
-		l, err := wire.LoadingRules{Paths: filepath.SplitList(kubeconfig)}.Load()
+		l, err := kubeconfig.LoadingRules{Paths: filepath.SplitList(kubeconfigPaths)}.Load()
 		if err != nil {
 			return err
 		}
