@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/seed31a95821/informer/metrics"
 )
 
 // ErrRenewOverdue is Check's answer when this candidate still believes it
@@ -52,6 +54,23 @@ type Options struct {
 	// Logger receives a line per failed request, with the lease's name;
 	// nil means slog.Default().
 	Logger *slog.Logger
+	// Metrics, when set, reports leader_election_master_status (1 while
+	// this Elector leads, else 0; the label name is the lease's
+	// namespace/name) for as long as Run runs. It is read when scraped.
+	Metrics *metrics.Registry
+}
+
+// collect reports whether this Elector leads (Options.Metrics).
+func (e *Elector) collect(emit func(*metrics.Desc, metrics.Sample)) {
+	emit(metrics.LeaderStatus, metrics.Sample{LabelValues: []string{e.opts.Lock.Describe()}, Value: oneIf(e.IsLeader())})
+}
+
+// oneIf is a gauge's value for a condition.
+func oneIf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Elector runs a Machine against a LeaseStore on one goroutine (Run) and
@@ -152,6 +171,7 @@ type term struct {
 // waits for its work, releases the lease when ReleaseOnCancel is set and
 // returns. No goroutine it started outlives it.
 func (e *Elector) Run(ctx context.Context) {
+	defer e.opts.Metrics.Register(metrics.CollectorFunc(e.collect))()
 	var t *term
 	reported := ""
 	wait := time.NewTimer(0)

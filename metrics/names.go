@@ -64,8 +64,9 @@ var (
 		Help: "Notifications during which the handler panicked."}
 )
 
-// Leadership families, for the leader election and sharding parts to
-// report through a CollectorFunc.
+// Leadership families, reported by an Elector given
+// leaderelection.Options.Metrics and a Coordinator given
+// sharding.Options.Metrics, while they run.
 var (
 	LeaderStatus = &Desc{Name: "leader_election_master_status", Kind: Gauge, Labels: []string{"name"},
 		Help: "1 while this process holds the lease, else 0."}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/seed31a95821/informer/leaderelection"
+	"github.com/seed31a95821/informer/metrics"
 	"github.com/seed31a95821/informer/workqueue"
 )
 
@@ -36,6 +38,10 @@ type Options struct {
 	OnHeld func(shard int, held bool)
 	// Logger receives a line per failed request; nil means slog.Default().
 	Logger *slog.Logger
+	// Metrics, when set, reports informer_shard_owned for each shard (1
+	// while this replica holds it, else 0) for as long as Run runs. It is
+	// read when scraped.
+	Metrics *metrics.Registry
 }
 
 // Coordinator holds this replica's fair share of K shard leases and lets
@@ -110,6 +116,7 @@ func (c *Coordinator) memberLease(id string) string { return c.opts.Name + "-mem
 // it stops the work on each shard, releases the shard leases and its
 // member lease, and returns.
 func (c *Coordinator) Run(ctx context.Context) {
+	defer c.opts.Metrics.Register(metrics.CollectorFunc(c.collect))()
 	var wg sync.WaitGroup
 	wg.Go(func() { c.member.Run(ctx) })
 	for _, e := range c.electors {
@@ -128,6 +135,17 @@ func (c *Coordinator) Run(ctx context.Context) {
 		case <-wait.C:
 		}
 		wait.Reset(c.plan(ctx))
+	}
+}
+
+// collect reports which shards this replica holds (Options.Metrics).
+func (c *Coordinator) collect(emit func(*metrics.Desc, metrics.Sample)) {
+	for i, e := range c.electors {
+		owned := 0.0
+		if e.IsLeader() {
+			owned = 1
+		}
+		emit(metrics.ShardOwned, metrics.Sample{LabelValues: []string{strconv.Itoa(i)}, Value: owned})
 	}
 }
 

@@ -70,7 +70,7 @@ func (c *Controller) runShards(ctx context.Context) error {
 		return fmt.Errorf("controller: %w", err)
 	}
 	coord, err := sharding.New(sharding.Options{Identity: f.Identity, Shards: f.Shards, Timing: f.Timing,
-		Group: group, Name: name, Queue: c.queue, OnHeld: f.OnHeld, Logger: c.opts.Logger})
+		Group: group, Name: name, Queue: c.queue, OnHeld: f.OnHeld, Logger: c.opts.Logger, Metrics: c.opts.Metrics})
 	if err != nil {
 		c.queue.ShutDown()
 		return fmt.Errorf("controller: %w", err)
@@ -120,7 +120,8 @@ func (c *Controller) runFleet(ctx context.Context) error {
 			},
 			OnNewLeader: f.OnNewLeader,
 		},
-		Logger: c.opts.Logger,
+		Logger:  c.opts.Logger,
+		Metrics: c.opts.Metrics,
 	})
 	if err != nil {
 		c.queue.ShutDown()

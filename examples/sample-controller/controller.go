@@ -79,7 +79,7 @@ func NewController(cfg rest.Config, workers int, identity, leaderNamespace strin
 		return nil, err
 	}
 	if identity != "" {
-		c.elector, err = leaderelection.OnLease(cl, leaderNamespace, agentName, leaderelection.Options{ReleaseOnCancel: true,
+		c.elector, err = leaderelection.OnLease(cl, leaderNamespace, agentName, leaderelection.Options{ReleaseOnCancel: true, Metrics: reg,
 			Config: leaderelection.Config{Identity: identity}, Callbacks: leaderelection.Callbacks{OnStartedLeading: c.gate.Lead}})
 		if err != nil {
 			return nil, err
@@ -113,8 +113,7 @@ func (c *Controller) watch() error {
 	if err != nil {
 		return err
 	}
-	owner := apiresource.Guess(fooKind)
-	deplReg, err := deployments.AddEventHandler(informer.EnqueueOwner[*appsv1.Deployment](c.queue, owner),
+	deplReg, err := deployments.AddEventHandler(informer.EnqueueOwner[*appsv1.Deployment](c.queue, apiresource.Guess(fooKind)),
 		informer.HandlerOptions{Name: "deployments"})
 	if err != nil {
 		return err
