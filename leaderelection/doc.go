@@ -43,6 +43,15 @@
 // the network is cut) therefore steps down before anyone can take over,
 // and nobody leads while nobody can write.
 //
+// A deleted Lease (by hand, or with its namespace) is no free lease: a
+// candidate that saw the last holder waits for that record's expiry before
+// creating it again, and the holder steps down at its next read. The one
+// gap is a candidate that never saw the record, one started after the
+// deletion: it creates the Lease at once, and may lead for up to one
+// RetryPeriod beside the old holder, which learns of the deletion at its
+// next round (TestMachineDeletedLeaseIsNoFreeLease). Do not delete a
+// Lease in use.
+//
 // # What a Lease cannot give: fencing
 //
 // The guarantee is about the processes' beliefs, measured on their

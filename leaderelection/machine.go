@@ -49,10 +49,14 @@ func NewMachine(cfg Config) *Machine {
 
 // Observe feeds the record a read returned, nil when the lease does not
 // exist. A changed record restarts the follower's expiry clock. A leader
-// that sees another holder has lost the lease and steps down.
+// that sees another holder has lost the lease and steps down. So does a
+// leader whose lease is gone (deleted by hand, or with its namespace):
+// anyone may create it now. The record last seen is kept, so that Next
+// waits for its expiry before creating the lease again.
 func (m *Machine) Observe(now time.Time, rec *Record) {
 	if rec == nil {
 		m.present = false
+		m.leading = false
 		return
 	}
 	m.see(now, *rec)
@@ -75,11 +79,17 @@ func (m *Machine) see(now time.Time, rec Record) {
 func (m *Machine) Next(now time.Time) (Write, bool) {
 	me := m.cfg.Identity
 	if !m.present {
+		if m.heldByAnother(now) {
+			// The lease vanished under another holder, who may still
+			// believe it leads until its authority ends: wait for its
+			// expiry on our clock, as if the record were still there.
+			return Write{}, false
+		}
 		return Write{Create: true, Record: Record{HolderIdentity: me, LeaseDuration: m.cfg.LeaseDuration,
 			AcquireTime: now, RenewTime: now}}, true
 	}
 	old := m.observed
-	if old.HolderIdentity != "" && old.HolderIdentity != me && now.Before(m.observedAt.Add(old.LeaseDuration)) {
+	if m.heldByAnother(now) {
 		return Write{}, false // held by another, not yet expired on our clock
 	}
 	rec := old
@@ -89,6 +99,13 @@ func (m *Machine) Next(now time.Time) (Write, bool) {
 		rec.LeaseTransitions++
 	}
 	return Write{Record: rec}, true
+}
+
+// heldByAnother tells whether the record last seen names another holder
+// whose lease has not yet expired on our clock.
+func (m *Machine) heldByAnother(now time.Time) bool {
+	h := m.observed.HolderIdentity
+	return h != "" && h != m.cfg.Identity && now.Before(m.observedAt.Add(m.observed.LeaseDuration))
 }
 
 // Wrote feeds the outcome of a write from Next that was sent at sent: the

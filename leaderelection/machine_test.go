@@ -196,3 +196,25 @@ func TestMachineRelease(t *testing.T) {
 	_, ok = a.Release(at(3 * time.Second))
 	require.False(t, ok, "nothing to release: b holds it")
 }
+
+// A Lease deleted under its holder (by hand, or with its namespace) is no
+// free lease: a follower that saw the holder waits for that record's
+// expiry on its own clock before creating it again, and the holder steps
+// down as soon as it reads that the lease is gone, so that two never lead
+// at once.
+func TestMachineDeletedLeaseIsNoFreeLease(t *testing.T) {
+	s := &MemoryStore{}
+	a, b := newTestMachine("a"), newTestMachine("b")
+	require.NoError(t, apply(t, a, s, at(0)))
+	require.ErrorIs(t, apply(t, b, s, at(time.Second)), errNoWrite, "b follows a")
+	s.Delete()
+
+	require.ErrorIs(t, apply(t, b, s, at(2*time.Second)), errNoWrite, "a's record has not expired on b's clock")
+	require.False(t, b.Leading(at(2*time.Second)))
+	a.Observe(at(2*time.Second), nil)
+	require.False(t, a.Leading(at(2*time.Second)), "a leader whose lease is gone steps down")
+
+	require.ErrorIs(t, apply(t, b, s, at(DefaultLeaseDuration)), errNoWrite, "still within the lease b last saw")
+	require.NoError(t, apply(t, b, s, at(time.Second+DefaultLeaseDuration)), "expired on b's clock: b creates it")
+	require.True(t, b.Leading(at(time.Second+DefaultLeaseDuration)))
+}

@@ -58,6 +58,14 @@ func (s *MemoryStore) name() string {
 // Describe names the store.
 func (s *MemoryStore) Describe() string { return s.name() }
 
+// Delete removes the lease, as `kubectl delete lease` or the deletion of
+// its namespace would: the case a candidate must not take for a free lease.
+func (s *MemoryStore) Delete() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rec = nil
+}
+
 func (s *MemoryStore) fail(ctx context.Context, op string) error {
 	if err := ctx.Err(); err != nil {
 		return err
