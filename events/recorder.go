@@ -146,7 +146,7 @@ func (r *Recorder) Eventf(obj runtime.Object, eventType, reason, messageFmt stri
 		object: objectRef{kind: obj.GetObjectKind().GroupVersionKind(), namespace: m.GetNamespace(),
 			name: m.GetName(), uid: m.GetUID()},
 		goType: reflect.TypeOf(obj), rv: m.GetResourceVersion(),
-		eventType: eventType, reason: reason, message: fmt.Sprintf(messageFmt, args...), at: time.Now(),
+		eventType: eventType, reason: reason, message: truncate(fmt.Sprintf(messageFmt, args...)), at: time.Now(),
 	}
 	select {
 	case r.queue <- p:

@@ -40,7 +40,8 @@
 //
 // Run blocks until its context ends, then shuts the queue down with
 // ShutDownWithDrain: the keys already handed out are finished, never cut
-// in half (behind a Gate, those not yet admitted are dropped), and Run
+// in half; the keys still waiting (and behind a Gate, those not yet
+// admitted) are dropped, never reconciled under an ended context; and Run
 // returns when every worker has stopped. A Gate's error stops the loop
 // the same way and Run returns it. The loop itself starts no goroutine
 // but its workers, and no worker outlives Run.

@@ -92,7 +92,8 @@ func (e *PanicError) Error() string {
 }
 
 // Run starts the workers and blocks until ctx ends or the Gate fails;
-// then it drains the queue (the keys in hand are finished) and returns
+// then it drains the queue (the keys in hand are finished; the keys still
+// waiting are dropped, never reconciled under an ended context) and returns
 // once every worker has stopped. It returns the Gate's error, or nil when
 // ctx ended. Run owns the queue's end: the queue is shut down when Run
 // returns.
@@ -122,6 +123,13 @@ func (l *Loop) work(ctx context.Context, stop context.CancelCauseFunc) {
 		key, shutdown := l.Queue.Get()
 		if shutdown {
 			return
+		}
+		if ctx.Err() != nil {
+			// Stopping: the queue still hands out what is ready, but only
+			// the keys already in hand are finished; the rest are dropped
+			// with the queue, never reconciled under an ended context.
+			l.Queue.Done(key)
+			continue
 		}
 		if err := l.process(ctx, key); err != nil {
 			stop(err)

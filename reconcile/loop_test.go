@@ -107,8 +107,9 @@ func TestPanicIsRecoveredCountedReportedAndRetried(t *testing.T) {
 	})
 }
 
-// Stopping drains: a key in hand is finished before Run returns, and the
-// keys still waiting are handed out too; nothing runs after Run returns.
+// Stopping drains: a key in hand is finished before Run returns; the keys
+// still waiting are dropped with the queue (their context has ended, so a
+// reconcile could only fail); nothing runs after Run returns.
 func TestShutdownDrains(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := &workqueue.Queue[string]{}
@@ -138,7 +139,7 @@ func TestShutdownDrains(t *testing.T) {
 		}
 		close(release)
 		require.NoError(t, <-returned)
-		assert.Equal(t, []string{"slow", "next"}, finished)
+		assert.Equal(t, []string{"slow"}, finished)
 		assert.True(t, q.ShuttingDown())
 	})
 }
@@ -216,4 +217,36 @@ func TestGateAdmitsPerKey(t *testing.T) {
 func TestIncompleteLoop(t *testing.T) {
 	assert.ErrorIs(t, (&reconcile.Loop{}).Run(t.Context()), reconcile.ErrIncomplete)
 	assert.ErrorIs(t, (&reconcile.Loop{Queue: &workqueue.Queue[string]{}}).Run(t.Context()), reconcile.ErrIncomplete)
+}
+
+// TestStopFinishesOnlyTheKeysInHand: when Run's context ends, the key a
+// worker holds is finished, and the keys still queued are dropped, not
+// handed to Reconcile with an ended context.
+func TestStopFinishesOnlyTheKeysInHand(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := workqueue.New(workqueue.Options[string]{})
+		var reconciled []string
+		inHand, release := make(chan struct{}), make(chan struct{})
+		loop := &reconcile.Loop{Queue: q, Workers: 1, Reconcile: func(ctx context.Context, key string) (reconcile.Result, error) {
+			reconciled = append(reconciled, key)
+			if key == "first" {
+				close(inHand)
+				<-release
+			}
+			return reconcile.Result{}, nil
+		}}
+		q.Add("first")
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- loop.Run(ctx) }()
+		<-inHand
+		for i := range 100 {
+			q.Add(string(rune('a'+i%26)) + string(rune('a'+i/26)))
+		}
+		cancel()
+		synctest.Wait()
+		close(release)
+		require.NoError(t, <-done)
+		require.Equal(t, []string{"first"}, reconciled)
+	})
 }
