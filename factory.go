@@ -75,6 +75,9 @@ type Factory struct {
 type runner interface {
 	Run(ctx context.Context) error
 	Synced() <-chan struct{}
+	// retire ends an informer that never ran: its Done closes, and Run
+	// refuses to start it (Factory.Remove).
+	retire()
 }
 
 // entry is one informer of the factory and what stops it alone: its own

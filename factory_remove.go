@@ -32,7 +32,8 @@ func (f *Factory) Remove(ctx context.Context, name string) error {
 		return fmt.Errorf("informer: remove %s: %w", name, ErrNoSuchInformer)
 	}
 	if e.cancel == nil {
-		return nil // never started: nothing runs
+		e.inf.retire() // never started: nothing runs, but Done must close
+		return nil
 	}
 	e.cancel()
 	select {

@@ -170,6 +170,21 @@ func TestWaitForCacheSyncStopsWaitingForARemovedInformer(t *testing.T) {
 	}
 }
 
+// TestRemoveBeforeStart: an informer removed before the factory started
+// never runs, and its Done closes, so that code waiting on it is told.
+func TestRemoveBeforeStart(t *testing.T) {
+	e := newEnv(t, informer.FactoryOptions{})
+	cms, err := informer.For[*corev1.ConfigMap](e.factory)
+	require.NoError(t, err)
+	require.NoError(t, e.factory.Remove(e.ctx, "configmaps"))
+	select {
+	case <-cms.Done():
+	default:
+		t.Fatal("Done is still open after Remove")
+	}
+	require.ErrorIs(t, cms.Run(e.ctx), informer.ErrAlreadyRunning, "a removed informer does not start")
+}
+
 // A program that stops watching one resource, and keeps the others.
 func ExampleFactory_Remove() {
 	srv := mustServe()

@@ -311,6 +311,19 @@ func (s *SharedInformer[T]) Synced() <-chan struct{} { return s.synced }
 // no longer kept current.
 func (s *SharedInformer[T]) Done() <-chan struct{} { return s.done }
 
+// retire ends an informer that never ran (a factory removed it before
+// Start): Done closes, so that whoever waits on it is told, and a later
+// Run returns ErrAlreadyRunning. An informer that did run is left alone:
+// its Run closes Done.
+func (s *SharedInformer[T]) retire() {
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	if !s.running {
+		s.running = true
+		close(s.done)
+	}
+}
+
 // Lister returns a typed, read-only view of the cache.
 func (s *SharedInformer[T]) Lister() *lister.Lister[T] {
 	return lister.New[T](s.idx, lister.Options{Resource: s.opts.Resource, CopyOnRead: s.opts.CopyOnRead})
