@@ -37,8 +37,10 @@ type Expectations struct {
 	cache   AppliedVersioner
 	timeout time.Duration
 
-	mu      sync.Mutex // guards pending
-	pending map[string]expectation
+	mu         sync.Mutex // guards pending, expects and sweepAfter
+	pending    map[string]expectation
+	expects    int // calls of Expect since the last sweep
+	sweepAfter int // calls of Expect that make the next sweep
 }
 
 type expectation struct {
@@ -67,10 +69,30 @@ func NewExpectations(cache AppliedVersioner, timeout time.Duration) *Expectation
 func (e *Expectations) Expect(key, rv string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	now := time.Now()
 	if old, ok := e.pending[key]; ok && olderRV(rv, old.rv) {
 		rv = old.rv
 	}
-	e.pending[key] = expectation{rv: rv, deadline: time.Now().Add(e.timeout)}
+	e.pending[key] = expectation{rv: rv, deadline: now.Add(e.timeout)}
+	e.sweep(now)
+}
+
+// sweep forgets the expectations past their deadline, so that the keys
+// never consulted again (objects deleted meanwhile) do not pile up. It
+// walks the map only after as many calls of Expect as the map held at the
+// last walk (at least 64), so each call pays O(1) on average. e.mu must
+// be held.
+func (e *Expectations) sweep(now time.Time) {
+	e.expects++
+	if e.expects < e.sweepAfter {
+		return
+	}
+	for key, x := range e.pending {
+		if !now.Before(x.deadline) {
+			delete(e.pending, key)
+		}
+	}
+	e.expects, e.sweepAfter = 0, max(len(e.pending), 64)
 }
 
 // Satisfied reports whether the reconciler may act on key: true when no

@@ -1,11 +1,13 @@
 package events
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 var pod = objectRef{kind: corev1.SchemeGroupVersion.WithKind("Pod"), namespace: "shop", name: "web"}
@@ -83,4 +85,16 @@ func TestTruncate(t *testing.T) {
 	long := string(make([]byte, 1023)) + "é"
 	assert.Len(t, truncate(long), 1023)
 	assert.Equal(t, "short", truncate("short"))
+}
+
+// An Event's name is a DNS subdomain: at most 253 characters, however long
+// the object's name, and no dot or dash left before the time by the cut.
+func TestEventNameFitsASubdomain(t *testing.T) {
+	at := time.Unix(1700000000, 123)
+	assert.Equal(t, "web.17979cfe362a007b", eventName("web", at))
+	long := strings.Repeat("a", 230) + "-" + strings.Repeat("b", 22) // 253, the longest name
+	name := eventName(long, at)
+	assert.LessOrEqual(t, len(name), 253)
+	assert.Empty(t, validation.IsDNS1123Subdomain(name), name)
+	assert.Empty(t, validation.IsDNS1123Subdomain(eventName(strings.Repeat("a", 235)+".b", at)))
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"reflect"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -96,7 +97,7 @@ func (w *writer) handle(ctx context.Context, p pending) {
 	l, message := w.corr.record(similarKey{object: p.object, eventType: p.eventType, reason: p.reason}, truncate(p.message), p.at)
 	patch := l.name != ""
 	if !patch {
-		l.name = p.object.name + "." + strconv.FormatInt(p.at.UnixNano(), 16)
+		l.name = eventName(p.object.name, p.at)
 	}
 	err := retry(ctx, func(ctx context.Context) error {
 		if patch {
@@ -207,6 +208,20 @@ func eventNamespace(obj objectRef) string {
 
 // truncate cuts a message to the size events.k8s.io/v1 accepts, on a
 // character boundary.
+// eventName is the name of a new Event about the object named object:
+// the object's name, a dot, and the time in hex, as client-go names them.
+// The object's name is cut so that the whole stays within the 253
+// characters of a DNS subdomain, and the cut never leaves a dot or dash
+// before the dot; otherwise a long-named object's events would all be
+// refused (422) and lost.
+func eventName(object string, at time.Time) string {
+	suffix := "." + strconv.FormatInt(at.UnixNano(), 16)
+	if room := 253 - len(suffix); len(object) > room {
+		object = strings.TrimRight(object[:room], ".-")
+	}
+	return object + suffix
+}
+
 func truncate(s string) string {
 	if len(s) <= maxMessageBytes {
 		return s
