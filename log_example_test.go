@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -24,7 +25,13 @@ func ExampleOptions_logr() {
 	srv := mustServe(pod("shop", "web", nil))
 	defer srv.Close()
 
-	var programLogger logr.Logger = funcr.New(func(_, args string) { fmt.Println(args) }, funcr.Options{})
+	// The resourceVersion the cache had reached when the handler panicked
+	// depends on timing (the handler may run before the list's RV is
+	// recorded), so this example prints it as "…".
+	reached := regexp.MustCompile(`"resourceVersion"="[^"]*"`)
+	var programLogger logr.Logger = funcr.New(func(_, args string) {
+		fmt.Println(reached.ReplaceAllString(args, `"resourceVersion"="…"`))
+	}, funcr.Options{})
 	factory := informer.NewFactory(rest.Config{Host: srv.URL()}, informer.FactoryOptions{
 		Informer: informer.Options{Logger: slog.New(logr.ToSlogHandler(programLogger))},
 	})
@@ -39,5 +46,5 @@ func ExampleOptions_logr() {
 	defer factory.Shutdown()
 	informer.WaitForCacheSync(ctx, reg) // the handler has had its initial list
 	// Output:
-	// "msg"="informer error" "error"=null "informer"="pods" "resource"="pods" "resourceVersion"="1" "error"="processor: handler \"broken\" panicked on Add \"shop/web\": boom" "error_kind"="HandlerPanic" "handler"="broken" "namespace"="shop" "name"="web"
+	// "msg"="informer error" "error"=null "informer"="pods" "resource"="pods" "resourceVersion"="…" "error"="processor: handler \"broken\" panicked on Add \"shop/web\": boom" "error_kind"="HandlerPanic" "handler"="broken" "namespace"="shop" "name"="web"
 }
