@@ -52,7 +52,9 @@ type freshness struct {
 	appliedSeq uint64
 	appliedRV  string
 	appliedAt  time.Time
-	// advanced is closed, and replaced, each time appliedRV moves.
+	// advanced is closed each time appliedRV moves, and made again only
+	// when a waiter asks for it (WaitFor): nil while nobody waits, so
+	// that an event costs no allocation.
 	advanced chan struct{}
 }
 
@@ -81,8 +83,25 @@ func (s *SharedInformer[T]) handed(rv string, replace bool) {
 // olderRV reports whether rv is known to be older than than: both are
 // numbers (apimachinery's comparison rule) and rv is the smaller.
 func olderRV(rv, than string) bool {
+	if !decimal(rv) || !decimal(than) {
+		return false // not comparable; asking apimachinery would allocate its error
+	}
 	c, err := resourceversion.CompareResourceVersion(rv, than)
 	return err == nil && c < 0
+}
+
+// decimal reports whether rv is a number as apimachinery's comparison
+// rule reads one: digits only, no leading zero. It allocates nothing.
+func decimal(rv string) bool {
+	if rv == "" || rv[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(rv); i++ {
+		if rv[i] < '0' || rv[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // advanceApplied moves the applied resourceVersion to the last handed one
@@ -112,8 +131,10 @@ func (s *SharedInformer[T]) advanceTo(seq uint64, rv string) {
 		return
 	}
 	f.appliedSeq, f.appliedRV, f.appliedAt = seq, rv, time.Now()
-	close(f.advanced)
-	f.advanced = make(chan struct{})
+	if f.advanced != nil {
+		close(f.advanced)
+		f.advanced = nil
+	}
 }
 
 // AppliedResourceVersion is the resourceVersion up to which the cache has
@@ -166,6 +187,9 @@ func (s *SharedInformer[T]) Freshness() Freshness {
 func (s *SharedInformer[T]) WaitFor(ctx context.Context, rv string) error {
 	for {
 		s.fresh.mu.Lock()
+		if s.fresh.advanced == nil {
+			s.fresh.advanced = make(chan struct{})
+		}
 		applied, advanced := s.fresh.appliedRV, s.fresh.advanced
 		s.fresh.mu.Unlock()
 		if done, err := reached(applied, rv); done || err != nil {

@@ -168,7 +168,6 @@ func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInfo
 	ro.ResyncPeriod = resyncTick
 	ro.ShouldResync = func() bool { return s.proc.ShouldResync(time.Now()) }
 	ro.OnError = s.report
-	s.fresh.advanced = make(chan struct{})
 	store := syncWatchingStore{Queue: s.queue, informer: s.markSyncedIfReady, handed: s.handed}
 	s.refl = reflector.New(lw, store, ro)
 	return s
