@@ -325,3 +325,28 @@ func ExampleForScope() {
 	// pods{namespaces=a,b} [a/web-1 b/web-2] b: [b/web-2]
 	// nodes [node-1]
 }
+
+// TestScopedInformerOfSeveralNamespacesBeforeAndAfterStart: removed
+// before Start, a scope of two namespaces never runs and its Done closes;
+// asked for after Start, it starts at once, and a handler added while it
+// runs syncs with both namespaces.
+func TestScopedInformerOfSeveralNamespacesBeforeAndAfterStart(t *testing.T) {
+	e := newEnv(t, informer.FactoryOptions{}, pod("a", "p1", nil), pod("b", "p2", nil))
+	early, err := informer.ForScope[*corev1.Pod](e.factory, informer.Scope{Namespaces: []string{"a", "b"}})
+	require.NoError(t, err)
+	require.NoError(t, e.factory.Remove(e.ctx, early.Name()))
+	require.True(t, isDone(early.Done()), "Done is still open after Remove")
+	require.ErrorIs(t, early.Run(e.ctx), informer.ErrAlreadyRunning, "a removed informer does not start")
+
+	e.factory.Start(e.ctx)
+	late, err := informer.ForScope[*corev1.Pod](e.factory, informer.Scope{Namespaces: []string{"a", "b"}})
+	require.NoError(t, err)
+	require.NotSame(t, early, late)
+	require.True(t, informer.WaitForCacheSync(e.ctx, late))
+	rec := &recorder{}
+	reg, err := late.AddEventHandler(rec.handler(), informer.HandlerOptions{})
+	require.NoError(t, err)
+	require.True(t, informer.WaitForCacheSync(e.ctx, reg), "a handler added while running syncs")
+	rec.waitFor(t, "add(initial) p1", "add(initial) p2")
+	require.ErrorIs(t, late.Run(e.ctx), informer.ErrAlreadyRunning, "the factory runs it")
+}
