@@ -38,6 +38,12 @@ var (
 	// ErrInformerStopped is returned by WaitFor once the informer has
 	// stopped: its cache will not get any fresher.
 	ErrInformerStopped = errors.New("informer stopped")
+	// ErrInvalidScope is returned by ForScope for a Scope that cannot be
+	// watched: a namespace name that is not a DNS label, "" among other
+	// namespaces, a selector that does not parse, or a scope other than
+	// the factory's own when FactoryOptions.ListerWatcher, which is told
+	// no scope, builds the clients.
+	ErrInvalidScope = errors.New("invalid scope")
 	// ErrInvalidKey is wrapped by the *KeyError of SplitKey: a key that is
 	// neither "namespace/name" nor "name".
 	ErrInvalidKey = errors.New("invalid key")

@@ -20,7 +20,9 @@ import (
 // value watches every namespace with no selector.
 type FactoryOptions struct {
 	// Namespace limits namespaced resources to one namespace; "" means all.
-	// Cluster-scoped resources ignore it.
+	// Cluster-scoped resources ignore it. It and the selectors below are
+	// the factory's own scope, the one For uses; ForScope asks for others
+	// (several namespaces, other selectors) from the same factory.
 	Namespace string
 	// LabelSelector and FieldSelector are passed to the API server, which
 	// filters before sending: the cache holds only matching objects, and so
@@ -44,13 +46,15 @@ type FactoryOptions struct {
 	// call the factory's own methods. Namespace and the selectors above are
 	// not passed to it; the reflector checks objects against a scope only
 	// if the ListerWatcher declares one (a Scope method, as reflector's
-	// ListWatch has).
+	// ListWatch has). So ForScope refuses, with ErrInvalidScope, a scope
+	// other than the factory's own when it is set.
 	ListerWatcher func(r Resource, metadataOnly bool) (reflector.ListerWatcher, error)
 }
 
-// Factory hands out one SharedInformer, and so one watch, per resource type:
-// every caller asking for pods gets the same informer. It is safe for
-// concurrent use.
+// Factory hands out one SharedInformer, and so one watch, per resource type
+// and scope: every caller asking for pods gets the same informer. A Scope
+// (ForScope) of several namespaces is one informer with one watch per
+// namespace. It is safe for concurrent use.
 //
 // Unlike client-go's factory, an informer requested after Start is started
 // at once, so the order of calls cannot leave one silently idle.
@@ -60,7 +64,7 @@ type Factory struct {
 	opts  FactoryOptions
 
 	mu        sync.Mutex         // guards informers, ctx, cancel and shutdown
-	informers map[string]*entry  // by resource name, see informerKey
+	informers map[string]*entry  // by name: resource and scope, see scopedKey
 	ctx       context.Context    // set by Start: the context informers run under
 	cancel    context.CancelFunc // stops every informer; set by Start
 	shutdown  bool
@@ -71,7 +75,8 @@ type Factory struct {
 	stopped chan struct{}
 }
 
-// runner is what the factory needs of a SharedInformer[T] of any T.
+// runner is what the factory needs of a SharedInformer[T] of any T, or of
+// a ScopedInformer[T] of several namespaces.
 type runner interface {
 	Run(ctx context.Context) error
 	Synced() <-chan struct{}
@@ -136,33 +141,56 @@ func ForMetadata(f *Factory, gvr schema.GroupVersionResource, clusterScoped bool
 }
 
 func informerFor[T runtime.Object](f *Factory, r Resource, metadataOnly bool) (*SharedInformer[T], error) {
-	key := informerKey(r, metadataOnly)
+	s, err := scopedFor[T](f, r, metadataOnly, Scope{})
+	if err != nil {
+		return nil, err
+	}
+	return s.parts[0].inf, nil // the factory's own scope has one namespace at most
+}
+
+// scopedFor returns the factory's informer of T for r in scope, making it
+// on first use. Its key, and name, is the resource and the scope's
+// selection (scope.go): one informer per selection.
+func scopedFor[T runtime.Object](f *Factory, r Resource, metadataOnly bool, scope Scope) (*ScopedInformer[T], error) {
+	sel, err := f.selectionOf(r, scope)
+	if err != nil {
+		return nil, fmt.Errorf("informer: %s: %w", informerKey(r, metadataOnly), err)
+	}
+	key := f.scopedKey(r, metadataOnly, sel)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.shutdown {
 		return nil, ErrFactoryShutDown
 	}
 	if existing, ok := f.informers[key]; ok {
-		inf, ok := existing.inf.(*SharedInformer[T])
-		if !ok {
-			return nil, fmt.Errorf("informer: %s is already served as %T: %w", key, existing.inf, ErrWrongType)
+		switch inf := existing.inf.(type) {
+		case *SharedInformer[T]:
+			return viewOf(key, scopedPart[T]{namespace: sel.namespaces[0], inf: inf}), nil
+		case *ScopedInformer[T]:
+			return inf, nil
 		}
-		return inf, nil
+		return nil, fmt.Errorf("informer: %s is already served as %T: %w", key, existing.inf, ErrWrongType)
+	}
+	opts := f.opts.Informer
+	if scope.Transform != nil {
+		opts.Transform = scope.Transform
+	}
+	if scope.Indexers != nil {
+		opts.Indexers = scope.Indexers
 	}
 	// An informer whose indexers cannot be set up would never fill its
 	// cache: refuse it here, where the caller can still hear why.
-	if err := indexer.CheckIndexers(f.opts.Informer.Indexers); err != nil {
+	if err := indexer.CheckIndexers(opts.Indexers); err != nil {
 		return nil, fmt.Errorf("informer: %s: %w", key, err)
 	}
-	lw, err := f.listerWatcher(r, metadataOnly)
+	opts.Resource = r.GVR().GroupResource()
+	inf, err := newScoped[T](key, sel.namespaces, opts, func(ns string) (reflector.ListerWatcher, error) {
+		return f.listerWatcher(r, metadataOnly, sel.in(ns))
+	})
 	if err != nil {
 		return nil, fmt.Errorf("informer: %s: %w", key, err)
 	}
-	opts := f.opts.Informer
-	opts.Name = key
-	opts.Resource = r.GVR().GroupResource()
-	inf := New[T](lw, opts)
-	e := &entry{inf: inf}
+	e := &entry{inf: inf.runner()}
 	f.informers[key] = e
 	if f.ctx != nil {
 		f.startLocked(e)
@@ -178,17 +206,23 @@ func informerKey(r Resource, metadataOnly bool) string {
 	return key
 }
 
-func (f *Factory) listerWatcher(r Resource, metadataOnly bool) (reflector.ListerWatcher, error) {
+// listerWatcher builds the client of one watch: r, in the namespace and
+// with the selectors of ws.
+func (f *Factory) listerWatcher(r Resource, metadataOnly bool, ws wireScope) (reflector.ListerWatcher, error) {
 	if f.opts.ListerWatcher != nil {
+		// It is told no scope: it can serve only the factory's own.
+		if own := f.ownSelection(r); own.in(own.namespaces[0]) != ws {
+			return nil, fmt.Errorf("%w: FactoryOptions.ListerWatcher serves the factory's scope only", ErrInvalidScope)
+		}
 		return f.opts.ListerWatcher(r, metadataOnly)
 	}
 	if f.rcErr != nil {
 		return nil, f.rcErr
 	}
 	return wire.New(f.rc, r, wire.Options{
-		Namespace:     f.opts.Namespace,
-		LabelSelector: f.opts.LabelSelector,
-		FieldSelector: f.opts.FieldSelector,
+		Namespace:     ws.namespace,
+		LabelSelector: ws.labelSelector,
+		FieldSelector: ws.fieldSelector,
 		Scheme:        f.opts.Scheme,
 		MetadataOnly:  metadataOnly,
 	})

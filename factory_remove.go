@@ -6,9 +6,11 @@ import (
 )
 
 // Remove stops the factory's informer called name (the name
-// WaitForCacheSync reports it under, and its Options.Name: "pods",
-// "deployments.apps", "pods (metadata)") and forgets it, leaving every
-// other informer of the factory running. It returns once the informer's
+// WaitForCacheSync reports it under, and ScopedInformer.Name: "pods",
+// "deployments.apps", "pods (metadata)", "pods{namespaces=a,b}") and
+// forgets it, leaving every other informer of the factory running. An
+// informer of several namespaces (ForScope) is removed whole: every
+// namespace's watch. It returns once the informer's
 // goroutines have all returned: its watch is closed, its handlers will be
 // called no more, and its Done channel is closed, which is how code holding
 // the informer (or one of its Registrations) learns that it ended. The

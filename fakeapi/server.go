@@ -145,6 +145,7 @@ type Server struct {
 	closeOnce sync.Once
 	serveDone chan struct{}
 	conns     connTracker
+	open      openWatches // the watches being served (openwatches.go)
 	// openapi holds the OpenAPI documents, loaded on first use (openapi.go).
 	openapi openapiDocs
 	// apply holds server-side apply's field managers (apply.go).

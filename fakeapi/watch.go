@@ -90,6 +90,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req requestI
 		enc.as = asPartial
 	}
 	ws := newWatchStream(s, w, flusher, enc, req, opts)
+	defer s.open.add(ws)()
 	// Held frames go out however the watch ends, in start (a 410 ERROR
 	// when the resourceVersion is too old) or in stream.
 	defer ws.endHold()

@@ -44,6 +44,14 @@
 // even an object someone modified in place (which they must not: see
 // below) is found under its new labels once its next update arrives.
 //
+// # Several namespaces, several caches
+//
+// An informer that watches a few namespaces (informer.ForScope) keeps one
+// cache per namespace. NewByNamespace makes one Lister over them:
+// Namespace(ns) and Get read ns's cache alone, at the cost of a Lister
+// over one cache, and List and ByIndex join what every cache answers
+// (namespaces.go).
+//
 // # Sharing and copying
 //
 // BY DEFAULT THE OBJECTS A LISTER RETURNS ARE THE CACHE'S OWN, SHARED WITH

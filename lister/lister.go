@@ -31,13 +31,17 @@ type Options struct {
 //
 // A Lister is safe for concurrent use and holds no state of its own: every
 // call reads one consistent snapshot of the Indexer, so the objects of one
-// List are all from the same moment.
+// List are all from the same moment. (A Lister over one cache per namespace,
+// NewByNamespace, reads one snapshot per namespace.)
 //
 // UNLESS Options.CopyOnRead IS SET, RETURNED OBJECTS ARE SHARED WITH THE
 // CACHE AND EVERY OTHER READER: NEVER MODIFY THEM. Call DeepCopy first.
 type Lister[T runtime.Object] struct {
-	idx  *indexer.Indexer
-	opts Options
+	idx *indexer.Indexer
+	// byNamespace, set by NewByNamespace instead of idx, holds one cache
+	// per namespace (namespaces.go).
+	byNamespace map[string]*indexer.Indexer
+	opts        Options
 }
 
 // New returns a Lister of T over idx.
@@ -50,12 +54,21 @@ func New[T runtime.Object](idx *indexer.Indexer, opts Options) *Lister[T] {
 // naming Options.Resource; if the stored object is not a T, a *TypeError.
 func (l *Lister[T]) Get(namespace, name string) (T, error) {
 	var zero T
+	if l.byNamespace != nil {
+		return l.getByNamespace(namespace, name)
+	}
 	if l.idx == nil {
 		return zero, ErrNoIndexer
 	}
+	return l.getIn(l.idx, namespace, name)
+}
+
+// getIn answers Get from idx.
+func (l *Lister[T]) getIn(idx *indexer.Indexer, namespace, name string) (T, error) {
 	key := objkey.Join(namespace, name)
-	obj, ok := l.idx.Get(key)
+	obj, ok := idx.Get(key)
 	if !ok {
+		var zero T
 		return zero, apierrors.NewNotFound(l.opts.Resource, name)
 	}
 	return l.typed(key, obj)
@@ -95,11 +108,19 @@ func (n NamespaceLister[T]) List(selector labels.Selector) ([]T, error) {
 	return n.l.list(n.namespace, selector)
 }
 
-// list answers List for namespace ("" for all) from one snapshot.
+// list answers List for namespace ("" for all).
 func (l *Lister[T]) list(namespace string, selector labels.Selector) ([]T, error) {
+	if l.byNamespace != nil {
+		return l.listByNamespace(namespace, selector)
+	}
 	if l.idx == nil {
 		return nil, ErrNoIndexer
 	}
+	return l.listIn(l.idx, namespace, selector)
+}
+
+// listIn answers List for namespace ("" for all) from one snapshot of idx.
+func (l *Lister[T]) listIn(idx *indexer.Indexer, namespace string, selector labels.Selector) ([]T, error) {
 	if selector == nil {
 		selector = labels.Everything()
 	}
@@ -111,14 +132,14 @@ func (l *Lister[T]) list(namespace string, selector labels.Selector) ([]T, error
 		// The indexer maintains its label index only once someone needs it;
 		// the first such List pays for building it, then reads it like every
 		// List after it.
-		_ = l.idx.UseLabelIndex() // fails only for an unusable, empty indexer
+		_ = idx.UseLabelIndex() // fails only for an unusable, empty indexer
 	}
 	// A view for the length of the query, not a frozen one: Freeze would
 	// freeze the cache's current version, and every write after it would
 	// copy what it changes (see indexer.Indexer.Read).
 	var out []T
 	var err error
-	l.idx.Read(func(snap indexer.Snapshot) { out, err = l.query(snap, namespace, selector, labelValues) })
+	idx.Read(func(snap indexer.Snapshot) { out, err = l.query(snap, namespace, selector, labelValues) })
 	return out, err
 }
 
@@ -177,10 +198,18 @@ func objectMeta(obj runtime.Object) (namespace string, ls labels.Set, err error)
 // the query client-go's indexer answers with []interface{}. An unknown index
 // is an error from the indexer.
 func (l *Lister[T]) ByIndex(indexName, value string) ([]T, error) {
+	if l.byNamespace != nil {
+		return l.byIndexByNamespace(indexName, value)
+	}
 	if l.idx == nil {
 		return nil, ErrNoIndexer
 	}
-	objs, err := l.idx.ByIndex(indexName, value)
+	return l.byIndexIn(l.idx, indexName, value)
+}
+
+// byIndexIn answers ByIndex from idx.
+func (l *Lister[T]) byIndexIn(idx *indexer.Indexer, indexName, value string) ([]T, error) {
+	objs, err := idx.ByIndex(indexName, value)
 	if err != nil {
 		return nil, err
 	}
