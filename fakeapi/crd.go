@@ -3,7 +3,6 @@ package fakeapi
 import (
 	"encoding/json"
 	"strings"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/seed31a95821/informer/apiresource"
+	"github.com/seed31a95821/informer/fakeapi/table"
 )
 
 // CustomResourceDefinitions: creating a CRD (over HTTP, as kubectl apply
@@ -67,7 +67,7 @@ type crdVersion struct {
 	Subresources struct {
 		Status *struct{} `json:"status"`
 	} `json:"subresources"`
-	Columns []printerColumn `json:"additionalPrinterColumns"`
+	Columns []table.PrinterColumn `json:"additionalPrinterColumns"`
 	Schema  struct {
 		OpenAPIV3Schema map[string]any `json:"openAPIV3Schema"`
 	} `json:"schema"`
@@ -134,7 +134,7 @@ func (v crdView) resource() *resourceInfo {
 		ShortNames: names.ShortNames,
 		Categories: names.Categories, StatusSubresource: ver.Subresources.Status != nil,
 	}, listKind)
-	columns := crdColumns(ver.Columns)
+	columns := table.PrinterColumns(ver.Columns)
 	ri.printerColumns = &columns
 	return ri
 }
@@ -249,28 +249,4 @@ func (s *Server) stopServingLocked(ri *resourceInfo) {
 	}
 	s.reg.remove(ri)
 	s.apply.forget(ri)
-}
-
-// crdColumns turns additionalPrinterColumns into Table columns: Name, then
-// the CRD's columns, or Age when it has none, as on the real server.
-func crdColumns(cols []printerColumn) tableColumns {
-	if len(cols) == 0 {
-		cols = []printerColumn{{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp", Description: ageDescription}}
-	}
-	defs := []metav1.TableColumnDefinition{column("Name", "string", nameDescription, 0)}
-	for _, c := range cols {
-		defs = append(defs, metav1.TableColumnDefinition{Name: c.Name, Type: c.Type, Format: c.Format,
-			Description: c.Description, Priority: c.Priority})
-	}
-	return tableColumns{defs: defs, cells: func(obj runtime.Object, now time.Time) []any {
-		u, ok := obj.(*unstructured.Unstructured)
-		if !ok {
-			return nil
-		}
-		cells := []any{u.GetName()}
-		for _, c := range cols {
-			cells = append(cells, c.cell(u.Object, now))
-		}
-		return cells
-	}}
 }

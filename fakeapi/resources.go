@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/seed31a95821/informer/apiresource"
+	"github.com/seed31a95821/informer/fakeapi/table"
 )
 
 // ServedResource describes one collection the server serves: where it
@@ -114,7 +115,7 @@ type resourceInfo struct {
 	// counts changes to their spec (see tracksGeneration).
 	generation bool
 	// printerColumns, when set, are the resource's own Table columns.
-	printerColumns *tableColumns
+	printerColumns *table.Columns
 	// unstructured is true for custom resources, stored as
 	// unstructured.Unstructured (unstructured.go, crd.go).
 	unstructured bool
