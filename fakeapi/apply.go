@@ -21,6 +21,8 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/yaml"
+
+	"github.com/seed31a95821/informer/fakeapi/patch"
 )
 
 // Server-side apply (Content-Type application/apply-patch+yaml): the
@@ -247,7 +249,7 @@ func (s *Server) serveApply(w http.ResponseWriter, r *http.Request, req requestI
 // without managedFields, from a named field manager.
 func (s *Server) decodeApply(r *http.Request, req requestInfo) (*unstructured.Unstructured, bool, error) {
 	if req.subresource != "" && (req.subresource != "status" || !req.res.StatusSubresource) {
-		return nil, false, unsupportedPatch(mediaApply, "fakeapi: server-side apply to a subresource other than status is not supported")
+		return nil, false, patch.Unsupported("fakeapi: server-side apply to a subresource other than status is not supported")
 	}
 	if r.URL.Query().Get("fieldManager") == "" {
 		return nil, false, apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("PatchOptions").GroupKind(), "",
@@ -259,7 +261,7 @@ func (s *Server) decodeApply(r *http.Request, req requestInfo) (*unstructured.Un
 	}
 	data, err := yaml.YAMLToJSON(body)
 	if err == nil {
-		err = checkJSONDepth(data, maxJSONDepth)
+		err = patch.CheckDepth(data)
 	}
 	var doc map[string]any
 	if err == nil {

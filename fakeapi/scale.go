@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/seed31a95821/informer/apiresource"
+	"github.com/seed31a95821/informer/fakeapi/patch"
 )
 
 // The scale subresource: {name}/scale reads and writes a workload's
@@ -147,7 +148,7 @@ func (s *Server) scaleChange(r *http.Request, req requestInfo) (func(*autoscalin
 		return nil, err
 	}
 	mt := mediaTypeOf(r)
-	apply, err := s.decodePatch(scaleReq, mt, body)
+	apply, err := patch.Decode(mt, body, true, s.opts.MaxBodyBytes)
 	if err != nil {
 		return nil, err
 	}
