@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"slices"
 	"sync"
@@ -22,6 +21,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/yaml"
 
+	"github.com/seed31a95821/informer/fakeapi/openapi"
 	"github.com/seed31a95821/informer/fakeapi/patch"
 )
 
@@ -36,7 +36,7 @@ import (
 // The merge, the ownership bookkeeping and the conflicts are apimachinery's
 // managedfields package (structured-merge-diff), the real server's own
 // machinery. It needs the type's schema: for the built-in types, the
-// OpenAPI v3 documents of openapi.go (list types, map keys); for other
+// OpenAPI v3 documents of fakeapi/openapi (list types, map keys); for other
 // types, a schema deduced from the objects, which treats every list as
 // atomic, as the real server does for custom resources without one.
 //
@@ -155,13 +155,13 @@ func sharedTypeConverter() (managedfields.TypeConverter, error) {
 
 // loadTypeConverter reads the schemas of every recorded group version.
 func loadTypeConverter() (managedfields.TypeConverter, error) {
-	names, err := fs.Glob(openapiFiles, "openapi/v3/*.json.gz")
+	paths, err := openapi.RecordedV3Paths()
 	if err != nil {
 		return nil, err
 	}
 	models := map[string]*spec.Schema{}
-	for _, name := range names {
-		doc, err := loadOpenAPIDoc(name)
+	for _, path := range paths {
+		doc, err := openapi.RecordedV3(path)
 		if err != nil {
 			return nil, err
 		}
@@ -170,8 +170,8 @@ func loadTypeConverter() (managedfields.TypeConverter, error) {
 				Schemas map[string]*spec.Schema `json:"schemas"`
 			} `json:"components"`
 		}
-		if err := json.Unmarshal(doc.data, &parsed); err != nil {
-			return nil, fmt.Errorf("fakeapi: reading the OpenAPI schemas of %s: %w", name, err)
+		if err := json.Unmarshal(doc.Data, &parsed); err != nil {
+			return nil, fmt.Errorf("fakeapi: reading the OpenAPI schemas of %s: %w", path, err)
 		}
 		for name, schema := range parsed.Components.Schemas {
 			models[name] = schema

@@ -236,7 +236,7 @@ func (s *Server) publishCRDsLocked(ri *resourceInfo) {
 		views = append(views, v)
 	}
 	doc, ok, err := crdOpenAPIDoc(path, views)
-	s.openapi.setCRD(path, doc, ok && err == nil)
+	s.openapi.SetCRD(path, doc, ok && err == nil)
 }
 
 // stopServingLocked deletes every object of a custom resource (each with

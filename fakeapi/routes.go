@@ -79,6 +79,23 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// serveOpenAPI answers /openapi/v2, /openapi/v3 and /openapi/v3/{gv} with
+// the real server's documents (fakeapi/openapi), which kubectl explain,
+// kubectl's validation and server-side apply read.
+func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		s.writeError(w, r, notFoundPath())
+		return
+	}
+	if err := s.openapi.Load(s.reg.groupVersions()); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if !s.openapi.Serve(w, r) {
+		notFoundText(w)
+	}
+}
+
 // recoverPanic turns a handler bug into a 500 Status instead of a dropped
 // connection, so hostile input can never take the server down. Deliberate
 // aborts (http.ErrAbortHandler, used to cut a watch frame) pass through.

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 
 	"github.com/seed31a95821/informer/apiresource"
+	"github.com/seed31a95821/informer/fakeapi/openapi"
 )
 
 // Defaults for the zero Options.
@@ -145,8 +146,8 @@ type Server struct {
 	closeOnce sync.Once
 	serveDone chan struct{}
 	conns     connTracker
-	// openapi holds the OpenAPI documents, loaded on first use (openapi.go).
-	openapi openapiDocs
+	// openapi holds the OpenAPI documents, loaded on first use.
+	openapi openapi.Documents
 	// apply holds server-side apply's field managers (apply.go).
 	apply applyTypes
 }
