@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/seed31a95821/informer/fakeapi/crd"
 )
 
 // What a real server does to an object sent over HTTP between decoding it
@@ -49,7 +51,7 @@ func (s *Server) admitCreate(st *store, req requestInfo, obj runtime.Object) err
 			return err
 		}
 	}
-	if req.res.Kind == crdKind {
+	if req.res.Kind == crd.Kind {
 		if err := s.admitCRD(obj); err != nil {
 			return err
 		}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 
 	"github.com/seed31a95821/informer/apiresource"
+	"github.com/seed31a95821/informer/fakeapi/crd"
 	"github.com/seed31a95821/informer/fakeapi/openapi"
 )
 
@@ -133,10 +134,11 @@ type Server struct {
 	dropped chan struct{}
 	// seeded counts pods made by SeedPods, to name the next ones.
 	seeded int
-	// crds maps the name of each served CRD to its resource (crd.go), and
+	// crds maps the name of each served CRD to its resource
+	// (customresources.go), and
 	// crdViews to the definition it was served from.
 	crds     map[string]*resourceInfo
-	crdViews map[string]crdView
+	crdViews map[string]crd.Definition
 
 	listener   net.Listener
 	httpServer *http.Server
@@ -184,7 +186,7 @@ func NewServer(opts Options) (*Server, error) {
 		sent:      sentRecord{limit: opts.HistoryLimit},
 		store:     newStore(opts.CompactionWindow, opts.HistoryLimit, opts.Now),
 		crds:      map[string]*resourceInfo{},
-		crdViews:  map[string]crdView{},
+		crdViews:  map[string]crd.Definition{},
 		changed:   make(chan struct{}),
 		dropped:   make(chan struct{}),
 		listener:  ln,
@@ -263,7 +265,7 @@ func (s *Server) Create(obj runtime.Object) (runtime.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ri.Kind == crdKind {
+	if ri.Kind == crd.Kind {
 		if err := s.admitCRD(obj); err != nil {
 			return nil, err
 		}
@@ -319,7 +321,7 @@ func (s *Server) writeLocked(apply func(*store) (runtime.Object, error)) (runtim
 	before := s.store.rv
 	obj, err := apply(s.store)
 	if s.store.rv != before {
-		if u, ok := obj.(*unstructured.Unstructured); ok && err == nil && u.GroupVersionKind() == crdKind {
+		if u, ok := obj.(*unstructured.Unstructured); ok && err == nil && u.GroupVersionKind() == crd.Kind {
 			s.syncCRDLocked(u.GetName())
 		}
 		s.store.collect(s.reg)

@@ -1,4 +1,4 @@
-package fakeapi
+package crd
 
 import (
 	"encoding/json"
@@ -17,17 +17,18 @@ import (
 // schema is published, not enforced: fakeapi stores custom resources as
 // sent.
 
-// crdOpenAPIDoc builds the document of one group version from the served
-// CRDs of that group version. ok is false when there are none.
-func crdOpenAPIDoc(gvPath string, views []crdView) (openapi.Doc, bool, error) {
+// OpenAPIDoc builds the document of one group version path
+// ("apis/example.com/v1") from the served definitions of that group
+// version (others are skipped). ok is false when there are none.
+func OpenAPIDoc(gvPath string, defs []Definition) (doc openapi.Doc, ok bool, err error) {
 	schemas, err := metaSchemas()
 	if err != nil {
 		return openapi.Doc{}, false, err
 	}
 	paths := map[string]any{}
 	found := false
-	for _, v := range views {
-		ver, _ := v.storageVersion()
+	for _, v := range defs {
+		ver, _ := v.StorageVersion()
 		if "apis/"+v.Spec.Group+"/"+ver.Name != gvPath {
 			continue
 		}
