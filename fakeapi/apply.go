@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/yaml"
 
+	"github.com/seed31a95821/informer/fakeapi/admission"
 	"github.com/seed31a95821/informer/fakeapi/openapi"
 	"github.com/seed31a95821/informer/fakeapi/patch"
 )
@@ -128,12 +129,12 @@ func (s *Server) fieldManagerFor(ri *resourceInfo, subresource string) (*managed
 	return fm, nil
 }
 
-// applyDefaulter applies fakeapi's defaults (poddefaults.go) where the
+// applyDefaulter applies fakeapi's defaults (admission.Default) where the
 // field manager defaults an applied object, so that applying what is
 // already defaulted is a no-op.
 type applyDefaulter struct{}
 
-func (applyDefaulter) Default(obj runtime.Object) { applyDefaults(obj) }
+func (applyDefaulter) Default(obj runtime.Object) { admission.Default(obj) }
 
 // builtinTypes is the type converter of the built-in kinds, built on first
 // use from the embedded OpenAPI v3 documents. It is a pure function of

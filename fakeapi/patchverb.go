@@ -97,7 +97,7 @@ func (s *Server) decodePatched(req requestInfo, patched []byte) (runtime.Object,
 	if *gvk != req.res.Kind {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the patch may not change the kind to %s", gvk))
 	}
-	if err := checkFields(req, s.unknownFields(req, patched, mediaJSON), patched); err != nil {
+	if err := s.checkFields(req, patched, mediaJSON, patched); err != nil {
 		return nil, err
 	}
 	return obj, checkIdentity(obj, req)

@@ -8,6 +8,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/seed31a95821/informer/fakeapi/admission"
 )
 
 // The URL layout is the real server's:
@@ -41,7 +43,8 @@ type requestInfo struct {
 	subresource string
 	// fieldManager is who writes, for managedFields (see fieldManager).
 	fieldManager string
-	// fieldValidation is what to do with unknown fields (fieldvalidation.go).
+	// fieldValidation is what to do with unknown fields (admission.Strict,
+	// Warn or Ignore).
 	fieldValidation string
 	// warnings are the response's headers, for Warning headers.
 	warnings http.Header
@@ -116,7 +119,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 	dropped := s.dropGeneration()
 	req, err := s.route(r)
 	if err == nil {
-		req.fieldValidation, err = fieldValidation(r, req.verb)
+		req.fieldValidation, err = admission.FieldValidation(r.URL.Query().Get("fieldValidation"), req.verb)
 	}
 	if err != nil {
 		s.writeError(w, r, err)

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/seed31a95821/informer/apiresource"
+	"github.com/seed31a95821/informer/fakeapi/admission"
 	"github.com/seed31a95821/informer/fakeapi/patch"
 )
 
@@ -170,7 +171,7 @@ func (s *Server) setReplicas(st *store, req requestInfo, stored runtime.Object, 
 		return nil, conflict(req.res.groupResource(), req.name)
 	}
 	if want.Spec.Replicas < 0 {
-		return nil, apierrors.NewInvalid(scaleKind.GroupKind(), req.name, invalidReplicas(want.Spec.Replicas))
+		return nil, apierrors.NewInvalid(scaleKind.GroupKind(), req.name, admission.InvalidReplicas(want.Spec.Replicas))
 	}
 	obj := stored.DeepCopyObject()
 	f, err := replicasOf(obj)

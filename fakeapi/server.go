@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 
 	"github.com/seed31a95821/informer/apiresource"
+	"github.com/seed31a95821/informer/fakeapi/admission"
 	"github.com/seed31a95821/informer/fakeapi/crd"
 	"github.com/seed31a95821/informer/fakeapi/openapi"
 )
@@ -119,7 +120,7 @@ type Server struct {
 	opts   Options
 	reg    *registry
 	codecs serializer.CodecFactory
-	strict strictDecoders
+	strict admission.StrictDecoders
 	faults *Faults
 	sent   sentRecord
 	// frames holds the watch frames shared by watches (watchframes.go).
@@ -181,7 +182,7 @@ func NewServer(opts Options) (*Server, error) {
 		opts:      opts,
 		reg:       reg,
 		codecs:    serializer.NewCodecFactory(opts.Scheme),
-		strict:    newStrictDecoders(opts.Scheme),
+		strict:    admission.NewStrictDecoders(opts.Scheme),
 		faults:    newFaults(),
 		sent:      sentRecord{limit: opts.HistoryLimit},
 		store:     newStore(opts.CompactionWindow, opts.HistoryLimit, opts.Now),
