@@ -110,7 +110,7 @@ func (s *Server) stopServingLocked(ri *resourceInfo) {
 		s.store.commit(ri, key, watch.Deleted, obj.DeepCopyObject(), obj)
 	}
 	s.reg.remove(ri)
-	s.apply.forget(ri)
+	s.apply.Forget(ri.Kind)
 }
 
 // definedResource is the served resource of a definition.

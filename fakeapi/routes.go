@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/seed31a95821/informer/fakeapi/admission"
+	"github.com/seed31a95821/informer/fakeapi/apply"
 )
 
 // The URL layout is the real server's:
@@ -41,7 +42,7 @@ type requestInfo struct {
 	namespace   string
 	name        string
 	subresource string
-	// fieldManager is who writes, for managedFields (see fieldManager).
+	// fieldManager is who writes, for managedFields (apply.ManagerName).
 	fieldManager string
 	// fieldValidation is what to do with unknown fields (admission.Strict,
 	// Warn or Ignore).
@@ -186,7 +187,7 @@ func (s *Server) route(r *http.Request) (requestInfo, error) {
 	}
 	verb, err := verbOf(r, req)
 	req.verb = verb
-	req.fieldManager = fieldManager(r)
+	req.fieldManager = apply.ManagerName(r)
 	return req, err
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/seed31a95821/informer/apiresource"
 	"github.com/seed31a95821/informer/fakeapi/admission"
+	"github.com/seed31a95821/informer/fakeapi/apply"
 	"github.com/seed31a95821/informer/fakeapi/crd"
 	"github.com/seed31a95821/informer/fakeapi/openapi"
 )
@@ -151,8 +152,9 @@ type Server struct {
 	conns     connTracker
 	// openapi holds the OpenAPI documents, loaded on first use.
 	openapi openapi.Documents
-	// apply holds server-side apply's field managers (apply.go).
-	apply applyTypes
+	// apply holds the field managers of managedFields and server-side
+	// apply (fieldmanager.go).
+	apply *apply.Managers
 }
 
 // NewServer starts a server listening on opts.Addr and serving at once.
@@ -183,6 +185,7 @@ func NewServer(opts Options) (*Server, error) {
 		reg:       reg,
 		codecs:    serializer.NewCodecFactory(opts.Scheme),
 		strict:    admission.NewStrictDecoders(opts.Scheme),
+		apply:     apply.NewManagers(opts.Scheme, isDefaultKind),
 		faults:    newFaults(),
 		sent:      sentRecord{limit: opts.HistoryLimit},
 		store:     newStore(opts.CompactionWindow, opts.HistoryLimit, opts.Now),
