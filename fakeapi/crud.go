@@ -91,7 +91,7 @@ func (s *Server) serveBodyWrite(w http.ResponseWriter, r *http.Request, req requ
 // client's: a pod's labels can change through /status.
 //
 // It also applies the defaults and validation of admission.go and records
-// the write in managedFields (managedfields.go).
+// the write in managedFields (fieldmanager.go).
 func (st *store) updateSubresource(req requestInfo, obj runtime.Object) (runtime.Object, error) {
 	if req.subresource != "" && !req.res.StatusSubresource {
 		return nil, notFoundPath()

@@ -117,7 +117,7 @@ type resourceInfo struct {
 	// printerColumns, when set, are the resource's own Table columns.
 	printerColumns *table.Columns
 	// unstructured is true for custom resources, stored as
-	// unstructured.Unstructured (unstructured.go, crd.go).
+	// unstructured.Unstructured (unstructured.go, customresources.go).
 	unstructured bool
 }
 
@@ -134,8 +134,8 @@ func (ri *resourceInfo) fieldsOf(obj runtime.Object) fields.Set {
 
 // registry is the set of served resources, indexed the two ways requests
 // arrive: by URL (GVR) and by Go object (GVK). Custom resources come and go
-// with their CustomResourceDefinitions (crd.go); everything else is fixed
-// at newRegistry. It is safe for concurrent use.
+// with their CustomResourceDefinitions (customresources.go); everything
+// else is fixed at newRegistry. It is safe for concurrent use.
 type registry struct {
 	scheme *runtime.Scheme
 
