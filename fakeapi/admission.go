@@ -2,7 +2,6 @@ package fakeapi
 
 import (
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -11,21 +10,28 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/seed31a95821/informer/fakeapi/admission"
+	"github.com/seed31a95821/informer/fakeapi/crd"
 )
 
 // What a real server does to an object sent over HTTP between decoding it
 // and storing it, in the order it does it:
 //
 //  1. Defaulting, as the decoder applies it on every write (a pod gets its
-//     restartPolicy, a container its imagePullPolicy; defaults.go and
-//     poddefaults.go). Fields defaulted here belong to the writer in
-//     managedFields, as on the real server.
+//     restartPolicy, a container its imagePullPolicy; admission.Default).
+//     Fields defaulted here belong to the writer in managedFields, as on
+//     the real server.
 //  2. Admission: the namespace must exist (NamespaceLifecycle), and a pod
 //     gets the tolerations and priority the default admission plugins add.
 //  3. The strategy's create or update rules: a new pod's status is reset to
 //     Pending with its QoS class; a pod update keeps the stored status.
-//  4. Validation of the spec (validation.go): 422 Invalid with the field
-//     causes of the real server.
+//  4. Validation of the spec (admission.Validate, admission.AdmitUpdate):
+//     422 Invalid with the field causes of the real server.
+//
+// fakeapi/admission holds the rules of steps 1 to 4 that need nothing but
+// the object; this file holds the ones that need the store (the namespace
+// must exist, a Service's cluster IP is allocated) and calls the others.
 //
 // Writes through the Go API (Server.Create, Update) skip all of it: they
 // come from no client, and tests may store the smallest objects that make
@@ -49,16 +55,16 @@ func (s *Server) admitCreate(st *store, req requestInfo, obj runtime.Object) err
 			return err
 		}
 	}
-	if req.res.Kind == crdKind {
+	if req.res.Kind == crd.Kind {
 		if err := s.admitCRD(obj); err != nil {
 			return err
 		}
 	}
-	prepareForCreate(obj)
+	admission.PrepareForCreate(obj)
 	if svc, ok := obj.(*corev1.Service); ok {
 		st.allocateClusterIP(svc)
 	}
-	return validateObject(req.res, obj)
+	return admission.Validate(req.res.Kind.GroupKind(), obj)
 }
 
 // allocateClusterIP gives a new Service its virtual IP, as the real
@@ -76,97 +82,7 @@ func (st *store) allocateClusterIP(svc *corev1.Service) {
 		svc.Spec.ClusterIP = fmt.Sprintf("10.0.%d.%d", (n>>8)&0xff, n&0xff)
 	}
 	svc.Spec.ClusterIPs = []string{svc.Spec.ClusterIP}
-	defaultIPFamilies(svc)
-}
-
-// defaultIPFamilies gives a Service with a cluster IP the IP family of its
-// (IPv4) address and the single-stack policy, when the client set neither.
-func defaultIPFamilies(svc *corev1.Service) {
-	if len(svc.Spec.IPFamilies) == 0 {
-		svc.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
-	}
-	if svc.Spec.IPFamilyPolicy == nil {
-		svc.Spec.IPFamilyPolicy = ptrTo(corev1.IPFamilyPolicySingleStack)
-	}
-}
-
-// admitUpdate defaults and validates a write to an existing object (a PUT
-// or a patch of the object or its status), stored being its current state.
-// The update rules that keep the stored status or spec live in
-// updateSubresource.
-func admitUpdate(req requestInfo, obj, stored runtime.Object) error {
-	applyDefaults(obj)
-	if req.subresource == "" {
-		keepAssigned(obj, stored)
-	}
-	if pod, ok := obj.(*corev1.Pod); ok && req.subresource == "" {
-		// The DefaultTolerationSeconds plugin admits updates too.
-		addDefaultTolerations(&pod.Spec)
-	}
-	return validateObject(req.res, obj)
-}
-
-// keepAssigned fills in what the server assigned at create time and an
-// update leaves out, as the real server does, so that sending back the
-// manifest an object was created from (with its resourceVersion) changes
-// nothing, and so is no write at all (TestNoOpUpdateKeepsResourceVersion):
-//
-//   - a pod keeps the priority and preemption policy the Priority
-//     admission plugin gave it;
-//   - a Service keeps its cluster IPs, node ports (matched by port name)
-//     and health-check node port, as the Service registry patches them in,
-//     and gets the IP families of those addresses.
-func keepAssigned(obj, stored runtime.Object) {
-	switch o := obj.(type) {
-	case *corev1.Pod:
-		if old, ok := stored.(*corev1.Pod); ok {
-			if o.Spec.Priority == nil && old.Spec.Priority != nil {
-				o.Spec.Priority = ptrTo(*old.Spec.Priority)
-			}
-			if o.Spec.PreemptionPolicy == nil && old.Spec.PreemptionPolicy != nil {
-				o.Spec.PreemptionPolicy = ptrTo(*old.Spec.PreemptionPolicy)
-			}
-		}
-	case *corev1.Service:
-		if old, ok := stored.(*corev1.Service); ok {
-			keepServiceAllocations(o, old)
-		}
-	}
-}
-
-// keepServiceAllocations is keepAssigned for a Service.
-func keepServiceAllocations(svc, old *corev1.Service) {
-	external := corev1.ServiceTypeExternalName
-	if svc.Spec.Type != external && old.Spec.Type != external {
-		if svc.Spec.ClusterIP == "" {
-			svc.Spec.ClusterIP = old.Spec.ClusterIP
-		}
-		if len(svc.Spec.ClusterIPs) == 0 && len(old.Spec.ClusterIPs) > 0 {
-			svc.Spec.ClusterIPs = slices.Clone(old.Spec.ClusterIPs)
-		}
-		if svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != corev1.ClusterIPNone {
-			defaultIPFamilies(svc)
-		}
-	}
-	if hasNodePorts(svc) && hasNodePorts(old) {
-		byName := map[string]int32{}
-		for _, p := range old.Spec.Ports {
-			byName[p.Name] = p.NodePort
-		}
-		for i := range svc.Spec.Ports {
-			if p := &svc.Spec.Ports[i]; p.NodePort == 0 {
-				p.NodePort = byName[p.Name]
-			}
-		}
-	}
-	lb := corev1.ServiceTypeLoadBalancer
-	if svc.Spec.Type == lb && old.Spec.Type == lb && svc.Spec.HealthCheckNodePort == 0 {
-		svc.Spec.HealthCheckNodePort = old.Spec.HealthCheckNodePort
-	}
-}
-
-func hasNodePorts(svc *corev1.Service) bool {
-	return svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer
+	admission.DefaultIPFamilies(svc)
 }
 
 // requireNamespace answers the real server's 404 for a write into a

@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/seed31a95821/informer/fakeapi/admission"
 )
 
 // serveGet answers GET on one object (or its status).
@@ -39,7 +41,7 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, req requestInf
 // serveCreate answers POST on a collection: 201 with the stored object.
 func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req requestInfo) {
 	s.serveBodyWrite(w, r, req, http.StatusCreated, func(st *store, obj runtime.Object) (runtime.Object, error) {
-		applyDefaults(obj)
+		admission.Default(obj)
 		if err := st.track(req, obj, nil); err != nil {
 			return nil, err
 		}
@@ -89,7 +91,7 @@ func (s *Server) serveBodyWrite(w http.ResponseWriter, r *http.Request, req requ
 // client's: a pod's labels can change through /status.
 //
 // It also applies the defaults and validation of admission.go and records
-// the write in managedFields (managedfields.go).
+// the write in managedFields (fieldmanager.go).
 func (st *store) updateSubresource(req requestInfo, obj runtime.Object) (runtime.Object, error) {
 	if req.subresource != "" && !req.res.StatusSubresource {
 		return nil, notFoundPath()
@@ -134,10 +136,7 @@ func (st *store) updateRules(req requestInfo, obj, stored runtime.Object, track 
 			field.Set(reflect.ValueOf(stored.DeepCopyObject()).Elem().FieldByName(keep))
 		}
 	}
-	if err := admitUpdate(req, obj, stored); err != nil {
-		return nil, err
-	}
-	if err := validatePodUpdate(req.res, obj, stored, req.subresource); err != nil {
+	if err := admission.AdmitUpdate(req.res.Kind.GroupKind(), obj, stored, req.subresource); err != nil {
 		return nil, err
 	}
 	if deleted, gone, err := st.finalizerRules(req.res, obj, stored); err != nil || gone {
@@ -236,10 +235,26 @@ func (s *Server) decodeObject(r *http.Request, req requestInfo) (runtime.Object,
 	if *gvk != req.res.Kind {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the kind in the body (%s) does not match the expected kind (%s)", gvk, req.res.Kind))
 	}
-	if err := checkFields(req, s.unknownFields(req, data, info.MediaType), nil); err != nil {
+	if err := s.checkFields(req, data, info.MediaType, nil); err != nil {
 		return nil, err
 	}
 	return obj, checkIdentity(obj, req)
+}
+
+// checkFields applies the request's fieldValidation directive to the
+// fields of data (the body, or a patched document when patched is set)
+// that its kind does not have (fakeapi/admission). Custom resources,
+// which have no Go type here, are not checked.
+func (s *Server) checkFields(req requestInfo, data []byte, mediaType string, patched []byte) error {
+	if req.res.unstructured || req.fieldValidation == admission.Ignore { // Ignore: nothing to find
+		return nil
+	}
+	into, err := s.newObject(req.res)
+	if err != nil {
+		return nil
+	}
+	unknown := s.strict.UnknownFields(data, mediaType, req.res.Kind, into)
+	return admission.CheckFields(req.fieldValidation, req.res.Kind, unknown, patched, req.warnings)
 }
 
 // checkIdentity checks the object's namespace and name against the URL,

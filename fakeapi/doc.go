@@ -52,9 +52,9 @@
 // with {name}, {name}/status and, for Deployments, ReplicaSets and
 // StatefulSets, {name}/scale below. Verbs: get, list, watch, create,
 // update (PUT), delete, deletecollection, and patch of every type the real
-// server takes: JSON merge patch, strategic merge patch (patch.go), JSON
-// patch, and server-side apply with managedFields and conflicts
-// (apply.go). Errors are metav1.Status objects with the real codes,
+// server takes: JSON merge patch, strategic merge patch, JSON patch
+// (fakeapi/patch), and server-side apply with managedFields and conflicts
+// (fakeapi/apply). Errors are metav1.Status objects with the real codes,
 // reasons and causes (404 NotFound, 409 AlreadyExists, 409 Conflict, 422
 // Invalid, 400 BadRequest, 410 Expired, 504 with the ResourceVersionTooLarge
 // cause, 413, 415, 401, 405, 406); a path outside every API group gets the
@@ -72,25 +72,26 @@
 // with the length-prefixed watch framing), chosen by the Accept header;
 // metadata-only for "as=PartialObjectMetadata;g=meta.k8s.io;v=v1" (or
 // ...List); and a Table with the real server's columns for
-// "as=Table;g=meta.k8s.io;v=v1", which is what kubectl get prints (table.go).
+// "as=Table;g=meta.k8s.io;v=v1", which is what kubectl get prints
+// (fakeapi/table).
 // Discovery (/api, /apis, group versions) is served in both the aggregated
 // form (apidiscovery.k8s.io/v2, which kubectl and client-go ask for first)
 // and the legacy one; /version, and /openapi/v2 and /openapi/v3 with the
 // real server's own documents, recorded from kube-apiserver by
-// scripts/record-openapi.sh (openapi.go), serve kubectl explain and
+// scripts/record-openapi.sh (fakeapi/openapi), serve kubectl explain and
 // kubectl's validation.
 //
 // # What an HTTP write goes through
 //
-// As on the real server (admission.go): defaults (a pod's restartPolicy, a
+// As on the real server (admission.go, fakeapi/admission): defaults (a pod's restartPolicy, a
 // Deployment's strategy, a Service's cluster IP), the namespace check (404
 // for a write into a namespace that does not exist; default, kube-system,
 // kube-public and kube-node-lease are created on first use), the create
 // rules (a new pod is Pending with its QoS class and default tolerations),
 // validation of the pod specs that clients meet first (422 with the real
 // causes; a pod update may change only images, the active deadline and
-// add tolerations), unknown fields refused, warned about or ignored as the request's
-// fieldValidation asks (fieldvalidation.go), finalizers that hold a deletion
+// add tolerations), unknown fields refused, warned about or ignored as the
+// request's fieldValidation asks, finalizers that hold a deletion
 // (finalizers.go), and managedFields. A pod deleted over HTTP first gets its
 // deletionTimestamp, as on a real server, and is then removed at once, as
 // if its kubelet had confirmed (poddelete.go); a namespace deleted over HTTP
@@ -107,8 +108,8 @@
 // with Server.Create of an *unstructured.Unstructured) serves its custom
 // resource at once, stored as unstructured objects, with its status
 // subresource and additionalPrinterColumns, and publishes its schema in
-// /openapi/v3 for kubectl explain (crd.go). cmd/fakeapi -crd FILE
-// does it at start.
+// /openapi/v3 for kubectl explain (customresources.go, fakeapi/crd).
+// cmd/fakeapi -crd FILE does it at start.
 //
 // # Your own types
 //
@@ -179,10 +180,51 @@
 // managedFields of HTTP writes are recorded with the real server's
 // machinery (structured-merge-diff), writes to /scale included, which are
 // tracked on the Scale and translated to the workload as the real server
-// does (managedfields.go, scale.go). Writes through the Go API record
-// nothing.
+// does (fieldmanager.go, scale.go, fakeapi/apply). Writes through the Go
+// API record nothing.
+//
 // docs/fakeapi.md has the conformance table that compares this server with
 // a real kube-apiserver, request by request.
+//
+// # A map of the package
+//
+// The core, which is all an informer needs, reads in an hour, in this
+// order:
+//
+//	server.go        Options, Server, the Go API; every write goes through write
+//	store.go         the objects, the resourceVersion counter, the single write path (commit)
+//	eventlog.go      the event log a watch resumes from, and compaction
+//	snapshot.go      reading the past: lists at an exact or older resourceVersion
+//	history.go       the record of writes and of sent events (Writes, SentEvents)
+//	list.go          GET on a collection: resourceVersion, limit, continue (continue.go)
+//	watch.go         a watch: from where, with what, until when (watchstream.go writes it)
+//	faults.go        the faults a test can inject, and where each one bites
+//	admin.go         the same faults and actions over HTTP, under /fakeapi/v1/
+//	routes.go        URL and method to resource and verb
+//
+// Then what serves requests: crud.go (get, create, update, delete),
+// patchverb.go, encoding.go (content negotiation, JSON, YAML, protobuf,
+// partial metadata), errors.go, discovery.go and discovery_aggregated.go,
+// resources.go (the registry of served resources), selectors.go,
+// resourceversion.go, watchframes.go (frames shared by watches),
+// watchhold.go, connections.go and auth.go, seed.go (SeedPods). And the real server's
+// behaviours that need the store: admission.go (the order of the write
+// rules; namespaces must exist), defaults.go (generation, a namespace's
+// label), finalizers.go, poddelete.go, gc.go (ownerReferences), scale.go,
+// fieldmanager.go (managedFields on every write), customresources.go and
+// unstructured.go.
+//
+// What makes the server look like kube-apiserver to kubectl, rather than
+// only to an informer, lives in packages of its own, each with a doc.go
+// saying what it imitates. They know nothing of the server and depend only
+// on apimachinery: the core calls them.
+//
+//	fakeapi/table       the Tables kubectl get prints, with the real columns
+//	fakeapi/openapi     the recorded OpenAPI documents kubectl explain and apply read
+//	fakeapi/patch       JSON merge, strategic merge and JSON patches
+//	fakeapi/apply       managedFields and server-side apply, with the real machinery
+//	fakeapi/admission   defaults, create and update rules, validation, fieldValidation
+//	fakeapi/crd         CustomResourceDefinitions: read, validate, establish, publish
 //
 // # Goroutines
 //

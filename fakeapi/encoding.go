@@ -16,6 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/seed31a95821/informer/fakeapi/table"
 )
 
 // Media types the server speaks.
@@ -25,7 +28,8 @@ const (
 	mediaProtobuf = runtime.ContentTypeProtobuf
 )
 
-// Response shapes a client may ask for with the "as" media-type parameter.
+// Response shapes a client may ask for with the "as" media-type parameter
+// (and asTable, the Table of kubectl get: fakeapi/table).
 // Metadata-only informers ask for PartialObjectMetadata(List) so the
 // server strips everything but metadata.
 const (
@@ -34,6 +38,7 @@ const (
 	asPartialList     = "PartialObjectMetadataList"
 	partialGroup      = "meta.k8s.io"
 	partialAPIVersion = "meta.k8s.io/v1"
+	asTable           = table.As
 )
 
 // encoding is the outcome of content negotiation for one response.
@@ -43,8 +48,8 @@ type encoding struct {
 	info      runtime.SerializerInfo
 	// as is asFull, one of the partial-metadata shapes, or asTable.
 	as string
-	// table converts to Tables when as is asTable (table.go).
-	table *tabler
+	// table converts to Tables when as is asTable.
+	table *table.Converter
 }
 
 // acceptCandidate is one media range of an Accept header.
@@ -111,9 +116,18 @@ func acceptedShape(params map[string]string) (string, bool) {
 func (s *Server) negotiateResource(r *http.Request, req requestInfo) (encoding, error) {
 	enc, err := s.negotiate(r, req.res.protobuf)
 	if err == nil && enc.as == asTable {
-		enc.table, err = s.newTabler(r, req.res)
+		enc.table, err = table.NewConverter(s.columnsFor(req.res), r.URL.Query().Get("includeObject"), s.opts.Now)
 	}
 	return enc, err
+}
+
+// columnsFor picks the kind's Table columns: its own (custom resources with
+// additionalPrinterColumns), else the built-in printer or the default.
+func (s *Server) columnsFor(ri *resourceInfo) table.Columns {
+	if ri.printerColumns != nil {
+		return *ri.printerColumns
+	}
+	return table.For(ri.Kind.GroupKind())
 }
 
 func (s *Server) encodingFor(mediaType, as string) encoding {
@@ -226,11 +240,11 @@ func partialList(list runtime.Object) (runtime.Object, error) {
 // encode renders obj with the negotiated serializer.
 func (enc encoding) encode(obj runtime.Object, w io.Writer) error {
 	if enc.as == asTable {
-		table := enc.table
-		if table == nil {
-			table = &tabler{columns: defaultColumns, include: metav1.IncludeMetadata, now: time.Now}
+		tc := enc.table
+		if tc == nil {
+			tc, _ = table.NewConverter(table.For(schema.GroupKind{}), "", time.Now)
 		}
-		shaped, err := table.convert(obj)
+		shaped, err := tc.Convert(obj)
 		if err != nil {
 			return err
 		}

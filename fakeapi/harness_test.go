@@ -22,6 +22,16 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/seed31a95821/informer/apiresource"
+	"github.com/seed31a95821/informer/fakeapi/patch"
+)
+
+// The patch media types, short for the tests that send patches.
+const (
+	mediaMerge          = patch.MediaMerge
+	mediaStrategicMerge = patch.MediaStrategicMerge
+	mediaJSONPatch      = patch.MediaJSONPatch
+	mediaApply          = patch.MediaApply
+	maxJSONDepth        = patch.MaxDepth
 )
 
 // The test harness talks to the server the way a client does, over HTTP,

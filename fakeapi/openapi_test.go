@@ -22,8 +22,8 @@ func TestOpenAPIDocuments(t *testing.T) {
 	require.Len(t, etag, 2+128, "a quoted SHA-512")
 	code, _, _ = do(t, http.MethodGet, srv.URL()+"/openapi/v2", "", "", "If-None-Match", etag)
 	require.Equal(t, http.StatusNotModified, code)
-	_, _, header = do(t, http.MethodGet, srv.URL()+"/openapi/v2", "", "", "Accept", mediaOpenAPIV2ProtobufAsked)
-	require.Equal(t, mediaOpenAPIV2Protobuf, header.Get("Content-Type"))
+	_, _, header = do(t, http.MethodGet, srv.URL()+"/openapi/v2", "", "", "Accept", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
+	require.Equal(t, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf", header.Get("Content-Type"))
 
 	code, body, _ = do(t, http.MethodGet, srv.URL()+"/openapi/v3", "", "")
 	require.Equal(t, http.StatusOK, code)

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/seed31a95821/informer/apiresource"
+	"github.com/seed31a95821/informer/fakeapi/table"
 )
 
 // ServedResource describes one collection the server serves: where it
@@ -114,9 +115,9 @@ type resourceInfo struct {
 	// counts changes to their spec (see tracksGeneration).
 	generation bool
 	// printerColumns, when set, are the resource's own Table columns.
-	printerColumns *tableColumns
+	printerColumns *table.Columns
 	// unstructured is true for custom resources, stored as
-	// unstructured.Unstructured (unstructured.go, crd.go).
+	// unstructured.Unstructured (unstructured.go, customresources.go).
 	unstructured bool
 }
 
@@ -133,8 +134,8 @@ func (ri *resourceInfo) fieldsOf(obj runtime.Object) fields.Set {
 
 // registry is the set of served resources, indexed the two ways requests
 // arrive: by URL (GVR) and by Go object (GVK). Custom resources come and go
-// with their CustomResourceDefinitions (crd.go); everything else is fixed
-// at newRegistry. It is safe for concurrent use.
+// with their CustomResourceDefinitions (customresources.go); everything
+// else is fixed at newRegistry. It is safe for concurrent use.
 type registry struct {
 	scheme *runtime.Scheme
 

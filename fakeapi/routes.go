@@ -8,6 +8,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/seed31a95821/informer/fakeapi/admission"
+	"github.com/seed31a95821/informer/fakeapi/apply"
 )
 
 // The URL layout is the real server's:
@@ -39,9 +42,10 @@ type requestInfo struct {
 	namespace   string
 	name        string
 	subresource string
-	// fieldManager is who writes, for managedFields (see fieldManager).
+	// fieldManager is who writes, for managedFields (apply.ManagerName).
 	fieldManager string
-	// fieldValidation is what to do with unknown fields (fieldvalidation.go).
+	// fieldValidation is what to do with unknown fields (admission.Strict,
+	// Warn or Ignore).
 	fieldValidation string
 	// warnings are the response's headers, for Warning headers.
 	warnings http.Header
@@ -79,6 +83,23 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// serveOpenAPI answers /openapi/v2, /openapi/v3 and /openapi/v3/{gv} with
+// the real server's documents (fakeapi/openapi), which kubectl explain,
+// kubectl's validation and server-side apply read.
+func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		s.writeError(w, r, notFoundPath())
+		return
+	}
+	if err := s.openapi.Load(s.reg.groupVersions()); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if !s.openapi.Serve(w, r) {
+		notFoundText(w)
+	}
+}
+
 // recoverPanic turns a handler bug into a 500 Status instead of a dropped
 // connection, so hostile input can never take the server down. Deliberate
 // aborts (http.ErrAbortHandler, used to cut a watch frame) pass through.
@@ -99,7 +120,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 	dropped := s.dropGeneration()
 	req, err := s.route(r)
 	if err == nil {
-		req.fieldValidation, err = fieldValidation(r, req.verb)
+		req.fieldValidation, err = admission.FieldValidation(r.URL.Query().Get("fieldValidation"), req.verb)
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -166,7 +187,7 @@ func (s *Server) route(r *http.Request) (requestInfo, error) {
 	}
 	verb, err := verbOf(r, req)
 	req.verb = verb
-	req.fieldManager = fieldManager(r)
+	req.fieldManager = apply.ManagerName(r)
 	return req, err
 }
 

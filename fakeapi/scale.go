@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/seed31a95821/informer/apiresource"
+	"github.com/seed31a95821/informer/fakeapi/admission"
+	"github.com/seed31a95821/informer/fakeapi/patch"
 )
 
 // The scale subresource: {name}/scale reads and writes a workload's
@@ -147,7 +149,7 @@ func (s *Server) scaleChange(r *http.Request, req requestInfo) (func(*autoscalin
 		return nil, err
 	}
 	mt := mediaTypeOf(r)
-	apply, err := s.decodePatch(scaleReq, mt, body)
+	apply, err := patch.Decode(mt, body, true, s.opts.MaxBodyBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +171,7 @@ func (s *Server) setReplicas(st *store, req requestInfo, stored runtime.Object, 
 		return nil, conflict(req.res.groupResource(), req.name)
 	}
 	if want.Spec.Replicas < 0 {
-		return nil, apierrors.NewInvalid(scaleKind.GroupKind(), req.name, invalidReplicas(want.Spec.Replicas))
+		return nil, apierrors.NewInvalid(scaleKind.GroupKind(), req.name, admission.InvalidReplicas(want.Spec.Replicas))
 	}
 	obj := stored.DeepCopyObject()
 	f, err := replicasOf(obj)
@@ -219,7 +221,7 @@ func scaleOwners(ri *resourceInfo, workload runtime.Object, scale *autoscalingv1
 // trackScale records a /scale write in the managedFields of obj, the new
 // state of the stored workload, from current and want, the Scale before
 // and after. Where the Scale's field manager cannot be built (a scheme
-// without autoscaling/v1), the approximation of managedfields.go records
+// without autoscaling/v1), the approximation of fakeapi/apply records
 // the write instead.
 func (s *Server) trackScale(st *store, req requestInfo, obj, stored runtime.Object, current, want *autoscalingv1.Scale,
 	owners *managedfields.ScaleHandler) error {

@@ -18,6 +18,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 
 	"github.com/seed31a95821/informer/apiresource"
+	"github.com/seed31a95821/informer/fakeapi/admission"
+	"github.com/seed31a95821/informer/fakeapi/apply"
+	"github.com/seed31a95821/informer/fakeapi/crd"
+	"github.com/seed31a95821/informer/fakeapi/openapi"
 )
 
 // Defaults for the zero Options.
@@ -117,7 +121,7 @@ type Server struct {
 	opts   Options
 	reg    *registry
 	codecs serializer.CodecFactory
-	strict strictDecoders
+	strict admission.StrictDecoders
 	faults *Faults
 	sent   sentRecord
 	// frames holds the watch frames shared by watches (watchframes.go).
@@ -132,10 +136,11 @@ type Server struct {
 	dropped chan struct{}
 	// seeded counts pods made by SeedPods, to name the next ones.
 	seeded int
-	// crds maps the name of each served CRD to its resource (crd.go), and
+	// crds maps the name of each served CRD to its resource
+	// (customresources.go), and
 	// crdViews to the definition it was served from.
 	crds     map[string]*resourceInfo
-	crdViews map[string]crdView
+	crdViews map[string]crd.Definition
 
 	listener   net.Listener
 	httpServer *http.Server
@@ -146,10 +151,11 @@ type Server struct {
 	serveDone chan struct{}
 	conns     connTracker
 	open      openWatches // the watches being served (openwatches.go)
-	// openapi holds the OpenAPI documents, loaded on first use (openapi.go).
-	openapi openapiDocs
-	// apply holds server-side apply's field managers (apply.go).
-	apply applyTypes
+	// openapi holds the OpenAPI documents, loaded on first use.
+	openapi openapi.Documents
+	// apply holds the field managers of managedFields and server-side
+	// apply (fieldmanager.go).
+	apply *apply.Managers
 }
 
 // NewServer starts a server listening on opts.Addr and serving at once.
@@ -179,12 +185,13 @@ func NewServer(opts Options) (*Server, error) {
 		opts:      opts,
 		reg:       reg,
 		codecs:    serializer.NewCodecFactory(opts.Scheme),
-		strict:    newStrictDecoders(opts.Scheme),
+		strict:    admission.NewStrictDecoders(opts.Scheme),
+		apply:     apply.NewManagers(opts.Scheme, isDefaultKind),
 		faults:    newFaults(),
 		sent:      sentRecord{limit: opts.HistoryLimit},
 		store:     newStore(opts.CompactionWindow, opts.HistoryLimit, opts.Now),
 		crds:      map[string]*resourceInfo{},
-		crdViews:  map[string]crdView{},
+		crdViews:  map[string]crd.Definition{},
 		changed:   make(chan struct{}),
 		dropped:   make(chan struct{}),
 		listener:  ln,
@@ -263,7 +270,7 @@ func (s *Server) Create(obj runtime.Object) (runtime.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ri.Kind == crdKind {
+	if ri.Kind == crd.Kind {
 		if err := s.admitCRD(obj); err != nil {
 			return nil, err
 		}
@@ -319,7 +326,7 @@ func (s *Server) writeLocked(apply func(*store) (runtime.Object, error)) (runtim
 	before := s.store.rv
 	obj, err := apply(s.store)
 	if s.store.rv != before {
-		if u, ok := obj.(*unstructured.Unstructured); ok && err == nil && u.GroupVersionKind() == crdKind {
+		if u, ok := obj.(*unstructured.Unstructured); ok && err == nil && u.GroupVersionKind() == crd.Kind {
 			s.syncCRDLocked(u.GetName())
 		}
 		s.store.collect(s.reg)

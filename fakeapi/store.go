@@ -43,8 +43,8 @@ type store struct {
 	writes writeRecord
 	// serviceIPs counts the cluster IPs handed out (admission.go).
 	serviceIPs uint64
-	// tracker records an HTTP write in managedFields (managedfields.go);
-	// nil means recordManagedFields.
+	// tracker records an HTTP write in managedFields (fieldmanager.go);
+	// nil records nothing (a store used alone, in its tests).
 	tracker func(req requestInfo, obj, live runtime.Object, now time.Time) error
 	// gc follows ownerReferences for the garbage collector (gc.go).
 	gc collector
@@ -54,7 +54,7 @@ type store struct {
 // in obj's managedFields.
 func (s *store) track(req requestInfo, obj, live runtime.Object) error {
 	if s.tracker == nil {
-		return recordManagedFields(obj, live, req, s.now())
+		return nil
 	}
 	return s.tracker(req, obj, live, s.now())
 }

@@ -8,8 +8,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/managedfields"
 )
 
 // Custom resources have no Go type: their objects are stored as
@@ -102,46 +100,4 @@ func decodeUnstructuredPatched(ri *resourceInfo, patched []byte) (runtime.Object
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the patch may not change the kind to %s", gvk))
 	}
 	return u, nil
-}
-
-// unstructuredConverter is the object converter server-side apply needs
-// for custom resources: they are served in one version and stay
-// unstructured, so converting is the identity.
-type unstructuredConverter struct{}
-
-func (unstructuredConverter) Convert(in, out, _ any) error {
-	u, ok := in.(*unstructured.Unstructured)
-	o, ok2 := out.(*unstructured.Unstructured)
-	if !ok || !ok2 {
-		return fmt.Errorf("fakeapi: cannot convert %T to %T", in, out)
-	}
-	o.Object = runtime.DeepCopyJSON(u.Object)
-	return nil
-}
-
-func (unstructuredConverter) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner) (runtime.Object, error) {
-	if gvk, ok := gv.KindForGroupVersionKinds([]schema.GroupVersionKind{in.GetObjectKind().GroupVersionKind()}); !ok ||
-		gvk != in.GetObjectKind().GroupVersionKind() {
-		return nil, fmt.Errorf("fakeapi: custom resources are served in one version, not %v", gv)
-	}
-	return in, nil
-}
-
-func (unstructuredConverter) ConvertFieldLabel(_ schema.GroupVersionKind, label, value string) (string, string, error) {
-	return label, value, nil
-}
-
-// unstructuredCreater makes the empty objects apply starts from.
-type unstructuredCreater struct{}
-
-func (unstructuredCreater) New(kind schema.GroupVersionKind) (runtime.Object, error) {
-	u := &unstructured.Unstructured{Object: map[string]any{}}
-	u.SetGroupVersionKind(kind)
-	return u, nil
-}
-
-// newCRFieldManager is fieldManagerFor's custom-resource case.
-func newCRFieldManager(ri *resourceInfo, converter managedfields.TypeConverter, subresource string) (*managedfields.FieldManager, error) {
-	return managedfields.NewDefaultCRDFieldManager(converter, unstructuredConverter{}, applyDefaulter{}, unstructuredCreater{},
-		ri.Kind, ri.Kind.GroupVersion(), subresource, nil)
 }

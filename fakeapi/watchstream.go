@@ -95,7 +95,7 @@ func (ws *watchStream) send(typ watch.EventType, obj runtime.Object, initial boo
 	}
 	if ws.enc.table != nil {
 		// Only a watch's first Table carries the column definitions.
-		ws.enc.table.noHeaders = true
+		ws.enc.table.OmitHeaders()
 	}
 	m, _ := meta.Accessor(obj)
 	ws.record(typ, m, "", initial)

@@ -1,4 +1,4 @@
-package fakeapi
+package admission
 
 import (
 	"strings"
@@ -16,9 +16,9 @@ import (
 // them (status.phase=Pending), and kubectl apply's three-way merge expects
 // them to be there. Each value is the one kube-apiserver v1.37 stores.
 
-// applyDefaults fills in what the real decoder defaults, for the kinds
-// that have defaults worth reproducing.
-func applyDefaults(obj runtime.Object) {
+// Default fills in what the real decoder defaults, for the kinds that
+// have defaults worth reproducing. It changes obj in place.
+func Default(obj runtime.Object) {
 	switch o := obj.(type) {
 	case *corev1.Pod:
 		defaultPodSpec(&o.Spec)
@@ -230,9 +230,9 @@ func defaultService(svc *corev1.Service) {
 	}
 }
 
-// prepareForCreate applies the create rules of the real strategies and
-// default admission plugins.
-func prepareForCreate(obj runtime.Object) {
+// PrepareForCreate applies the create rules of the real strategies and
+// default admission plugins to a defaulted object sent by a client.
+func PrepareForCreate(obj runtime.Object) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
 		return
@@ -291,4 +291,15 @@ func podQOS(spec *corev1.PodSpec) corev1.PodQOSClass {
 		return corev1.PodQOSGuaranteed
 	}
 	return corev1.PodQOSBurstable
+}
+
+// DefaultIPFamilies gives a Service with a cluster IP the IP family of its
+// (IPv4) address and the single-stack policy, when the client set neither.
+func DefaultIPFamilies(svc *corev1.Service) {
+	if len(svc.Spec.IPFamilies) == 0 {
+		svc.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
+	}
+	if svc.Spec.IPFamilyPolicy == nil {
+		svc.Spec.IPFamilyPolicy = ptrTo(corev1.IPFamilyPolicySingleStack)
+	}
 }

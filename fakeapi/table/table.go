@@ -1,53 +1,57 @@
-package fakeapi
+package table
 
 import (
 	"fmt"
-	"net/http"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
 )
 
-// Table output: kubectl get asks for
-//
-//	application/json;as=Table;v=v1;g=meta.k8s.io
-//
-// and prints what the server sends: column definitions and, per object, one
-// row of cells already formatted (READY 1/1, STATUS Running, AGE 5m), plus
-// the object's metadata. The server, not kubectl, knows the columns of each
-// kind. fakeapi has the real server's columns for the built-in kinds it
-// serves (table_columns.go) and the default two-column table (Name, Created
-// At) for any other kind, as the real server has for kinds without a
-// printer.
-
+// Media-type parameters of a Table request: kubectl get asks for
+// "application/json;as=Table;v=v1;g=meta.k8s.io".
 const (
-	asTable    = "Table"
-	tableGroup = "meta.k8s.io"
+	As    = "Table"
+	Group = "meta.k8s.io"
 )
 
-// tableColumns are one kind's columns and how to fill a row.
-type tableColumns struct {
-	defs  []metav1.TableColumnDefinition
-	cells func(obj runtime.Object, now time.Time) []any
+// Columns are one kind's columns and how to fill a row.
+type Columns struct {
+	// Defs are the column definitions, sent once per response.
+	Defs []metav1.TableColumnDefinition
+	// Cells fills one row; now is the clock the AGE cells count from.
+	Cells func(obj runtime.Object, now time.Time) []any
 }
 
-// tabler converts what a request reads into Tables. One is made per
+// For picks a built-in kind's columns: the real server's printer for the
+// kinds fakeapi serves (columns.go), or the default two columns.
+func For(gk schema.GroupKind) Columns {
+	if c, ok := builtinColumns[gk]; ok {
+		return c
+	}
+	return defaultColumns
+}
+
+// Converter converts what a request reads into Tables. One is made per
 // request; a watch sends the column definitions with its first event only
-// (kubectl get -w prints the header once).
-type tabler struct {
-	columns   tableColumns
+// (kubectl get -w prints the header once: OmitHeaders). It is not safe for
+// concurrent use.
+type Converter struct {
+	columns   Columns
 	include   metav1.IncludeObjectPolicy
 	now       func() time.Time
 	noHeaders bool
 }
 
-// newTabler reads the request's includeObject option (Metadata by default).
-func (s *Server) newTabler(r *http.Request, ri *resourceInfo) (*tabler, error) {
-	include := metav1.IncludeObjectPolicy(r.URL.Query().Get("includeObject"))
+// NewConverter makes the Converter of one request from the kind's columns
+// and the request's includeObject option (Metadata when empty); an unknown
+// option is a 400 BadRequest. A nil now means time.Now.
+func NewConverter(columns Columns, includeObject string, now func() time.Time) (*Converter, error) {
+	include := metav1.IncludeObjectPolicy(includeObject)
 	switch include {
 	case "":
 		include = metav1.IncludeMetadata
@@ -55,30 +59,25 @@ func (s *Server) newTabler(r *http.Request, ri *resourceInfo) (*tabler, error) {
 	default:
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("includeObject: unsupported value %q", include))
 	}
-	return &tabler{columns: s.columnsFor(ri), include: include, now: s.opts.Now}, nil
+	if now == nil {
+		now = time.Now
+	}
+	return &Converter{columns: columns, include: include, now: now}, nil
 }
 
-// columnsFor picks the kind's columns: its own (custom resources with
-// additionalPrinterColumns), the built-in printer, or the default.
-func (s *Server) columnsFor(ri *resourceInfo) tableColumns {
-	if ri.printerColumns != nil {
-		return *ri.printerColumns
-	}
-	if c, ok := builtinColumns[ri.Kind.GroupKind()]; ok {
-		return c
-	}
-	return defaultColumns
-}
+// OmitHeaders leaves the column definitions out of the Tables that
+// follow: a watch sends them with its first event only.
+func (tb *Converter) OmitHeaders() { tb.noHeaders = true }
 
-// convert turns an object or a list into a Table. A Status (an ERROR
+// Convert turns an object or a list into a Table. A Status (an ERROR
 // event's) passes through.
-func (tb *tabler) convert(obj runtime.Object) (runtime.Object, error) {
+func (tb *Converter) Convert(obj runtime.Object) (runtime.Object, error) {
 	if _, isStatus := obj.(*metav1.Status); isStatus {
 		return obj, nil
 	}
-	table := &metav1.Table{TypeMeta: metav1.TypeMeta{APIVersion: tableGroup + "/v1", Kind: asTable}}
+	table := &metav1.Table{TypeMeta: metav1.TypeMeta{APIVersion: Group + "/v1", Kind: As}}
 	if !tb.noHeaders {
-		table.ColumnDefinitions = tb.columns.defs
+		table.ColumnDefinitions = tb.columns.Defs
 	}
 	now := tb.now()
 	add := func(item runtime.Object) error {
@@ -111,16 +110,18 @@ func (tb *tabler) convert(obj runtime.Object) (runtime.Object, error) {
 	return table, add(obj)
 }
 
-func (tb *tabler) row(obj runtime.Object, now time.Time) (metav1.TableRow, error) {
-	row := metav1.TableRow{Cells: tb.columns.cells(obj, now)}
+func (tb *Converter) row(obj runtime.Object, now time.Time) (metav1.TableRow, error) {
+	row := metav1.TableRow{Cells: tb.columns.Cells(obj, now)}
 	switch tb.include {
 	case metav1.IncludeObject:
 		row.Object = runtime.RawExtension{Object: obj}
 	case metav1.IncludeMetadata:
-		p, err := shape(obj, asPartial)
+		m, err := meta.Accessor(obj)
 		if err != nil {
 			return row, err
 		}
+		p := meta.AsPartialObjectMetadata(m)
+		p.APIVersion, p.Kind = Group+"/v1", "PartialObjectMetadata"
 		row.Object = runtime.RawExtension{Object: p}
 	}
 	return row, nil
@@ -151,12 +152,12 @@ var (
 )
 
 // defaultColumns are the real server's table for kinds without a printer.
-var defaultColumns = tableColumns{
-	defs: []metav1.TableColumnDefinition{
+var defaultColumns = Columns{
+	Defs: []metav1.TableColumnDefinition{
 		column("Name", "string", nameDescription, 0),
 		{Name: "Created At", Type: "date", Description: ageDescription},
 	},
-	cells: func(obj runtime.Object, _ time.Time) []any {
+	Cells: func(obj runtime.Object, _ time.Time) []any {
 		m, err := meta.Accessor(obj)
 		if err != nil {
 			return []any{"", ""}

@@ -1,17 +1,18 @@
-package fakeapi
+package table
 
 import (
 	"encoding/json"
-
 	"strconv"
 	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// printerColumn is one of a CRD version's additionalPrinterColumns.
-type printerColumn struct {
+// PrinterColumn is one of a CRD version's additionalPrinterColumns.
+type PrinterColumn struct {
 	Name        string `json:"name"`
 	Type        string `json:"type"`
 	Format      string `json:"format"`
@@ -24,7 +25,7 @@ type printerColumn struct {
 // the real server types it: integer and number columns hold numbers, date
 // columns an age ("5m"), string columns the value printed; a missing or
 // mistyped value is an empty (nil) cell.
-func (c printerColumn) cell(obj map[string]any, now time.Time) any {
+func (c PrinterColumn) cell(obj map[string]any, now time.Time) any {
 	value, ok := simpleJSONPath(obj, c.JSONPath)
 	if !ok || value == nil {
 		return nil
@@ -103,4 +104,29 @@ func simpleJSONPath(obj map[string]any, path string) (any, bool) {
 		}
 	}
 	return current, true
+}
+
+// PrinterColumns turns a CRD version's additionalPrinterColumns into
+// Table columns: Name, then the CRD's columns, or Age when it has none, as
+// on the real server. The cells read *unstructured.Unstructured objects.
+func PrinterColumns(cols []PrinterColumn) Columns {
+	if len(cols) == 0 {
+		cols = []PrinterColumn{{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp", Description: ageDescription}}
+	}
+	defs := []metav1.TableColumnDefinition{column("Name", "string", nameDescription, 0)}
+	for _, c := range cols {
+		defs = append(defs, metav1.TableColumnDefinition{Name: c.Name, Type: c.Type, Format: c.Format,
+			Description: c.Description, Priority: c.Priority})
+	}
+	return Columns{Defs: defs, Cells: func(obj runtime.Object, now time.Time) []any {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return nil
+		}
+		cells := []any{u.GetName()}
+		for _, c := range cols {
+			cells = append(cells, c.cell(u.Object, now))
+		}
+		return cells
+	}}
 }

@@ -1,14 +1,15 @@
-package fakeapi
+package admission
 
 import (
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"slices"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -21,8 +22,9 @@ import (
 // or branch on the causes see the same ones. The rest of the real
 // validation (ports, volumes, probes, resources) is not reproduced.
 
-// validateObject checks obj's spec for the kinds that have rules here.
-func validateObject(ri *resourceInfo, obj runtime.Object) error {
+// Validate checks obj's spec for the kinds that have rules here: a 422
+// Invalid naming gk, or nil.
+func Validate(gk schema.GroupKind, obj runtime.Object) error {
 	var errs field.ErrorList
 	switch o := obj.(type) {
 	case *corev1.Pod:
@@ -43,7 +45,7 @@ func validateObject(ri *resourceInfo, obj runtime.Object) error {
 	if m, err := meta.Accessor(obj); err == nil {
 		name = m.GetName()
 	}
-	return apierrors.NewInvalid(ri.Kind.GroupKind(), name, errs)
+	return apierrors.NewInvalid(gk, name, errs)
 }
 
 func validatePodSpec(spec *corev1.PodSpec, path *field.Path) field.ErrorList {
@@ -82,7 +84,9 @@ func validateContainer(c corev1.Container, path *field.Path, names sets.Set[stri
 	return errs
 }
 
-func invalidReplicas(n int32) field.ErrorList {
+// InvalidReplicas is the cause of a negative replica count, as the real
+// server words it.
+func InvalidReplicas(n int32) field.ErrorList {
 	return field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), n, "must be greater than or equal to 0")}
 }
 
@@ -95,7 +99,7 @@ var podUpdatableFields = "`spec.containers[*].image`,`spec.initContainers[*].ima
 // validatePodUpdate is the real rule for updates of a pod (not of its
 // status): the spec is immutable but for images, the active deadline and
 // added tolerations. Other kinds have no update rule here.
-func validatePodUpdate(ri *resourceInfo, obj, stored runtime.Object, subresource string) error {
+func validatePodUpdate(gk schema.GroupKind, obj, stored runtime.Object, subresource string) error {
 	pod, ok := obj.(*corev1.Pod)
 	storedPod, wasPod := stored.(*corev1.Pod)
 	if !ok || !wasPod || subresource != "" {
@@ -104,7 +108,7 @@ func validatePodUpdate(ri *resourceInfo, obj, stored runtime.Object, subresource
 	// Compared with the stored pod as the decoder would default it: one
 	// made through the Go API was stored as given.
 	old := storedPod.DeepCopy()
-	applyDefaults(old)
+	Default(old)
 	munged := pod.Spec.DeepCopy()
 	var errs field.ErrorList
 	if len(munged.Containers) == len(old.Spec.Containers) {
@@ -135,5 +139,5 @@ func validatePodUpdate(ri *resourceInfo, obj, stored runtime.Object, subresource
 	if len(errs) == 0 {
 		return nil
 	}
-	return apierrors.NewInvalid(ri.Kind.GroupKind(), pod.Name, errs)
+	return apierrors.NewInvalid(gk, pod.Name, errs)
 }

@@ -1,15 +1,15 @@
-package fakeapi
+package patch
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
@@ -26,16 +26,13 @@ import (
 //     and set image send it for built-in types.
 //   - JSON patch (RFC 6902): a list of add/remove/replace/move/copy/test
 //     operations on JSON pointers.
-//   - Apply patch: server-side apply (apply.go).
-//
-// Every patch is applied inside the store's critical section, so it always
-// applies to the latest state; a resourceVersion inside the patch acts as a
-// precondition, exactly as in an update.
+//   - Apply patch: server-side apply (fakeapi/apply).
 const (
-	mediaMerge          = "application/merge-patch+json"
-	mediaStrategicMerge = "application/strategic-merge-patch+json"
-	mediaJSONPatch      = "application/json-patch+json"
-	mediaApply          = "application/apply-patch+yaml"
+	MediaMerge          = "application/merge-patch+json"
+	MediaStrategicMerge = "application/strategic-merge-patch+json"
+	MediaJSONPatch      = "application/json-patch+json"
+	// MediaApply is server-side apply's, which fakeapi/apply decodes.
+	MediaApply = "application/apply-patch+yaml"
 )
 
 // Bounds on hostile patches, beyond the body limit every request has.
@@ -46,76 +43,45 @@ const (
 	// can double the document, and each costs a pass over it. Real clients
 	// (kubectl, client-go) never send one.
 	maxJSONPatchCopies = 64
-	// maxJSONDepth bounds how deeply a patch may nest objects and arrays,
+	// MaxDepth bounds how deeply a patch may nest objects and arrays,
 	// so that no recursive merge can exhaust the stack; real objects nest
 	// a few dozen levels at most.
-	maxJSONDepth = 100
+	MaxDepth = 100
 )
 
-// patchFunc applies a decoded patch to the JSON of the stored object, given
-// an empty object of the resource's Go type (the schema of a strategic merge).
-type patchFunc func(original []byte, schema runtime.Object) ([]byte, error)
+// Func applies a decoded patch to the JSON of the stored object, given an
+// empty object of the resource's Go type (the schema of a strategic merge),
+// and returns the patched JSON. Its errors are *apierrors.StatusError: 422
+// for a patch that does not apply, 413 for a result over the limit.
+type Func func(original []byte, schema runtime.Object) ([]byte, error)
 
-// servePatch answers PATCH with any of the patch types above.
-func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, req requestInfo) {
-	enc, err := s.negotiateResource(r, req)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	mt := mediaTypeOf(r)
-	if mt == mediaApply {
-		s.serveApply(w, r, req, enc)
-		return
-	}
-	patch, err := readBody(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	apply, err := s.decodePatch(req, mt, patch)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	patched, err := s.write(func(st *store) (runtime.Object, error) {
-		stored, err := st.get(req.res, req.namespace, req.name)
-		if err != nil {
-			return nil, err
-		}
-		obj, err := s.applyPatch(req, stored, apply)
-		if err != nil {
-			return nil, err
-		}
-		return st.updateSubresource(req, obj)
-	})
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.writeObject(w, r, enc, http.StatusOK, patched)
-}
-
-// decodePatch checks the patch outside the lock and returns how to apply it.
-func (s *Server) decodePatch(req requestInfo, mediaType string, patch []byte) (patchFunc, error) {
-	if err := checkJSONDepth(patch, maxJSONDepth); err != nil {
+// Decode checks a patch of the given media type (which the caller reads
+// from the request's Content-Type) and returns how to apply it. It runs
+// outside the server's lock: only the returned Func runs inside. typed says
+// whether the resource has a Go type, which a strategic merge patch needs
+// for its schema (a custom resource has none: 415, as on the real server);
+// limit bounds the patched document, in bytes. Errors are the real
+// server's *apierrors.StatusError: 400 for a malformed patch, 413 for one
+// too large, 415 for an unknown or unsupported media type.
+func Decode(mediaType string, patch []byte, typed bool, limit int64) (Func, error) {
+	if err := CheckDepth(patch); err != nil {
 		return nil, err
 	}
 	switch mediaType {
-	case mediaMerge:
+	case MediaMerge:
 		return decodeMergePatch(patch)
-	case mediaStrategicMerge:
-		if req.res.unstructured {
-			return nil, unsupportedPatch(mediaType, "")
+	case MediaStrategicMerge:
+		if !typed {
+			return nil, Unsupported("")
 		}
 		return decodeStrategicMergePatch(patch)
-	case mediaJSONPatch:
-		return decodeJSONPatch(patch, s.opts.MaxBodyBytes)
+	case MediaJSONPatch:
+		return decodeJSONPatch(patch, limit)
 	}
-	return nil, unsupportedPatch(mediaType, "")
+	return nil, Unsupported("")
 }
 
-func decodeMergePatch(patch []byte) (patchFunc, error) {
+func decodeMergePatch(patch []byte) (Func, error) {
 	var patchDoc any
 	if err := decodeJSONNumbers(patch, &patchDoc); err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
@@ -132,7 +98,7 @@ func decodeMergePatch(patch []byte) (patchFunc, error) {
 	}, nil
 }
 
-func decodeStrategicMergePatch(patch []byte) (patchFunc, error) {
+func decodeStrategicMergePatch(patch []byte) (Func, error) {
 	var patchDoc map[string]any
 	if err := json.Unmarshal(patch, &patchDoc); err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
@@ -162,7 +128,7 @@ func strategicMergeError(err error) error {
 // decodeJSONPatch decodes an RFC 6902 patch. It is applied in segments that
 // end at each copy, and the document may not outgrow limit bytes, so that a
 // few copies cannot blow a small object up exponentially.
-func decodeJSONPatch(patch []byte, limit int64) (patchFunc, error) {
+func decodeJSONPatch(patch []byte, limit int64) (Func, error) {
 	ops, err := jsonpatch.DecodePatch(patch)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
@@ -201,51 +167,6 @@ func decodeJSONPatch(patch []byte, limit int64) (patchFunc, error) {
 	}, nil
 }
 
-// applyPatch returns a new object: stored with the patch applied, decoded
-// as the resource's type and checked against the URL.
-func (s *Server) applyPatch(req requestInfo, stored runtime.Object, apply patchFunc) (runtime.Object, error) {
-	original, err := json.Marshal(stored)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	schemaObj, err := s.newObject(req.res)
-	if err != nil {
-		return nil, err
-	}
-	patched, err := apply(original, schemaObj)
-	if err != nil {
-		return nil, err
-	}
-	return s.decodePatched(req, patched)
-}
-
-// decodePatched decodes a patched JSON document as the resource's kind.
-func (s *Server) decodePatched(req requestInfo, patched []byte) (runtime.Object, error) {
-	if req.res.unstructured {
-		obj, err := decodeUnstructuredPatched(req.res, patched)
-		if err != nil {
-			return nil, err
-		}
-		return obj, checkIdentity(obj, req)
-	}
-	into, err := s.newObject(req.res)
-	if err != nil {
-		return nil, err
-	}
-	info, _ := runtime.SerializerInfoForMediaType(s.codecs.SupportedMediaTypes(), mediaJSON)
-	obj, gvk, err := info.Serializer.Decode(patched, &req.res.Kind, into)
-	if err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the patched object is not a valid %s: %v", req.res.Kind.Kind, err))
-	}
-	if *gvk != req.res.Kind {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the patch may not change the kind to %s", gvk))
-	}
-	if err := checkFields(req, s.unknownFields(req, patched, mediaJSON), patched); err != nil {
-		return nil, err
-	}
-	return obj, checkIdentity(obj, req)
-}
-
 // mergePatch applies an RFC 7386 merge patch: objects merge key by key,
 // null deletes a key, anything else replaces the target value.
 func mergePatch(target, patch any) any {
@@ -281,10 +202,11 @@ func decodeJSONNumbers(data []byte, v any) error {
 	return nil
 }
 
-// checkJSONDepth refuses a document that nests objects and arrays deeper
-// than max, with one pass over its bytes (brackets inside strings do not
-// count). It checks nothing else: the decoders that follow do.
-func checkJSONDepth(data []byte, max int) error {
+// CheckDepth refuses (400) a document that nests objects and arrays deeper
+// than MaxDepth, with one pass over its bytes (brackets inside strings do
+// not count). It checks nothing else: the decoders that follow do.
+func CheckDepth(data []byte) error {
+	const max = MaxDepth
 	depth, inString, escaped := 0, false, false
 	for _, c := range data {
 		switch {
@@ -312,18 +234,15 @@ func unprocessable(err error) error {
 	return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
 }
 
-// unsupportedPatch is the 415 for a patch type the resource does not take.
-func unsupportedPatch(contentType, why string) *apierrors.StatusError {
-	err := unsupportedMediaType(contentType)
-	err.ErrStatus.Message = "415: Unsupported Media Type"
+// Unsupported is the real server's 415 for a patch type the resource does
+// not take; why, when set, replaces its terse message.
+func Unsupported(why string) *apierrors.StatusError {
+	msg := "415: Unsupported Media Type"
 	if why != "" {
-		err.ErrStatus.Message = why
+		msg = why
 	}
-	return err
-}
-
-// mediaTypeOf is the request's Content-Type without parameters.
-func mediaTypeOf(r *http.Request) string {
-	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	return mt
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType,
+		Reason: metav1.StatusReasonUnsupportedMediaType, Message: msg,
+	}}
 }

@@ -1,11 +1,11 @@
-package fakeapi
+package crd
 
 import (
-	"crypto/sha512"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/seed31a95821/informer/fakeapi/openapi"
 )
 
 // The OpenAPI v3 document of a custom resource's group version, as the
@@ -17,17 +17,18 @@ import (
 // schema is published, not enforced: fakeapi stores custom resources as
 // sent.
 
-// crdOpenAPIDoc builds the document of one group version from the served
-// CRDs of that group version. ok is false when there are none.
-func crdOpenAPIDoc(gvPath string, views []crdView) (openapiDoc, bool, error) {
+// OpenAPIDoc builds the document of one group version path
+// ("apis/example.com/v1") from the served definitions of that group
+// version (others are skipped). ok is false when there are none.
+func OpenAPIDoc(gvPath string, defs []Definition) (doc openapi.Doc, ok bool, err error) {
 	schemas, err := metaSchemas()
 	if err != nil {
-		return openapiDoc{}, false, err
+		return openapi.Doc{}, false, err
 	}
 	paths := map[string]any{}
 	found := false
-	for _, v := range views {
-		ver, _ := v.storageVersion()
+	for _, v := range defs {
+		ver, _ := v.StorageVersion()
 		if "apis/"+v.Spec.Group+"/"+ver.Name != gvPath {
 			continue
 		}
@@ -48,17 +49,16 @@ func crdOpenAPIDoc(gvPath string, views []crdView) (openapiDoc, bool, error) {
 		}}
 	}
 	if !found {
-		return openapiDoc{}, false, nil
+		return openapi.Doc{}, false, nil
 	}
 	data, err := json.Marshal(map[string]any{
 		"openapi": "3.0.0", "info": map[string]any{"title": "Kubernetes CRD Swagger", "version": "v0.1.0"},
 		"paths": paths, "components": map[string]any{"schemas": schemas},
 	})
 	if err != nil {
-		return openapiDoc{}, false, err
+		return openapi.Doc{}, false, err
 	}
-	sum := sha512.Sum512(data)
-	return openapiDoc{data: data, etag: fmt.Sprintf("%X", sum[:])}, true, nil
+	return openapi.NewDoc(data), true, nil
 }
 
 // schemaName is the real server's name of a custom kind's schema: the
@@ -94,7 +94,7 @@ func objectSchema(schema map[string]any, gvk map[string]any) map[string]any {
 // metaSchemas are the meta.k8s.io schemas a custom resource's document
 // refers to, taken from the recorded apiextensions.k8s.io document.
 func metaSchemas() (map[string]any, error) {
-	doc, err := loadOpenAPIDoc("openapi/v3/apis_apiextensions.k8s.io_v1.json.gz")
+	doc, err := openapi.RecordedV3("apis/apiextensions.k8s.io/v1")
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func metaSchemas() (map[string]any, error) {
 			Schemas map[string]any `json:"schemas"`
 		} `json:"components"`
 	}
-	if err := json.Unmarshal(doc.data, &parsed); err != nil {
+	if err := json.Unmarshal(doc.Data, &parsed); err != nil {
 		return nil, err
 	}
 	out := map[string]any{}

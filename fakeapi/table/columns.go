@@ -1,4 +1,4 @@
-package fakeapi
+package table
 
 import (
 	"fmt"
@@ -25,7 +25,7 @@ import (
 
 const none = "<none>"
 
-var builtinColumns = map[schema.GroupKind]tableColumns{
+var builtinColumns = map[schema.GroupKind]Columns{
 	{Kind: "Pod"}:                                 podColumns,
 	{Kind: "Namespace"}:                           namespaceColumns,
 	{Kind: "Node"}:                                nodeColumns,
@@ -48,8 +48,8 @@ func str(s string) string {
 	return s
 }
 
-var podColumns = tableColumns{
-	defs: []metav1.TableColumnDefinition{
+var podColumns = Columns{
+	Defs: []metav1.TableColumnDefinition{
 		column("Name", "string", nameDescription, 0),
 		column("Ready", "string", "The aggregate readiness state of this pod for accepting traffic.", 0),
 		column("Status", "string", "The aggregate status of the containers in this pod.", 0),
@@ -60,7 +60,7 @@ var podColumns = tableColumns{
 		column("Nominated Node", "string", corev1.PodStatus{}.SwaggerDoc()["nominatedNodeName"], 1),
 		column("Readiness Gates", "string", corev1.PodSpec{}.SwaggerDoc()["readinessGates"], 1),
 	},
-	cells: func(obj runtime.Object, now time.Time) []any {
+	Cells: func(obj runtime.Object, now time.Time) []any {
 		pod := obj.(*corev1.Pod)
 		ready, restarts := 0, int32(0)
 		for _, cs := range pod.Status.ContainerStatuses {
@@ -124,20 +124,20 @@ func podStatus(pod *corev1.Pod) string {
 	return reason
 }
 
-var namespaceColumns = tableColumns{
-	defs: []metav1.TableColumnDefinition{
+var namespaceColumns = Columns{
+	Defs: []metav1.TableColumnDefinition{
 		column("Name", "string", nameDescription, 0),
 		column("Status", "string", "The status of the namespace", 0),
 		column("Age", "string", ageDescription, 0),
 	},
-	cells: func(obj runtime.Object, now time.Time) []any {
+	Cells: func(obj runtime.Object, now time.Time) []any {
 		ns := obj.(*corev1.Namespace)
 		return []any{ns.Name, string(ns.Status.Phase), age(ns.CreationTimestamp, now)}
 	},
 }
 
-var nodeColumns = tableColumns{
-	defs: []metav1.TableColumnDefinition{
+var nodeColumns = Columns{
+	Defs: []metav1.TableColumnDefinition{
 		column("Name", "string", nameDescription, 0),
 		column("Status", "string", "The status of the node", 0),
 		column("Roles", "string", "The roles of the node", 0),
@@ -149,7 +149,7 @@ var nodeColumns = tableColumns{
 		column("Kernel-Version", "string", corev1.NodeSystemInfo{}.SwaggerDoc()["kernelVersion"], 1),
 		column("Container-Runtime", "string", corev1.NodeSystemInfo{}.SwaggerDoc()["containerRuntimeVersion"], 1),
 	},
-	cells: func(obj runtime.Object, now time.Time) []any {
+	Cells: func(obj runtime.Object, now time.Time) []any {
 		node := obj.(*corev1.Node)
 		info := node.Status.NodeInfo
 		runtimeVersion := info.ContainerRuntimeVersion
@@ -203,8 +203,8 @@ func nodeAddress(node *corev1.Node, typ corev1.NodeAddressType) string {
 	return none
 }
 
-var serviceColumns = tableColumns{
-	defs: []metav1.TableColumnDefinition{
+var serviceColumns = Columns{
+	Defs: []metav1.TableColumnDefinition{
 		column("Name", "string", nameDescription, 0),
 		column("Type", "string", corev1.ServiceSpec{}.SwaggerDoc()["type"], 0),
 		column("Cluster-IP", "string", corev1.ServiceSpec{}.SwaggerDoc()["clusterIP"], 0),
@@ -213,7 +213,7 @@ var serviceColumns = tableColumns{
 		column("Age", "string", ageDescription, 0),
 		column("Selector", "string", corev1.ServiceSpec{}.SwaggerDoc()["selector"], 1),
 	},
-	cells: func(obj runtime.Object, now time.Time) []any {
+	Cells: func(obj runtime.Object, now time.Time) []any {
 		svc := obj.(*corev1.Service)
 		var ports []string
 		for _, p := range svc.Spec.Ports {
@@ -250,8 +250,8 @@ func serviceExternalIP(svc *corev1.Service) string {
 	return str(strings.Join(svc.Spec.ExternalIPs, ","))
 }
 
-var eventColumns = tableColumns{
-	defs: []metav1.TableColumnDefinition{
+var eventColumns = Columns{
+	Defs: []metav1.TableColumnDefinition{
 		column("Last Seen", "string", corev1.Event{}.SwaggerDoc()["lastTimestamp"], 0),
 		column("Type", "string", corev1.Event{}.SwaggerDoc()["type"], 0),
 		column("Reason", "string", corev1.Event{}.SwaggerDoc()["reason"], 0),
@@ -263,7 +263,7 @@ var eventColumns = tableColumns{
 		column("Count", "string", corev1.Event{}.SwaggerDoc()["count"], 1),
 		column("Name", "string", nameDescription, 1),
 	},
-	cells: func(obj runtime.Object, now time.Time) []any {
+	Cells: func(obj runtime.Object, now time.Time) []any {
 		ev := obj.(*corev1.Event)
 		first, last := ev.FirstTimestamp, ev.LastTimestamp
 		if last.IsZero() && !ev.EventTime.IsZero() {
@@ -292,25 +292,25 @@ var eventColumns = tableColumns{
 	},
 }
 
-var configMapColumns = tableColumns{
-	defs: []metav1.TableColumnDefinition{
+var configMapColumns = Columns{
+	Defs: []metav1.TableColumnDefinition{
 		column("Name", "string", nameDescription, 0),
 		column("Data", "string", corev1.ConfigMap{}.SwaggerDoc()["data"], 0),
 		column("Age", "string", ageDescription, 0),
 	},
-	cells: func(obj runtime.Object, now time.Time) []any {
+	Cells: func(obj runtime.Object, now time.Time) []any {
 		cm := obj.(*corev1.ConfigMap)
 		return []any{cm.Name, int64(len(cm.Data) + len(cm.BinaryData)), age(cm.CreationTimestamp, now)}
 	},
 }
 
-var leaseColumns = tableColumns{
-	defs: []metav1.TableColumnDefinition{
+var leaseColumns = Columns{
+	Defs: []metav1.TableColumnDefinition{
 		column("Name", "string", nameDescription, 0),
 		column("Holder", "string", coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"], 0),
 		column("Age", "string", ageDescription, 0),
 	},
-	cells: func(obj runtime.Object, now time.Time) []any {
+	Cells: func(obj runtime.Object, now time.Time) []any {
 		lease := obj.(*coordinationv1.Lease)
 		holder := ""
 		if lease.Spec.HolderIdentity != nil {
@@ -320,26 +320,26 @@ var leaseColumns = tableColumns{
 	},
 }
 
-var secretColumns = tableColumns{
-	defs: []metav1.TableColumnDefinition{
+var secretColumns = Columns{
+	Defs: []metav1.TableColumnDefinition{
 		column("Name", "string", nameDescription, 0),
 		column("Type", "string", corev1.Secret{}.SwaggerDoc()["type"], 0),
 		column("Data", "string", corev1.Secret{}.SwaggerDoc()["data"], 0),
 		column("Age", "string", ageDescription, 0),
 	},
-	cells: func(obj runtime.Object, now time.Time) []any {
+	Cells: func(obj runtime.Object, now time.Time) []any {
 		s := obj.(*corev1.Secret)
 		return []any{s.Name, string(s.Type), int64(len(s.Data)), age(s.CreationTimestamp, now)}
 	},
 }
 
-var endpointsColumns = tableColumns{
-	defs: []metav1.TableColumnDefinition{
+var endpointsColumns = Columns{
+	Defs: []metav1.TableColumnDefinition{
 		column("Name", "string", nameDescription, 0),
 		column("Endpoints", "string", corev1.Endpoints{}.SwaggerDoc()["subsets"], 0),
 		column("Age", "string", ageDescription, 0),
 	},
-	cells: func(obj runtime.Object, now time.Time) []any {
+	Cells: func(obj runtime.Object, now time.Time) []any {
 		ep := obj.(*corev1.Endpoints)
 		var list []string
 		for _, ss := range ep.Subsets {
@@ -378,8 +378,8 @@ func replicas(p *int32) int32 {
 	return *p
 }
 
-var deploymentColumns = tableColumns{
-	defs: []metav1.TableColumnDefinition{
+var deploymentColumns = Columns{
+	Defs: []metav1.TableColumnDefinition{
 		column("Name", "string", nameDescription, 0),
 		column("Ready", "string", "Number of the pod with ready state", 0),
 		column("Up-to-date", "string", appsv1.DeploymentStatus{}.SwaggerDoc()["updatedReplicas"], 0),
@@ -389,7 +389,7 @@ var deploymentColumns = tableColumns{
 		column("Images", "string", "Images referenced by each container in the template.", 1),
 		column("Selector", "string", appsv1.DeploymentSpec{}.SwaggerDoc()["selector"], 1),
 	},
-	cells: func(obj runtime.Object, now time.Time) []any {
+	Cells: func(obj runtime.Object, now time.Time) []any {
 		d := obj.(*appsv1.Deployment)
 		names, images := templateCells(d.Spec.Template.Spec)
 		// Up-to-date and Available are numbers in a string column, as on
@@ -400,8 +400,8 @@ var deploymentColumns = tableColumns{
 	},
 }
 
-var replicaSetColumns = tableColumns{
-	defs: []metav1.TableColumnDefinition{
+var replicaSetColumns = Columns{
+	Defs: []metav1.TableColumnDefinition{
 		column("Name", "string", nameDescription, 0),
 		column("Desired", "integer", appsv1.ReplicaSetSpec{}.SwaggerDoc()["replicas"], 0),
 		column("Current", "integer", appsv1.ReplicaSetStatus{}.SwaggerDoc()["replicas"], 0),
@@ -411,7 +411,7 @@ var replicaSetColumns = tableColumns{
 		column("Images", "string", "Images referenced by each container in the template.", 1),
 		column("Selector", "string", appsv1.ReplicaSetSpec{}.SwaggerDoc()["selector"], 1),
 	},
-	cells: func(obj runtime.Object, now time.Time) []any {
+	Cells: func(obj runtime.Object, now time.Time) []any {
 		rs := obj.(*appsv1.ReplicaSet)
 		names, images := templateCells(rs.Spec.Template.Spec)
 		return []any{rs.Name, int64(replicas(rs.Spec.Replicas)), int64(rs.Status.Replicas), int64(rs.Status.ReadyReplicas),
@@ -419,15 +419,15 @@ var replicaSetColumns = tableColumns{
 	},
 }
 
-var statefulSetColumns = tableColumns{
-	defs: []metav1.TableColumnDefinition{
+var statefulSetColumns = Columns{
+	Defs: []metav1.TableColumnDefinition{
 		column("Name", "string", nameDescription, 0),
 		column("Ready", "string", "Number of the pod with ready state", 0),
 		column("Age", "string", ageDescription, 0),
 		column("Containers", "string", "Names of each container in the template.", 1),
 		column("Images", "string", "Images referenced by each container in the template.", 1),
 	},
-	cells: func(obj runtime.Object, now time.Time) []any {
+	Cells: func(obj runtime.Object, now time.Time) []any {
 		s := obj.(*appsv1.StatefulSet)
 		names, images := templateCells(s.Spec.Template.Spec)
 		return []any{s.Name, fmt.Sprintf("%d/%d", s.Status.ReadyReplicas, replicas(s.Spec.Replicas)),
@@ -435,8 +435,8 @@ var statefulSetColumns = tableColumns{
 	},
 }
 
-var daemonSetColumns = tableColumns{
-	defs: []metav1.TableColumnDefinition{
+var daemonSetColumns = Columns{
+	Defs: []metav1.TableColumnDefinition{
 		column("Name", "string", nameDescription, 0),
 		column("Desired", "integer", appsv1.DaemonSetStatus{}.SwaggerDoc()["desiredNumberScheduled"], 0),
 		column("Current", "integer", appsv1.DaemonSetStatus{}.SwaggerDoc()["currentNumberScheduled"], 0),
@@ -449,7 +449,7 @@ var daemonSetColumns = tableColumns{
 		column("Images", "string", "Images referenced by each container in the template.", 1),
 		column("Selector", "string", appsv1.DaemonSetSpec{}.SwaggerDoc()["selector"], 1),
 	},
-	cells: func(obj runtime.Object, now time.Time) []any {
+	Cells: func(obj runtime.Object, now time.Time) []any {
 		d := obj.(*appsv1.DaemonSet)
 		names, images := templateCells(d.Spec.Template.Spec)
 		nodeSelector := labels.FormatLabels(d.Spec.Template.Spec.NodeSelector)

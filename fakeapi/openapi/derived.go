@@ -1,7 +1,6 @@
-package fakeapi
+package openapi
 
 import (
-	"crypto/sha512"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -20,13 +19,13 @@ import (
 
 // derivedV3Doc builds the v3 document of gvPath ("apis/coordination.k8s.io/v1")
 // from the v2 JSON document. ok is false when v2 defines no kind of it.
-func derivedV3Doc(v2 []byte, gvPath string) (openapiDoc, bool, error) {
+func derivedV3Doc(v2 []byte, gvPath string) (Doc, bool, error) {
 	var swagger struct {
 		Definitions map[string]any `json:"definitions"`
 		Paths       map[string]map[string]any
 	}
 	if err := json.Unmarshal(v2, &swagger); err != nil {
-		return openapiDoc{}, false, fmt.Errorf("fakeapi: the v2 OpenAPI document: %w", err)
+		return Doc{}, false, fmt.Errorf("fakeapi/openapi: the v2 OpenAPI document: %w", err)
 	}
 	gv := strings.TrimPrefix(strings.TrimPrefix(gvPath, "apis/"), "api/")
 	schemas := map[string]any{}
@@ -49,7 +48,7 @@ func derivedV3Doc(v2 []byte, gvPath string) (openapiDoc, bool, error) {
 		}
 	}
 	if len(schemas) == 0 {
-		return openapiDoc{}, false, nil
+		return Doc{}, false, nil
 	}
 	paths := map[string]any{}
 	for path, ops := range swagger.Paths {
@@ -70,10 +69,9 @@ func derivedV3Doc(v2 []byte, gvPath string) (openapiDoc, bool, error) {
 		"paths": paths, "components": map[string]any{"schemas": schemas},
 	})
 	if err != nil {
-		return openapiDoc{}, false, err
+		return Doc{}, false, err
 	}
-	sum := sha512.Sum512(data)
-	return openapiDoc{data: data, etag: fmt.Sprintf("%X", sum[:])}, true, nil
+	return NewDoc(data), true, nil
 }
 
 // definesKindOf tells whether a v2 definition is a kind of the group

@@ -1,9 +1,8 @@
-package fakeapi
+package apply
 
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"reflect"
 	"strings"
@@ -17,68 +16,21 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// managedFields: kube-apiserver records, in metadata.managedFields, which
-// client last set which fields of every object, one entry per writer (the
-// "field manager"). It does this for every create, update and patch, not
-// only for server-side apply, so every object a real server sends carries
-// this bookkeeping: often a fifth or more of its bytes. fakeapi records it
-// too, for HTTP writes, so that clients meet realistic objects (and a
-// transform that strips managedFields has something to strip), and so that
-// server-side apply finds the owners it must not overwrite.
-//
-// trackWrite records them with the real server's machinery, apimachinery's
-// managedfields package (the schemas are apply.go's), with the manager
-// named the real way and the server's clock; a write to /scale is tracked
-// on its Scale and translated to the workload, as the real server does
-// (scale.go). Where that machinery cannot be used (no field manager can be
-// built for the type, or it fails on the object), recordManagedFields
-// records entries of the real shape with approximate field sets: a field is owned by the last writer
-// that changed it, lists are owned as a whole, and, as with the real
-// machinery, a write takes the fields it changes away from every other
-// manager. Writes through the Go API (Server.Create, Update) record
-// nothing: they come from no client.
-
-// trackWrite records an HTTP write of obj over live (nil for a create) by
-// req's field manager.
-func (s *Server) trackWrite(req requestInfo, obj, live runtime.Object, now time.Time) error {
-	if req.subresource == "scale" {
-		// Only when scale.go's trackScale could not use the Scale's field
-		// manager: the Scale's fields are not the workload's.
-		return recordManagedFields(obj, live, req, now)
-	}
-	fm, err := s.fieldManagerFor(req.res, req.subresource)
-	if err != nil {
-		return recordManagedFields(obj, live, req, now)
-	}
-	if live == nil {
-		if live, err = s.newObject(req.res); err != nil {
-			return err
-		}
-	}
-	out, err := fm.Update(live, obj, req.fieldManager)
-	if err != nil {
-		// As the real server does, a write whose fields cannot be
-		// tracked is not refused for it; the approximation records it.
-		return recordManagedFields(obj, live, req, now)
-	}
-	m, err := meta.Accessor(obj)
-	om, err2 := meta.Accessor(out)
-	if err != nil || err2 != nil {
-		return apierrors.NewInternalError(errors.Join(err, err2))
-	}
-	m.SetManagedFields(om.GetManagedFields())
-	stampTimes(obj, live, now)
-	return nil
-}
+// The approximation: where the real machinery (Managers) cannot be used
+// (no field manager can be built for the type, or it fails on the object),
+// Record writes entries of the real shape with approximate field sets: a
+// field is owned by the last writer that changed it, lists are owned as a
+// whole, and, as with the real machinery, a write takes the fields it
+// changes away from every other manager.
 
 // maxFieldManagerLength is the real server's limit on a manager's name.
 const maxFieldManagerLength = 128
 
-// fieldManager names the writer of a request as the real server does: the
+// ManagerName names the writer of a request as the real server does: the
 // fieldManager query parameter, else the User-Agent up to its first '/'
 // ("kubectl" for "kubectl/v1.37.2 (linux/amd64)", "Go-http-client" for Go's
 // default), without unprintable characters, cut to 128 bytes.
-func fieldManager(r *http.Request) string {
+func ManagerName(r *http.Request) string {
 	if m := r.URL.Query().Get("fieldManager"); m != "" {
 		return m
 	}
@@ -96,23 +48,32 @@ func fieldManager(r *http.Request) string {
 	return b.String()
 }
 
-// recordManagedFields sets obj's managedFields for a write by req's field
-// manager at now. live is the stored object (nil for a create). As on the
+// Writer names a write for managedFields: its field manager, the
+// apiVersion it wrote in, and the subresource it wrote through ("" for the
+// object itself).
+type Writer struct {
+	Manager     string
+	APIVersion  string
+	Subresource string
+}
+
+// Record sets obj's managedFields, approximately, for a write by w at now.
+// live is the stored object (nil for a create). As on the
 // real server, managedFields sent by the client replace the stored ones
 // (that is how a client resets them), unless they are empty or the write is
 // to a subresource, in which case the stored ones are kept: a client that
 // does not know about managedFields cannot erase them by accident.
-func recordManagedFields(obj, live runtime.Object, req requestInfo, now time.Time) error {
+func Record(obj, live runtime.Object, w Writer, now time.Time) error {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return apierrors.NewBadRequest(err.Error())
 	}
 	entries := m.GetManagedFields()
-	if live != nil && (len(entries) == 0 || req.subresource != "") {
+	if live != nil && (len(entries) == 0 || w.Subresource != "") {
 		lm, _ := meta.Accessor(live)
 		entries = lm.GetManagedFields()
 	}
-	newDoc, err := fieldsDocument(obj, req.subresource)
+	newDoc, err := fieldsDocument(obj, w.Subresource)
 	if err != nil {
 		return err
 	}
@@ -120,7 +81,7 @@ func recordManagedFields(obj, live runtime.Object, req requestInfo, now time.Tim
 	if live == nil {
 		owned = fieldSet(newDoc, 0)
 	} else {
-		oldDoc, err := fieldsDocument(live, req.subresource)
+		oldDoc, err := fieldsDocument(live, w.Subresource)
 		if err != nil {
 			return err
 		}
@@ -133,12 +94,12 @@ func recordManagedFields(obj, live runtime.Object, req requestInfo, now time.Tim
 		return nil
 	}
 	entries, err = mergeEntry(entries, metav1.ManagedFieldsEntry{
-		Manager:     req.fieldManager,
+		Manager:     w.Manager,
 		Operation:   metav1.ManagedFieldsOperationUpdate,
-		APIVersion:  req.res.Kind.GroupVersion().String(),
+		APIVersion:  w.APIVersion,
 		Time:        &metav1.Time{Time: now.Truncate(time.Second)},
 		FieldsType:  "FieldsV1",
-		Subresource: req.subresource,
+		Subresource: w.Subresource,
 	}, owned)
 	if err != nil {
 		return err
