@@ -58,6 +58,7 @@ type Factory struct {
 	rc    *rest.Client // the connection every informer shares; nil when rcErr is set
 	rcErr error        // why the Config did not make a rest.Client
 	opts  FactoryOptions
+	fast  fastPaths // every one on; a test may switch one off before For
 
 	mu        sync.Mutex         // guards informers, ctx, cancel and shutdown
 	informers map[string]*entry  // by resource name, see informerKey
@@ -102,7 +103,7 @@ func NewFactory(cfg rest.Config, opts FactoryOptions) *Factory {
 	if cfg.Metrics == nil {
 		cfg.Metrics = opts.Informer.Metrics
 	}
-	f := &Factory{opts: opts, informers: map[string]*entry{}, stopped: make(chan struct{})}
+	f := &Factory{opts: opts, fast: allFastPaths(), informers: map[string]*entry{}, stopped: make(chan struct{})}
 	if opts.ListerWatcher == nil {
 		f.rc, f.rcErr = rest.New(cfg)
 	}
@@ -154,14 +155,17 @@ func informerFor[T runtime.Object](f *Factory, r Resource, metadataOnly bool) (*
 	if err := indexer.CheckIndexers(f.opts.Informer.Indexers); err != nil {
 		return nil, fmt.Errorf("informer: %s: %w", key, err)
 	}
-	lw, err := f.listerWatcher(r, metadataOnly)
-	if err != nil {
-		return nil, fmt.Errorf("informer: %s: %w", key, err)
-	}
 	opts := f.opts.Informer
 	opts.Name = key
 	opts.Resource = r.GVR().GroupResource()
-	inf := New[T](lw, opts)
+	// The informer, then its ListerWatcher, whose decoders are wired to
+	// the informer's cache (relist_reuse.go), then the reflector between.
+	inf := newInformer[T](opts, f.fast)
+	lw, err := f.listerWatcher(r, metadataOnly, inf.decoders())
+	if err != nil {
+		return nil, fmt.Errorf("informer: %s: %w", key, err)
+	}
+	inf.connect(lw)
 	e := &entry{inf: inf}
 	f.informers[key] = e
 	if f.ctx != nil {
@@ -178,7 +182,10 @@ func informerKey(r Resource, metadataOnly bool) string {
 	return key
 }
 
-func (f *Factory) listerWatcher(r Resource, metadataOnly bool) (reflector.ListerWatcher, error) {
+// listerWatcher builds the ListerWatcher of one informer: the caller's
+// (FactoryOptions.ListerWatcher), or reflector/wire's with the informer's
+// decoders d.
+func (f *Factory) listerWatcher(r Resource, metadataOnly bool, d decoders) (reflector.ListerWatcher, error) {
 	if f.opts.ListerWatcher != nil {
 		return f.opts.ListerWatcher(r, metadataOnly)
 	}
@@ -191,6 +198,8 @@ func (f *Factory) listerWatcher(r Resource, metadataOnly bool) (reflector.Lister
 		FieldSelector: f.opts.FieldSelector,
 		Scheme:        f.opts.Scheme,
 		MetadataOnly:  metadataOnly,
+		Relist:        d.relist,
+		Decoded:       d.decoded,
 	})
 }
 
