@@ -1,13 +1,13 @@
 package informer
 
 // The queue's key function, which hands back the cache's own key strings.
-// Delete this file and its one hook (KeyFunc: s.key in New, switched by
-// fastPaths.cacheKeys), and the informer is still correct, only slower:
-// the queue then keys objects with deltafifo.MetaNamespaceKey, which
-// allocates a new string for every event. Two more files serve only this
-// one: internal/objkey/append.go (the key built on the stack) and
-// indexer/intern.go (InternKey, the lookup in the cache, with
-// intern_test.go).
+// Delete this file and its one hook (KeyFunc: s.key in newInformer,
+// switched by fastPaths.cacheKeys), and the informer is still correct,
+// only slower: the queue then keys objects with
+// deltafifo.MetaNamespaceKey, which allocates a new string for every
+// event. Two more files serve only this one: internal/objkey/append.go
+// (the key built on the stack) and indexer/intern.go (InternKey, the
+// lookup in the cache, with intern_test.go).
 //
 // Why it pays: updates and deletes, two events in three on a busy watch,
 // are of objects the cache holds. Their key, built into a stack buffer, is
