@@ -61,7 +61,8 @@
 // changed. Cached objects therefore share parts with each other, which is
 // one more reason never to modify them. Each of these is an optimisation
 // in a file of its own (reflector/wire/intern.go, internal/share,
-// internal/reuse).
+// internal/reuse), which a Factory wires into the ListerWatcher it builds
+// for an informer (relist_reuse.go).
 //
 // docs/ in the repository has a reading order (docs/README.md), a glossary,
 // tours of one event and of a relist, each performed by a test, the rules of

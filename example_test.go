@@ -315,7 +315,7 @@ func ExampleStripManagedFields() {
 	defer srv.Close()
 
 	factory := informer.NewFactory(rest.Config{Host: srv.URL()}, informer.FactoryOptions{
-		Informer: informer.Options{Transform: informer.StripManagedFields},
+		Informer: informer.Options{Transform: informer.StripManagedFields()},
 	})
 	pods, err := informer.For[*corev1.Pod](factory)
 	if err != nil {

@@ -62,6 +62,7 @@ type Factory struct {
 	rc    *rest.Client // the connection every informer shares; nil when rcErr is set
 	rcErr error        // why the Config did not make a rest.Client
 	opts  FactoryOptions
+	fast  fastPaths // every one on; a test may switch one off before For
 
 	mu        sync.Mutex         // guards informers, ctx, cancel and shutdown
 	informers map[string]*entry  // by name: resource and scope, see scopedKey
@@ -107,7 +108,7 @@ func NewFactory(cfg rest.Config, opts FactoryOptions) *Factory {
 	if cfg.Metrics == nil {
 		cfg.Metrics = opts.Informer.Metrics
 	}
-	f := &Factory{opts: opts, informers: map[string]*entry{}, stopped: make(chan struct{})}
+	f := &Factory{opts: opts, fast: allFastPaths(), informers: map[string]*entry{}, stopped: make(chan struct{})}
 	if opts.ListerWatcher == nil {
 		f.rc, f.rcErr = rest.New(cfg)
 	}
@@ -172,7 +173,7 @@ func scopedFor[T runtime.Object](f *Factory, r Resource, metadataOnly bool, scop
 		return nil, fmt.Errorf("informer: %s is already served as %T: %w", key, existing.inf, ErrWrongType)
 	}
 	opts := f.opts.Informer
-	if scope.Transform != nil {
+	if scope.Transform.Func != nil {
 		opts.Transform = scope.Transform
 	}
 	if scope.Indexers != nil {
@@ -184,8 +185,11 @@ func scopedFor[T runtime.Object](f *Factory, r Resource, metadataOnly bool, scop
 		return nil, fmt.Errorf("informer: %s: %w", key, err)
 	}
 	opts.Resource = r.GVR().GroupResource()
-	inf, err := newScoped[T](key, sel.namespaces, opts, func(ns string) (reflector.ListerWatcher, error) {
-		return f.listerWatcher(r, metadataOnly, sel.in(ns))
+	// Each namespace's informer, then its ListerWatcher, whose decoders are
+	// wired to that informer's cache (relist_reuse.go), then the reflector
+	// between (newScoped).
+	inf, err := newScoped[T](key, sel.namespaces, opts, f.fast, func(ns string, d decoders) (reflector.ListerWatcher, error) {
+		return f.listerWatcher(r, metadataOnly, sel.in(ns), d)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("informer: %s: %w", key, err)
@@ -207,8 +211,9 @@ func informerKey(r Resource, metadataOnly bool) string {
 }
 
 // listerWatcher builds the client of one watch: r, in the namespace and
-// with the selectors of ws.
-func (f *Factory) listerWatcher(r Resource, metadataOnly bool, ws wireScope) (reflector.ListerWatcher, error) {
+// with the selectors of ws; the caller's (FactoryOptions.ListerWatcher), or
+// reflector/wire's with the informer's decoders d.
+func (f *Factory) listerWatcher(r Resource, metadataOnly bool, ws wireScope, d decoders) (reflector.ListerWatcher, error) {
 	if f.opts.ListerWatcher != nil {
 		// It is told no scope: it can serve only the factory's own.
 		if own := f.ownSelection(r); own.in(own.namespaces[0]) != ws {
@@ -225,6 +230,8 @@ func (f *Factory) listerWatcher(r Resource, metadataOnly bool, ws wireScope) (re
 		FieldSelector: ws.fieldSelector,
 		Scheme:        f.opts.Scheme,
 		MetadataOnly:  metadataOnly,
+		Relist:        d.relist,
+		Decoded:       d.decoded,
 	})
 }
 

@@ -38,11 +38,8 @@ type Options struct {
 	Indexers indexer.Indexers
 	// Transform rewrites each object once, as it enters the queue and before
 	// it is cached: a place to drop fields the program never reads (see
-	// StripManagedFields). It must return an object of the same type. An
-	// object a relist finds unchanged (the UID and resourceVersion of the
-	// cached one) is not transformed again: the cache keeps the object it
-	// has, so a Transform must depend on the object alone.
-	Transform func(runtime.Object) (runtime.Object, error)
+	// Transform, and StripManagedFields). The zero value rewrites nothing.
+	Transform Transform
 	// AtomicRelist makes a relist land in the cache as one swap: readers see
 	// either the old state or the new one, never a mixture, and handlers hear
 	// about the deletions first. The default applies a relist key by key, as
@@ -104,14 +101,17 @@ const resyncTick = processor.MinResyncPeriod
 // reader, and cached objects share the strings, maps and byte slices they
 // hold in equal copies with each other (internal/share): never modify them.
 type SharedInformer[T runtime.Object] struct {
-	opts   Options
-	idx    *indexer.Indexer
-	queue  *deltafifo.Queue
-	proc   *processor.Processor
-	refl   *reflector.Reflector
-	reuse  *reuse.Cache // the cache as a relist sees it (relist_reuse.go)
-	shared *share.Table // what cached objects share (relist_reuse.go)
-	lw     reflector.ListerWatcher
+	opts  Options
+	idx   *indexer.Indexer
+	queue *deltafifo.Queue
+	proc  *processor.Processor
+	refl  *reflector.Reflector
+	lw    reflector.ListerWatcher
+
+	// The fast paths of relist_reuse.go, set by newInformer.
+	reuse         *reuse.Cache // the cache as a relist sees it; nil when off
+	shared        *share.Table // what cached objects share
+	decodersShare bool         // the decoders share, not the queue's Transform
 
 	// mu is held while a batch of deltas is applied to the cache and
 	// distributed, and while a handler is added. That is what makes the
@@ -142,26 +142,71 @@ type SharedInformer[T runtime.Object] struct {
 
 // New builds a SharedInformer that lists and watches through lw. Nothing
 // happens until Run.
+//
+// An informer a Factory makes has two fast paths more: the Factory builds
+// its ListerWatcher, and wires the decoders to the cache (a relist keeps
+// the objects the cache holds unchanged; equal maps are shared as they are
+// decoded). New cannot do that for a ListerWatcher built elsewhere.
 func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInformer[T] {
-	s := &SharedInformer[T]{opts: opts, lw: lw, synced: make(chan struct{}), done: make(chan struct{})}
+	s := newInformer[T](opts, allFastPaths())
+	s.connect(lw)
+	return s
+}
+
+// fastPaths switch the informer's optimisations, each in a file of its
+// own whose header says how to delete it. New and NewFactory turn every
+// one on; a test turns one off to see the informer behave the same
+// without it.
+type fastPaths struct {
+	inline    bool // inline.go: an event that finds the consumer idle is applied at once
+	cacheKeys bool // key_intern.go: the queue names objects with the cache's key strings
+	relist    bool // relist_reuse.go: a relist keeps the objects the cache holds unchanged
+	// decodeShare (relist_reuse.go): equal maps and byte slices are shared
+	// as objects are decoded, when the Transform leaves them alone, rather
+	// than after the Transform.
+	decodeShare bool
+}
+
+func allFastPaths() fastPaths {
+	return fastPaths{inline: true, cacheKeys: true, relist: true, decodeShare: true}
+}
+
+// newInformer builds the informer's cache, queue and processor, with the
+// fast paths fast turns on. connect adds the reflector.
+func newInformer[T runtime.Object](opts Options, fast fastPaths) *SharedInformer[T] {
+	s := &SharedInformer[T]{opts: opts, synced: make(chan struct{}), done: make(chan struct{})}
 	if err := indexer.CheckIndexers(opts.Indexers); err != nil {
 		s.setupErr = fmt.Errorf("informer %s: %w", opts.Name, err)
 	}
 	s.idx = indexer.New(opts.Indexers)
+	s.proc = processor.New(processor.Options{OnError: s.report})
 	s.shared = new(share.Table)
-	s.reuse = s.newReuse(opts.Transform)
-	s.queue = deltafifo.New(deltafifo.Options{
+	s.decodersShare = fast.decodeShare && (opts.Transform.Func == nil || opts.Transform.LeavesMapsAlone)
+	if fast.relist {
+		s.reuse = reuse.New(s.idx.Get)
+	}
+	qo := deltafifo.Options{
 		KnownObjects:   s.idx,
-		KeyFunc:        s.key,
-		Transform:      s.admitTransform(opts.Transform), // see relist_reuse.go
+		Transform:      s.admitTransform(opts.Transform.Func), // relist_reuse.go
 		AtomicRelist:   opts.AtomicRelist,
 		KeepAllUpdates: opts.KeepAllUpdates,
-	})
-	s.applyIdleWritesInline() // inline.go
-	s.proc = processor.New(processor.Options{OnError: s.report})
+	}
+	if fast.cacheKeys {
+		qo.KeyFunc = s.key // key_intern.go
+	}
+	if fast.inline {
+		qo.Inline, qo.InlineIf = s.apply, s.inlineIf // inline.go
+	}
+	s.queue = deltafifo.New(qo)
+	return s
+}
 
-	ro := reflector.Options{Tunables: opts.Reflector}
-	ro.Name = opts.Name
+// connect gives the informer its reflector, which lists and watches
+// through lw and writes to the queue.
+func (s *SharedInformer[T]) connect(lw reflector.ListerWatcher) {
+	s.lw = lw
+	ro := reflector.Options{Tunables: s.opts.Reflector}
+	ro.Name = s.opts.Name
 	if proto, err := newObject[T](); err == nil {
 		ro.ExpectedType = proto
 	}
@@ -170,7 +215,6 @@ func New[T runtime.Object](lw reflector.ListerWatcher, opts Options) *SharedInfo
 	ro.OnError = s.report
 	store := syncWatchingStore{Queue: s.queue, informer: s.markSyncedIfReady, handed: s.handed}
 	s.refl = reflector.New(lw, store, ro)
-	return s
 }
 
 // Run starts the pipeline and blocks until ctx is done and every goroutine
@@ -202,7 +246,7 @@ func (s *SharedInformer[T]) Run(ctx context.Context) error {
 	wg.Go(func() { s.proc.Run(ctx) })
 	wg.Go(func() { s.consume(ctx) })
 	wg.Go(func() {
-		if err := s.refl.Run(reuse.WithCache(ctx, s.reuse)); err != nil && !errors.Is(err, context.Canceled) {
+		if err := s.refl.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 			s.report(fmt.Errorf("informer %s: reflector stopped: %w", s.opts.Name, err))
 		}
 	})

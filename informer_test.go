@@ -293,7 +293,7 @@ func TestStripManagedFieldsTransform(t *testing.T) {
 	p := pod("shop", "a", nil)
 	p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
 	opts := informer.FactoryOptions{}
-	opts.Informer.Transform = informer.StripManagedFields
+	opts.Informer.Transform = informer.StripManagedFields()
 	e := newEnv(t, opts, p)
 	pods, err := informer.For[*corev1.Pod](e.factory)
 	require.NoError(t, err)
@@ -307,7 +307,7 @@ func TestStripManagedFieldsTransform(t *testing.T) {
 // reported and left out.
 func TestWrongTypeFromTransformIsReportedNotCached(t *testing.T) {
 	opts := informer.FactoryOptions{}
-	opts.Informer.Transform = func(obj runtime.Object) (runtime.Object, error) {
+	opts.Informer.Transform.Func = func(obj runtime.Object) (runtime.Object, error) {
 		if p, ok := obj.(*corev1.Pod); ok && p.Name == "bad" {
 			return &corev1.Service{ObjectMeta: p.ObjectMeta}, nil
 		}

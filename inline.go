@@ -1,20 +1,17 @@
 package informer
 
 // The inline hand-off, the informer's side (the queue's is
-// deltafifo/inline.go). Delete this file and its one hook
-// (s.applyIdleWritesInline() in New), and the informer is still correct,
-// only slower: every event then waits in the queue for the consumer
-// goroutine, which must be woken for it.
+// deltafifo/inline.go). Delete this file and its one hook (the Inline and
+// InlineIf options newInformer gives the queue, switched by
+// fastPaths.inline), and the informer is still correct, only slower: every
+// event then waits in the queue for the consumer goroutine, which must be
+// woken for it.
 //
 // Why it pays: with the hand-off, an event that finds the consumer idle is
 // applied by the reflector's goroutine at once, which saves a goroutine
 // wake-up per event (bench: BenchmarkPipeline, handlers=1 and 10).
 
-import (
-	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/seed31a95821/informer/internal/fifohook"
-)
+import "k8s.io/apimachinery/pkg/runtime"
 
 // inlineHandlerLimit is the most handlers with which the reflector applies
 // an event itself when the consumer is idle. Applying an event costs a
@@ -30,13 +27,11 @@ import (
 // has the runs that chose 16.
 const inlineHandlerLimit = 16
 
-// applyIdleWritesInline lets the queue hand an event that finds it idle to
-// apply at once, on the writer's goroutine, unless there are so many
-// handlers that waking them is better done by the consumer, in parallel
-// with the watch.
-func (s *SharedInformer[T]) applyIdleWritesInline() {
-	fifohook.Inline(s.queue, s.apply, func() bool { return s.proc.Len() <= inlineHandlerLimit })
-}
+// inlineIf is the queue's InlineIf: the queue hands an event that finds
+// it idle to apply at once, on the writer's goroutine, unless there are so
+// many handlers that waking them is better done by the consumer, in
+// parallel with the watch.
+func (s *SharedInformer[T]) inlineIf() bool { return s.proc.Len() <= inlineHandlerLimit }
 
 // Add implements reflector.Store. The queue may have applied obj inline,
 // and then no Pop follows that would notice a sync, so the write checks,

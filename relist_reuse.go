@@ -1,29 +1,33 @@
 package informer
 
-// Relists that keep the cached objects (internal/reuse says why it pays).
-// Delete this file, the reuse and shared fields and their uses (New's
-// Transform and Run's context), and the informer is still correct, only
-// twice as large while a relist runs.
+// Relists that keep the cached objects (internal/reuse says why it pays),
+// and values shared as they are decoded (internal/share). Delete this
+// file, the reuse, shared and decodersShare fields and their lines in
+// newInformer, and the decoders argument of the Factory's listerWatcher,
+// and the informer is still correct, only twice as large while a relist
+// runs, and larger while a list waits to be cached. fastPaths.relist and
+// decodeShare switch them off.
 
 import (
-	"reflect"
-
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/seed31a95821/informer/internal/reuse"
+	"github.com/seed31a95821/informer/reflector/wire"
 )
 
 // admitTransform is the queue's Transform: an object a relist found
 // unchanged becomes the cached object again, as it is (it was transformed
 // and shared when it was first cached); every other object goes through
 // the user's Transform. When the decoders share objects as they decode
-// them (newReuse), nothing more is done here: this runs on every event,
-// and the pipeline's CPU per event is a target. Otherwise, with a
+// them (decodersShare), nothing more is done here: this runs on every
+// event, and the pipeline's CPU per event is a target. Otherwise, with a
 // Transform that may modify maps, objects are shared after it.
 func (s *SharedInformer[T]) admitTransform(user func(runtime.Object) (runtime.Object, error)) func(runtime.Object) (runtime.Object, error) {
 	next := user
-	if s.reuse.Prepare == nil {
+	if !s.decodersShare {
 		next = s.shared.Objects(user)
+	}
+	if s.reuse == nil {
+		return next
 	}
 	return func(obj runtime.Object) (runtime.Object, error) {
 		if cached, ok := s.reuse.Take(obj); ok {
@@ -36,16 +40,23 @@ func (s *SharedInformer[T]) admitTransform(user func(runtime.Object) (runtime.Ob
 	}
 }
 
-// newReuse hands the cache to the decoders. When the user's Transform is
-// none or StripManagedFields, which leave maps and byte slices alone, the
-// decoders also share each object's repeated values as soon as it is
-// decoded, list items and watch events alike: a cold list or a relist then
-// waits to be cached already small. Objects from a ListerWatcher other
-// than reflector/wire's are then cached as they come.
-func (s *SharedInformer[T]) newReuse(user func(runtime.Object) (runtime.Object, error)) *reuse.Cache {
-	c := reuse.New(s.idx.Get)
-	if user == nil || reflect.ValueOf(user).Pointer() == reflect.ValueOf(StripManagedFields).Pointer() {
-		c.Prepare = s.shared.Share
+// decoders is what the informer asks of the decoders of a reflector/wire
+// ListerWatcher, which a Factory builds for it (wire.Options.Relist and
+// Decoded): nil fields ask for nothing.
+type decoders struct {
+	relist  wire.RelistCache
+	decoded func(runtime.Object)
+}
+
+// decoders returns the informer's cache as a relist sees it, and its
+// sharing when the decoders are to share.
+func (s *SharedInformer[T]) decoders() decoders {
+	var d decoders
+	if s.reuse != nil {
+		d.relist = s.reuse // not a nil *reuse.Cache in a non-nil interface
 	}
-	return c
+	if s.decodersShare {
+		d.decoded = s.shared.Share
+	}
+	return d
 }

@@ -41,11 +41,11 @@ type Scope struct {
 	LabelSelector string
 	FieldSelector string
 	// Transform and Indexers replace FactoryOptions.Informer's for this
-	// informer; nil means the factory's. They are set when the informer is
+	// informer; a nil Transform.Func or nil Indexers mean the factory's. They are set when the informer is
 	// made: a later ForScope with the same namespaces and selectors gets
 	// that informer whatever its Transform and Indexers say (AddIndexers
 	// adds indexes to a running informer).
-	Transform func(runtime.Object) (runtime.Object, error)
+	Transform Transform
 	Indexers  indexer.Indexers
 }
 

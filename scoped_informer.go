@@ -51,19 +51,21 @@ type scopedPart[T runtime.Object] struct {
 // newScoped makes the informer called name, with one SharedInformer per
 // namespace, each listing and watching through the ListerWatcher lw makes
 // for its namespace. Nothing runs until Run.
-func newScoped[T runtime.Object](name string, namespaces []string, opts Options, lw func(namespace string) (reflector.ListerWatcher, error)) (*ScopedInformer[T], error) {
+func newScoped[T runtime.Object](name string, namespaces []string, opts Options, fast fastPaths, lw func(namespace string, d decoders) (reflector.ListerWatcher, error)) (*ScopedInformer[T], error) {
 	s := &ScopedInformer[T]{name: name}
 	for _, ns := range namespaces {
-		l, err := lw(ns)
-		if err != nil {
-			return nil, err
-		}
 		o := opts
 		o.Name = name
 		if len(namespaces) > 1 {
 			o.Name = name + " in " + ns // its errors, logs and metrics say which watch
 		}
-		s.parts = append(s.parts, scopedPart[T]{namespace: ns, inf: New[T](l, o)})
+		inf := newInformer[T](o, fast)
+		l, err := lw(ns, inf.decoders())
+		if err != nil {
+			return nil, err
+		}
+		inf.connect(l)
+		s.parts = append(s.parts, scopedPart[T]{namespace: ns, inf: inf})
 	}
 	if len(s.parts) == 1 {
 		return viewOf(name, s.parts[0]), nil

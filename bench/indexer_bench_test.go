@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/seed31a95821/informer/indexer"
-	"github.com/seed31a95821/informer/internal/cachekey"
+	"github.com/seed31a95821/informer/internal/objkey"
 	"github.com/seed31a95821/informer/lister"
 )
 
@@ -459,11 +459,15 @@ func measurePaced(b *testing.B, readers int, read func() int, write func(i int))
 // ours a key computed before the clock would time that work on client-go's
 // side only: with no readers, about half of its write.
 func ourKey(x *indexer.Indexer, obj runtime.Object) string {
-	k, err := cachekey.KeyOf(x, obj)
+	var buf [128]byte
+	b, err := objkey.Append(buf[:0], obj)
 	if err != nil {
 		panic(err)
 	}
-	return k
+	if k, ok := x.InternKey(b); ok {
+		return k
+	}
+	return string(b)
 }
 
 // measureWrites runs write in the benchmark loop while `readers` goroutines

@@ -69,12 +69,11 @@
 //
 // # Skipping the line when the consumer is idle
 //
-// The informer adds one fast path, which this package keeps out of its API
-// and in a file of its own (inline.go; the informer turns it on through
-// internal/fifohook): a write that finds the queue idle, nothing waiting and
-// nothing in flight, is applied at once on the writer's goroutine, exactly
-// as a Pop would have applied it a moment later, minus the goroutine
-// wake-up. Every rule above holds unchanged, and a queue without it is the
+// One fast path, off unless the consumer asks for it (Options.Inline; the
+// informer does), lives in a file of its own (inline.go): a write that
+// finds the queue idle, nothing waiting and nothing in flight, is applied
+// at once on the writer's goroutine, exactly as a Pop would have applied it
+// a moment later, minus the goroutine wake-up. Every rule above holds unchanged, and a queue without it is the
 // same queue, only slower.
 //
 // # Relists: per-key or atomic

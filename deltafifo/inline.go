@@ -1,9 +1,10 @@
 package deltafifo
 
 // The inline hand-off: a write that finds the queue idle is applied at
-// once, on the writer's goroutine. Delete this file and its hook, the
-// inline field of Queue (six lines that call the methods below: in write,
-// unitOf, forEachCandidate, Stats and finish), and the queue is still
+// once, on the writer's goroutine. Delete this file and its hooks (the
+// Inline and InlineIf fields of Options, the inline field of Queue, the
+// line of New that sets it, and six lines that call the methods below: in
+// write, unitOf, forEachCandidate, Stats and finish), and the queue is still
 // correct, only slower: every delta then waits in line for the consumer's
 // Pop. Its tests go with it: inline_test.go, testdata/inline.txt and the
 // inline command of script_test.go.
@@ -20,7 +21,7 @@ package deltafifo
 // waits its turn meanwhile, and a write from another goroutine queues
 // behind the inline unit. As soon as anything waits in line, writes queue
 // as usual, so a slow consumer never slows the producer by more than one
-// delta. The owner may decline case by case (ok): the informer declines
+// delta. The owner may decline case by case (InlineIf): the informer declines
 // when it has many handlers, whose goroutines are better woken from the
 // consumer's.
 //
@@ -31,20 +32,10 @@ package deltafifo
 // Pop's; ErrRequeue puts the delta in line for the next Pop. process must
 // not call back into the queue's writers.
 //
-// Only package informer turns it on, through internal/fifohook: it is a
-// performance hook, not API.
+// The owner turns it on with Options.Inline (and InlineIf); the informer
+// does, in its New, unless a test turns it off there.
 
-import (
-	"time"
-
-	"github.com/seed31a95821/informer/internal/fifohook"
-)
-
-func init() {
-	fifohook.SetInline = func(q, process any, ok func() bool) {
-		q.(*Queue).inline = inlineHandOff{process: process.(func(Batch) error), ok: ok}
-	}
-}
+import "time"
 
 // inlineHandOff is a queue's inline hand-off; the zero value is off.
 type inlineHandOff struct {

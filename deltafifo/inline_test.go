@@ -9,16 +9,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/seed31a95821/informer/internal/fifohook"
 )
 
-// newWithInline returns a queue with the inline hand-off on, through the
-// hook package informer uses.
+// newWithInline returns a queue with the inline hand-off on, as the
+// informer turns it on.
 func newWithInline(opts Options, process func(Batch) error, ok func() bool) *Queue {
-	q := New(opts)
-	fifohook.SetInline(q, process, ok)
-	return q
+	opts.Inline, opts.InlineIf = process, ok
+	return New(opts)
 }
 
 // inlineRecorder is an inline process function that applies batches to a store and

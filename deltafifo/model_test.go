@@ -15,8 +15,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/seed31a95821/informer/internal/fifohook"
 )
 
 var seedFlag = flag.Uint64("seed", 0, "seed for TestModel (0 = from DELTAFIFO_SEED, else random)")
@@ -104,12 +102,13 @@ func newModel(t *testing.T, seed uint64, atomicMode, compact, inline bool) *mode
 		server: map[string]*corev1.Pod{}, lastChange: map[string]int{}, told: true,
 		known: newStore(), lastSeen: map[string]int{},
 	}
-	m.q = New(Options{KnownObjects: m.known, AtomicRelist: atomicMode, KeepAllUpdates: !compact})
+	opts := Options{KnownObjects: m.known, AtomicRelist: atomicMode, KeepAllUpdates: !compact}
 	if inline {
+		opts.Inline = func(b Batch) error { return m.process(b, "Inline") }
 		// With faults on, the owner sometimes declines the hand-off.
-		fifohook.SetInline(m.q, func(b Batch) error { return m.process(b, "Inline") },
-			func() bool { return !m.faults || m.rng.IntN(4) > 0 })
+		opts.InlineIf = func() bool { return !m.faults || m.rng.IntN(4) > 0 }
 	}
+	m.q = New(opts)
 	return m
 }
 

@@ -51,6 +51,19 @@ type Options struct {
 	// is stalled. See the package doc for what compaction does and does
 	// not change.
 	KeepAllUpdates bool
+	// Inline, if set, turns on the inline hand-off (inline.go): a write
+	// that finds the queue idle (nothing waiting, nothing in flight) is
+	// handed to Inline at once, on the writer's goroutine, instead of
+	// waiting for the consumer's next Pop, which saves waking the consumer
+	// for every delta when it keeps up. Inline is the consumer's process
+	// function, the one its Pops are given (the informer's applies a batch
+	// to its cache and handlers), with one difference: the Batch it gets
+	// is valid only until it returns. It must not call back into the
+	// queue's writers.
+	Inline func(Batch) error
+	// InlineIf, if set, is asked before each write that could go to
+	// Inline; false queues that write as usual. Nil means always.
+	InlineIf func() bool
 }
 
 // Queue holds, for every object key, the deltas the consumer has not seen
@@ -67,8 +80,8 @@ type Queue struct {
 	transform      func(runtime.Object) (runtime.Object, error)
 	atomicRelist   bool
 	keepAllUpdates bool
-	// inline is the inline hand-off (inline.go), off unless package
-	// informer turns it on; its fields say what guards them.
+	// inline is the inline hand-off (inline.go), off unless
+	// Options.Inline is set; its fields say what guards them.
 	inline inlineHandOff
 
 	// synced mirrors the lock-guarded sync state so that HasSynced, which
@@ -123,6 +136,7 @@ func New(opts Options) *Queue {
 		transform:      opts.Transform,
 		atomicRelist:   opts.AtomicRelist,
 		keepAllUpdates: opts.KeepAllUpdates,
+		inline:         inlineHandOff{process: opts.Inline, ok: opts.InlineIf},
 		entries:        make(map[string]*unit),
 	}
 	if q.keyOf == nil {

@@ -11,8 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/seed31a95821/informer/internal/fifohook"
 )
 
 // TestScripts replays the delta sequences in testdata/*.txt, one queue per
@@ -115,15 +113,16 @@ func (s *script) build(t *testing.T, d *datadriven.TestData) {
 			s.known.objs["ns/"+p.Name] = p
 		}
 	}
-	s.q = New(Options{KnownObjects: s.known, AtomicRelist: d.HasArg("atomic-relist"), KeepAllUpdates: d.HasArg("keep-all-updates")})
+	opts := Options{KnownObjects: s.known, AtomicRelist: d.HasArg("atomic-relist"), KeepAllUpdates: d.HasArg("keep-all-updates")}
 	if d.HasArg("inline") {
-		fifohook.SetInline(s.q, func(b Batch) error {
+		opts.Inline = func(b Batch) error {
 			s.out.WriteString("inline ")
 			printBatch(s.out, b)
 			s.known.apply(b)
 			return nil
-		}, nil)
+		}
 	}
+	s.q = New(opts)
 }
 
 // write calls Add, Update or Delete once per object.

@@ -303,7 +303,7 @@ func runModel(t *testing.T, rng *rand.Rand, runs, steps int, reads func(step int
 	}
 }
 
-// checkPointRead compares Get and intern of p's key with the model. Neither
+// checkPointRead compares Get and InternKey of p's key with the model. Neither
 // freezes the state.
 func checkPointRead(t *testing.T, x *Indexer, m *model, p *corev1.Pod, what string) {
 	t.Helper()
@@ -314,7 +314,7 @@ func checkPointRead(t *testing.T, x *Indexer, m *model, p *corev1.Pod, what stri
 	if has {
 		require.Same(t, want, got, what)
 	}
-	k, ok := x.intern([]byte(key))
+	k, ok := x.InternKey([]byte(key))
 	require.Equal(t, has, ok, what)
 	if has {
 		require.Equal(t, key, k, what)

@@ -217,7 +217,7 @@ func (x *Indexer) Get(key string) (runtime.Object, bool) {
 	return l.val.obj, ok
 }
 
-// point is Get (and intern, intern.go): the leaf of key in the newest state,
+// point is Get (and InternKey, intern.go): the leaf of key in the newest state,
 // read without freezing it (see Get).
 func (x *Indexer) point(key string) (leaf[entry], bool) {
 	if s := x.latest.Load(); s.frozen.Load() {

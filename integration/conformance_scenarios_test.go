@@ -338,7 +338,7 @@ func scenarioStrip(e *env) {
 
 	e.step("start with StripManagedFields")
 	f := e.factory(informer.FactoryOptions{Informer: informer.Options{
-		Transform: informer.StripManagedFields, Reflector: reflectorOptions(reflector.WatchListAuto)}})
+		Transform: informer.StripManagedFields(), Reflector: reflectorOptions(reflector.WatchListAuto)}})
 	pods := mustFor[*corev1.Pod](e, f)
 	e.start(f)
 	requireConverges(e, pods, e.path(podsPath), "")

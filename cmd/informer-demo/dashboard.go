@@ -41,8 +41,8 @@ func newDashboard(cfg rest.Config, slow time.Duration, out io.Writer) (*dashboar
 // newDashboardWith is newDashboard with the factory's options given, so the
 // embedded server's demo can tune the reflector (see cluster.factoryOptions).
 func newDashboardWith(cfg rest.Config, opts informer.FactoryOptions, slow time.Duration, out io.Writer) (*dashboard, error) {
-	opts.Informer.Transform = informer.StripManagedFields // a fifth of a pod's bytes nobody reads
-	opts.Informer.OnError = func(error) {}                // counted in Stats, shown on the timeline
+	opts.Informer.Transform = informer.StripManagedFields() // a fifth of a pod's bytes nobody reads
+	opts.Informer.OnError = func(error) {}                  // counted in Stats, shown on the timeline
 	d := &dashboard{out: out, slow: slow, factory: informer.NewFactory(cfg, opts)}
 	var err error
 	if d.pods, err = informer.For[*corev1.Pod](d.factory); err != nil {

@@ -1,8 +1,9 @@
 // Package reuse lets a relist keep the objects the cache already holds
 // instead of a second, freshly decoded copy of each. It is an optimisation
-// and only that: delete this package and its hooks (the informer's
-// admitTransform and Run, reflector/wire's relist_reuse.go and its two
-// calls), and a relist is still correct, only twice as large while it runs.
+// and only that: delete this package and its hooks (the root package's
+// relist_reuse.go, which the informer's New and the Factory wire in, and
+// reflector/wire's relist_reuse.go), and a relist is still correct, only
+// twice as large while it runs.
 //
 // Why it pays: a relist decodes the whole state again while the cache
 // still holds the old one, so for a moment the process holds two copies of
@@ -18,6 +19,8 @@
 // back in place of what it receives. The compare command's "peak heap
 // relist" row measures it (bench/cmd/compare).
 //
-// The informer hands its Cache to the wire decoders through the context of
-// its reflector (WithCache, From): no exported API and no global state.
+// A Factory hands an informer's Cache to the decoders of the
+// reflector/wire ListerWatcher it builds for it, as wire.Options.Relist (a
+// Cache is a wire.RelistCache); the informer's queue takes the cached
+// objects back (Take).
 package reuse

@@ -1,7 +1,6 @@
 package reuse
 
 import (
-	"context"
 	"sync"
 	"sync/atomic"
 
@@ -12,17 +11,11 @@ import (
 	"github.com/seed31a95821/informer/internal/objkey"
 )
 
-// Cache is one informer's cache as a relist sees it. It is safe for
-// concurrent use.
+// Cache is one informer's cache as a relist sees it: the decoders' side
+// (Begin, Unchanged) is reflector/wire's RelistCache, the queue's side is
+// Take. It is safe for concurrent use.
 type Cache struct {
 	get func(key string) (runtime.Object, bool)
-
-	// Prepare, when set, is run by the decoders on every object of a
-	// relist that is not found unchanged, as soon as it is decoded: the
-	// informer sets it to internal/share's sharing when its Transform
-	// cannot modify what sharing shares, so that a list waiting to be
-	// cached already holds one copy of each repeated value.
-	Prepare func(runtime.Object)
 
 	pending atomic.Int64 // len(given), read without the lock on every admitted object
 	mu      sync.Mutex   // guards given
@@ -31,19 +24,6 @@ type Cache struct {
 
 // New returns a Cache that looks objects up with get, by namespace/name key.
 func New(get func(key string) (runtime.Object, bool)) *Cache { return &Cache{get: get} }
-
-type ctxKey struct{}
-
-// WithCache returns ctx carrying c.
-func WithCache(ctx context.Context, c *Cache) context.Context {
-	return context.WithValue(ctx, ctxKey{}, c)
-}
-
-// From returns the Cache ctx carries, or nil.
-func From(ctx context.Context) *Cache {
-	c, _ := ctx.Value(ctxKey{}).(*Cache)
-	return c
-}
 
 // Begin starts a relist: objects handed out by an earlier one and never
 // taken back (a list that failed half way) are forgotten.
@@ -107,11 +87,4 @@ func (c *Cache) Take(obj runtime.Object) (runtime.Object, bool) {
 	delete(c.given, m.GetUID())
 	c.pending.Store(int64(len(c.given)))
 	return cached, true
-}
-
-// Decoded runs Prepare, if set, on an object that Unchanged did not find.
-func (c *Cache) Decoded(obj runtime.Object) {
-	if c.Prepare != nil {
-		c.Prepare(obj)
-	}
 }

@@ -1,7 +1,6 @@
 package reuse
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -62,10 +61,4 @@ func TestBeginForgetsWhatAnAbandonedRelistHandedOut(t *testing.T) {
 	c.Begin()
 	_, ok := c.Take(pod("a", "1", "10"))
 	assert.False(t, ok)
-}
-
-func TestContextCarriesTheCache(t *testing.T) {
-	assert.Nil(t, From(context.Background()))
-	c := New(nil)
-	assert.Same(t, c, From(WithCache(context.Background(), c)))
 }

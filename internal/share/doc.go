@@ -3,8 +3,8 @@
 // limits of every pod of a deployment, their labels, their managedFields
 // documents. It is an optimisation and only that: delete this package and
 // its hooks (the root package's relist_reuse.go: the decoders call
-// Table.Share through reuse.Cache.Prepare, or the queue's Transform calls
-// it after a user Transform), and the informer is still correct, only
+// Table.Share as wire.Options.Decoded, or the queue's Transform calls it
+// after a user Transform), and the informer is still correct, only
 // larger.
 //
 // Why it pays: a pod decoded from the wire owns four ResourceList maps
@@ -19,8 +19,8 @@
 //
 // Why it is safe: a Table sees an object only while nobody but the
 // informer has it and nothing will modify it any more: as it is decoded
-// when the informer's Transform is none or StripManagedFields (which touch
-// no map or byte slice), else after the Transform. Once cached, nobody may
+// when the informer's Transform is none or declares LeavesMapsAlone (as
+// StripManagedFields does), else after the Transform. Once cached, nobody may
 // modify it (the informer's documented contract: cached objects are shared
 // with every reader). Two cached objects that share a map are
 // then as read-only as one object that is read by two handlers. Strings

@@ -59,7 +59,7 @@
 //     then handed on as a *runtime.Unknown without its bytes. In protobuf
 //     the envelope names the kind first, so such an object is not decoded
 //     at all; its bytes are copied into the *runtime.Unknown.
-//   - A relist's WatchList made with a reuse cache (relist_reuse.go): in
+//   - A relist's WatchList with Options.Relist set (relist_reuse.go): in
 //     protobuf, each ADDED object's identity (name, namespace, uid,
 //     resourceVersion) is peeked first, and an object the cache holds
 //     unchanged is not decoded at all (the cached one is handed on); the
@@ -103,10 +103,11 @@
 //
 // Decoded objects share the strings that repeat across them (namespaces,
 // labels, images, node names...): intern.go keeps one copy of each in a
-// bounded table per ListerWatcher. When the caller's context carries an
-// informer's cache (internal/reuse), a list or a WatchList also hands on
-// the cached object for every unchanged item (relist_reuse.go). Both are
-// optimisations; deleting them changes nothing but memory.
+// bounded table per ListerWatcher. Given the cache its objects go to
+// (Options.Relist, which an informer's Factory sets), a list or a
+// WatchList also hands on the cached object for every unchanged item
+// (relist_reuse.go). Both are optimisations; deleting them changes nothing
+// but memory.
 //
 // # A server is not trusted
 //

@@ -41,6 +41,22 @@ type Options struct {
 	// default since 1.32). A reflector then lists instead of first trying
 	// a WatchList that would never send its end-of-initial-events bookmark.
 	NoWatchList bool
+
+	// Relist, when set, is the cache this ListerWatcher's objects go to,
+	// as a relist sees it (see RelistCache): a List or a WatchList then
+	// hands on the object the cache holds for every item it holds
+	// unchanged, instead of a second, freshly decoded copy, so that a
+	// relist does not double the process's memory while it runs. An
+	// informer Factory sets it to the informer's cache.
+	Relist RelistCache
+	// Decoded, when set, is run on every object a List or a Watch hands
+	// on, as soon as it is decoded: each list item and each added or
+	// modified object, except those Relist found unchanged (they were
+	// handed on before). Nothing else holds the object yet. An informer
+	// Factory sets it to share equal maps and byte slices between the
+	// objects of its cache, when the informer's Transform leaves them
+	// alone.
+	Decoded func(runtime.Object)
 }
 
 // ListerWatcher lists and watches one resource of one API server over HTTP.
@@ -165,7 +181,7 @@ func (lw *ListerWatcher) list(ctx context.Context, opts metav1.ListOptions, maxI
 	if err != nil {
 		return nil, err
 	}
-	reuseListItems(ctx, opts, list)
+	lw.reuseListItems(opts, list)
 	return list, nil
 }
 
@@ -201,7 +217,7 @@ func (lw *ListerWatcher) watch(ctx context.Context, opts metav1.ListOptions) (*W
 	} else {
 		dec = newJSONEventDecoder(resp.Body, lw.cfg.MaxFrameBytes, lw.target)
 	}
-	dec = reuseWatch(ctx, opts, dec)
+	dec = lw.reuseWatch(opts, dec)
 	return newWatcher(ctx, cancel, resp, dec, &lw.bytesDecoded, lw.rc), nil
 }
 

@@ -1,33 +1,59 @@
 package wire
 
 // Relists that keep the cached objects (internal/reuse explains why it
-// pays). Delete this file, its two calls, in List and Watch, and the
-// protobuf decoder's call of peekUnchanged, and the package is still
-// correct: a relist then hands on every object as decoded.
+// pays), and the Decoded hook. Delete this file, its two calls, in list and
+// watch, the protobuf decoder's call of peekUnchanged, and the Relist and
+// Decoded fields of Options, and the package is still correct: a relist
+// then hands on every object as decoded.
 
 import (
-	"context"
 	"reflect"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
-
-	"github.com/seed31a95821/informer/internal/reuse"
 )
 
-// reuseListItems replaces, in a decoded list page, each item the caller's
+// RelistCache is the cache a ListerWatcher's objects go to, as a relist
+// sees it (Options.Relist). A relist decodes the whole state again while
+// the cache still holds the old one, and most objects have not changed:
+// given a RelistCache, the decoders hand on the cached object for each
+// one that has not, and the fresh copy is garbage at once. In a protobuf
+// WatchList they do not even decode it: they read its identity first.
+//
+// A list page holds its items by value, so a list item becomes a shallow
+// copy of the cached object (its fields point to the cached object's
+// data); a WatchList's ADDED event carries the cached object itself. The
+// cache's owner must take either back as the object it holds, not as a
+// new one to modify: the informer's queue Transform gives back the cached
+// object (internal/reuse's Take) and runs no Transform on it.
+//
+// A ListerWatcher calls it from its List and from each Watch's decoder,
+// possibly at once: it must be safe for concurrent use.
+type RelistCache interface {
+	// Begin is called as a relist starts: at the first page of a List,
+	// and at a WatchList.
+	Begin()
+	// Unchanged returns the object the cache holds with decoded's
+	// namespace, name, UID and resourceVersion, or nil. decoded may hold
+	// nothing but those (a *metav1.PartialObjectMetadata read from a
+	// protobuf object before it is decoded).
+	Unchanged(decoded runtime.Object) runtime.Object
+}
+
+// reuseListItems replaces, in a decoded list page, each item the Relist
 // cache holds unchanged by a shallow copy of the cached object: the page
 // then points to the cache's data, and the freshly decoded data is garbage
-// at once. The first page of a list begins a relist.
-func reuseListItems(ctx context.Context, opts metav1.ListOptions, list runtime.Object) {
-	c := reuse.From(ctx)
-	if c == nil {
+// at once. Every other item is given to Decoded. The first page of a list
+// begins a relist.
+func (lw *ListerWatcher) reuseListItems(opts metav1.ListOptions, list runtime.Object) {
+	relist, decoded := lw.opts.Relist, lw.opts.Decoded
+	if relist == nil && decoded == nil {
 		return
 	}
-	if opts.Continue == "" {
-		c.Begin()
+	if relist != nil && opts.Continue == "" {
+		relist.Begin()
 	}
 	items := reflect.ValueOf(list).Elem().FieldByName("Items")
 	if items.Kind() != reflect.Slice || items.Type().Elem().Kind() != reflect.Struct {
@@ -39,9 +65,14 @@ func reuseListItems(ctx context.Context, opts metav1.ListOptions, list runtime.O
 		if !ok {
 			return
 		}
-		cached := c.Unchanged(obj)
+		var cached runtime.Object
+		if relist != nil {
+			cached = relist.Unchanged(obj)
+		}
 		if cached == nil {
-			c.Decoded(obj)
+			if decoded != nil {
+				decoded(obj)
+			}
 			continue
 		}
 		if v := reflect.ValueOf(cached); v.Type() == item.Addr().Type() {
@@ -50,23 +81,20 @@ func reuseListItems(ctx context.Context, opts metav1.ListOptions, list runtime.O
 	}
 }
 
-// reuseWatch wraps the decoder of a watch made with a cache in its
-// context. In a WatchList (a watch that first streams the current state as
-// ADDED events) each ADDED object the cache holds unchanged is replaced by
-// the cached one; every other added or modified object is prepared
-// (reuse.Cache.Decoded), when the cache asks for that.
-func reuseWatch(ctx context.Context, opts metav1.ListOptions, dec eventDecoder) eventDecoder {
-	c := reuse.From(ctx)
-	if c == nil {
+// reuseWatch wraps the decoder of a watch when Options ask for it. In a
+// WatchList (a watch that first streams the current state as ADDED events)
+// with a Relist cache, each ADDED object the cache holds unchanged is
+// replaced by the cached one; every other added or modified object is
+// given to Decoded, when set.
+func (lw *ListerWatcher) reuseWatch(opts metav1.ListOptions, dec eventDecoder) eventDecoder {
+	relist, decoded := lw.opts.Relist, lw.opts.Decoded
+	initial := relist != nil && opts.SendInitialEvents != nil && *opts.SendInitialEvents
+	if !initial && decoded == nil {
 		return dec
 	}
-	initial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
-	if !initial && c.Prepare == nil {
-		return dec
-	}
-	d := &reusingDecoder{eventDecoder: dec, cache: c, initial: initial}
+	d := &reusingDecoder{eventDecoder: dec, relist: relist, decoded: decoded, initial: initial}
 	if initial {
-		c.Begin()
+		relist.Begin()
 		if pd, ok := dec.(*protobufEventDecoder); ok {
 			d.peeked = true
 			pd.unchanged = d.peek
@@ -114,8 +142,9 @@ func peekUnchanged(raw []byte, unchanged func(runtime.Object) runtime.Object) ru
 
 type reusingDecoder struct {
 	eventDecoder
-	cache   *reuse.Cache
-	initial bool // a WatchList: ADDED objects may be unchanged
+	relist  RelistCache
+	decoded func(runtime.Object) // Options.Decoded, or nil
+	initial bool                 // a WatchList with a Relist cache: ADDED objects may be unchanged
 	// peeked is set when the decoder looks each ADDED object up in the
 	// cache itself, before decoding it (a protobuf one: peekUnchanged);
 	// hit then says whether the current event's object came from there,
@@ -125,7 +154,7 @@ type reusingDecoder struct {
 
 // peek is the protobuf decoder's cache lookup; it notes whether it hit.
 func (d *reusingDecoder) peek(decoded runtime.Object) runtime.Object {
-	cached := d.cache.Unchanged(decoded)
+	cached := d.relist.Unchanged(decoded)
 	d.hit = cached != nil
 	return cached
 }
@@ -141,12 +170,14 @@ func (d *reusingDecoder) Next() (watch.Event, error) {
 			return ev, nil // the cached object already
 		}
 		if !d.peeked {
-			if cached := d.cache.Unchanged(ev.Object); cached != nil {
+			if cached := d.relist.Unchanged(ev.Object); cached != nil {
 				ev.Object = cached
 				return ev, nil
 			}
 		}
 	}
-	d.cache.Decoded(ev.Object)
+	if d.decoded != nil {
+		d.decoded(ev.Object)
+	}
 	return ev, nil
 }

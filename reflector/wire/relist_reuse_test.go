@@ -17,9 +17,9 @@ import (
 	"github.com/seed31a95821/informer/reflector/wire"
 )
 
-// A list or a WatchList made with a cache in its context hands on the
-// cached object for every item the cache holds unchanged, and prepares
-// every other one; a plain watch is left alone.
+// A list or a WatchList of a ListerWatcher given a cache (Options.Relist)
+// hands on the cached object for every item the cache holds unchanged, and
+// gives every other one to Options.Decoded; a plain watch is left alone.
 func TestRelistReusesUnchangedObjects(t *testing.T) {
 	for _, ct := range fakeContentTypes {
 		t.Run(ct, func(t *testing.T) {
@@ -38,8 +38,9 @@ func TestRelistReusesUnchangedObjects(t *testing.T) {
 			}
 			c := reuse.New(func(k string) (runtime.Object, bool) { o, ok := cached[k]; return o, ok })
 			var prepared []string
-			c.Prepare = func(o runtime.Object) { prepared = append(prepared, o.(*corev1.Pod).Name) }
-			ctx := reuse.WithCache(context.Background(), c)
+			lw = newFakeLW(t, srv, ct, wire.Options{Relist: c,
+				Decoded: func(o runtime.Object) { prepared = append(prepared, o.(*corev1.Pod).Name) }})
+			ctx := context.Background()
 
 			again, err := lw.List(ctx, metav1.ListOptions{})
 			require.NoError(t, err)

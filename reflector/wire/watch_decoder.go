@@ -237,7 +237,7 @@ type protobufEventDecoder struct {
 	buf    []byte // reused frame buffer, at most retainedFrameBuffer long
 	offset int64
 	header [4]byte
-	// unchanged, set for a WatchList made with a cache (relist_reuse.go),
+	// unchanged, set for a WatchList with Options.Relist (relist_reuse.go),
 	// is asked about each ADDED object's identity before it is decoded.
 	unchanged func(runtime.Object) runtime.Object
 }

@@ -22,7 +22,7 @@ type ours struct {
 func newOurs(cfg sideConfig) *ours {
 	opts := informer.FactoryOptions{}
 	if cfg.Strip {
-		opts.Informer.Transform = informer.StripManagedFields
+		opts.Informer.Transform = informer.StripManagedFields()
 	}
 	opts.Informer.OnError = func(error) {} // a relist's 410 is expected here
 	wc := rest.Config{Host: cfg.URL, ContentType: contentType(cfg.Encoding)}
