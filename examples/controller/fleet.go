@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/client"
 	"github.com/seed31a95821/informer/leaderelection"
 	"github.com/seed31a95821/informer/sharding"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // Fleet runs the controller as one replica of several, on a Lease
@@ -70,7 +72,8 @@ func (c *Controller) runShards(ctx context.Context) error {
 		return fmt.Errorf("controller: %w", err)
 	}
 	coord, err := sharding.New(sharding.Options{Identity: f.Identity, Shards: f.Shards, Timing: f.Timing,
-		Group: group, Name: name, Queue: c.queue, OnHeld: f.OnHeld, Logger: c.opts.Logger, Metrics: c.opts.Metrics})
+		Group: group, Name: name, Queue: c.queue, OnHeld: f.OnHeld, Logger: c.opts.Logger, Metrics: c.opts.Metrics,
+		Exists: c.deploymentExists})
 	if err != nil {
 		c.queue.ShutDown()
 		return fmt.Errorf("controller: %w", err)
@@ -94,6 +97,17 @@ func (c *Controller) runShards(ctx context.Context) error {
 	c.queue.ShutDownWithDrain()
 	wg.Wait()
 	return nil
+}
+
+// deploymentExists tells the Coordinator whether a parked key's
+// Deployment is still in the cache (sharding.Options.Exists).
+func (c *Controller) deploymentExists(key string) bool {
+	namespace, name, err := informer.SplitKey(key)
+	if err != nil {
+		return false
+	}
+	_, err = c.deployments.Namespace(namespace).Get(name)
+	return !apierrors.IsNotFound(err)
 }
 
 // runFleet is Run with leader election: the caches are synced; the
