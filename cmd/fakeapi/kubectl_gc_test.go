@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,14 +11,7 @@ import (
 // --cascade choices and checks what fakeapi's garbage collector did with
 // its dependent, as kube-controller-manager's would. Not under -short.
 func TestKubectlDeleteCascades(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a binary and runs kubectl")
-	}
-	kubectlPath, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not on the PATH")
-	}
-	k := startKubectlTarget(t, kubectlPath)
+	k := startKubectlTarget(t)
 	for _, cascade := range []string{"background", "foreground", "orphan"} {
 		owner, child := "owner-"+cascade, "child-"+cascade
 		require.Contains(t, k.Run("create", "configmap", owner), "created")

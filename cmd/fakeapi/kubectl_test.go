@@ -1,14 +1,9 @@
 package main
 
 import (
-	"bufio"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/seed31a95821/informer/internal/kubectltest"
 	"github.com/stretchr/testify/require"
@@ -21,14 +16,7 @@ import (
 // kubectl apply. It needs kubectl on the PATH (v1.32 was used to write it)
 // and builds the command, so it does not run under -short.
 func TestKubectl(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a binary and runs kubectl")
-	}
-	kubectlPath, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not on the PATH")
-	}
-	k := startKubectlTarget(t, kubectlPath, "-crd", "testdata/widgets-crd.yaml")
+	k := startKubectlTarget(t, "-crd", "testdata/widgets-crd.yaml")
 
 	// apply, then apply a change: kubectl computes a strategic merge patch
 	// from the last-applied annotation and the live object.
@@ -109,14 +97,7 @@ func TestKubectl(t *testing.T) {
 // fields now, kubectl through /scale and kubectl-set, as on kube-apiserver
 // v1.37.2, not with kubectl-patch, whose replicas kubectl scale took.
 func TestKubectlScaleTakesReplicasFromOtherManagers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a binary and runs kubectl")
-	}
-	kubectlPath, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not on the PATH")
-	}
-	k := startKubectlTarget(t, kubectlPath)
+	k := startKubectlTarget(t)
 	k.Run("apply", "-f", "testdata/deployment.yaml")
 	k.Run("patch", "deploy", "web", "-p", `{"spec":{"replicas":3}}`)
 	k.Run("set", "image", "deploy/web", "web=nginx:1.26")
@@ -131,37 +112,18 @@ func TestKubectlScaleTakesReplicasFromOtherManagers(t *testing.T) {
 
 // startKubectlTarget builds and starts the fakeapi command, serving HTTPS
 // with a token, and returns a kubectl configured for it (its kubeconfig as
-// the command wrote it, a private HOME and cache).
-func startKubectlTarget(t *testing.T, kubectl string, args ...string) *kubectltest.Kubectl {
+// the command wrote it, a private HOME and cache). It skips the test under
+// -short and without kubectl.
+func startKubectlTarget(t *testing.T, args ...string) *kubectltest.Kubectl {
 	t.Helper()
+	kubectl := kubectltest.Path(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "fakeapi")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stderr = os.Stderr
-	require.NoError(t, build.Run())
-
+	kubectltest.Build(t, bin, ".")
 	// As a user would run it for kubectl: with a token, so it serves HTTPS
 	// with a CA of its own and writes the kubeconfig kubectl then uses as is.
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	cmd := exec.Command(bin, append([]string{"-listen", "127.0.0.1:0", "-token", "kubectl-t0ken", "-kubeconfig-out", kubeconfig}, args...)...)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
-	lines := bufio.NewScanner(stdout)
-	require.True(t, lines.Scan(), "no URL on stdout; stderr: %s", stderr.String())
-	require.True(t, strings.HasPrefix(lines.Text(), "https://"), "served over TLS: %s", lines.Text())
+	url := kubectltest.Start(t, bin, append([]string{"-listen", "127.0.0.1:0", "-token", "kubectl-t0ken", "-kubeconfig-out", kubeconfig}, args...)...)
+	require.True(t, strings.HasPrefix(url, "https://"), "served over TLS: %s", url)
 	return kubectltest.New(t, kubectl, dir, kubeconfig)
 }

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -71,17 +67,11 @@ func TestCodeLinesCounts(t *testing.T) {
 // down to the Deployment collected with its Foo. It builds both commands,
 // so it does not run under -short.
 func TestKubectl(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds two binaries and runs kubectl")
-	}
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not on the PATH")
-	}
+	kubectl := kubectltest.Path(t)
 	dir := t.TempDir()
-	build(t, filepath.Join(dir, "fakeapi"), "github.com/seed31a95821/informer/cmd/fakeapi")
+	kubectltest.Build(t, filepath.Join(dir, "fakeapi"), "github.com/seed31a95821/informer/cmd/fakeapi")
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	start(t, filepath.Join(dir, "fakeapi"), "-listen", "127.0.0.1:0", "-token", "t0ken", "-kubeconfig-out", kubeconfig)
+	kubectltest.Start(t, filepath.Join(dir, "fakeapi"), "-listen", "127.0.0.1:0", "-token", "t0ken", "-kubeconfig-out", kubeconfig)
 	k := driveWithKubectl(t, kubectl, dir, kubeconfig)
 
 	// fakeapi plays kube-controller-manager's garbage collector.
@@ -94,10 +84,7 @@ func TestKubectl(t *testing.T) {
 // garbage collector: the Deployment of a deleted Foo stays, and the test
 // does not delete one. Not under -short.
 func TestRealAPI(t *testing.T) {
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not on the PATH")
-	}
+	kubectl := kubectltest.Path(t)
 	cluster := realapi.Start(t)
 	driveWithKubectl(t, kubectl, t.TempDir(), cluster.Kubeconfig)
 }
@@ -108,11 +95,11 @@ func TestRealAPI(t *testing.T) {
 // following the Deployment's, the replicas following the Foo's, the
 // events, and the warning for a Deployment that is someone else's.
 func driveWithKubectl(t *testing.T, kubectl, dir, kubeconfig string) *kubectltest.Kubectl {
-	build(t, filepath.Join(dir, "sample-controller"), ".")
+	kubectltest.Build(t, filepath.Join(dir, "sample-controller"), ".")
 	k := kubectltest.New(t, kubectl, dir, kubeconfig)
 	k.Run("apply", "-f", "testdata/crd.yaml")
 	k.Run("wait", "--for=condition=Established", "crd/foos.samplecontroller.k8s.io", "--timeout=30s")
-	health := start(t, filepath.Join(dir, "sample-controller"), "-kubeconfig", kubeconfig, "-health-addr", "127.0.0.1:0", "-workers", "2",
+	health := kubectltest.Start(t, filepath.Join(dir, "sample-controller"), "-kubeconfig", kubeconfig, "-health-addr", "127.0.0.1:0", "-workers", "2",
 		"-leader-elect-identity", "replica-1")
 	require.Equal(t, http.StatusOK, get(t, health+"/healthz"))
 	require.Eventually(t, func() bool { return get(t, health+"/readyz") == http.StatusOK }, 30*time.Second, 50*time.Millisecond)
@@ -149,44 +136,6 @@ func driveWithKubectl(t *testing.T, kubectl, dir, kubeconfig string) *kubectltes
 	require.Regexp(t, `(?m)^workqueue_adds_total\{name="sample-controller"\} [1-9]`, string(figures))
 	require.Regexp(t, `(?m)^rest_client_requests_total\{.*code="20[01]".*\} [1-9]`, string(figures))
 	return k
-}
-
-// build compiles a package into bin (a temporary directory).
-func build(t *testing.T, bin, pkg string) {
-	t.Helper()
-	cmd := exec.Command("go", "build", "-o", bin, pkg)
-	cmd.Stderr = os.Stderr
-	require.NoError(t, cmd.Run(), "go build %s", pkg)
-}
-
-// start runs a command that prints its URL on the first line of stdout,
-// stops it with SIGTERM when the test ends (it must exit cleanly), and
-// returns the URL.
-func start(t *testing.T, bin string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-exited:
-			require.NoError(t, err, "%s exits cleanly on SIGTERM: %s", filepath.Base(bin), stderr.String())
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-			t.Errorf("%s did not stop on SIGTERM", filepath.Base(bin))
-		}
-	})
-	lines := bufio.NewScanner(stdout)
-	require.True(t, lines.Scan(), "%s printed no URL", filepath.Base(bin))
-	go func() { _, _ = io.Copy(io.Discard, stdout) }()
-	return strings.TrimSpace(lines.Text())
 }
 
 func get(t *testing.T, url string) int {
