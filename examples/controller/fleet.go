@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/client"
@@ -85,18 +84,7 @@ func (c *Controller) runShards(ctx context.Context) error {
 		return nil
 	}
 	admit := func(_ context.Context, key string) (context.Context, func(), bool) { return coord.Enter(key) }
-	var wg sync.WaitGroup
-	wg.Go(func() { coord.Run(ctx) })
-	for range c.opts.Workers {
-		wg.Go(func() {
-			for c.processNext(ctx, admit) {
-			}
-		})
-	}
-	<-ctx.Done()
-	c.queue.ShutDownWithDrain()
-	wg.Wait()
-	return nil
+	return c.runWorkers(ctx, admit, coord.Run)
 }
 
 // deploymentExists tells the Coordinator whether a parked key's
@@ -151,16 +139,5 @@ func (c *Controller) runFleet(ctx context.Context) error {
 		term, leave, err := gate.Enter(ctx)
 		return term, leave, err == nil
 	}
-	var wg sync.WaitGroup
-	wg.Go(func() { elector.Run(ctx) })
-	for range c.opts.Workers {
-		wg.Go(func() {
-			for c.processNext(ctx, admit) {
-			}
-		})
-	}
-	<-ctx.Done()
-	c.queue.ShutDownWithDrain()
-	wg.Wait()
-	return nil
+	return c.runWorkers(ctx, admit, elector.Run)
 }
