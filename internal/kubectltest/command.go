@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -41,8 +40,9 @@ func Build(t testing.TB, bin, pkg string) {
 
 // Start runs bin with args, a command that prints its URL on the first
 // line of its stdout (cmd/fakeapi, the sample controller's health
-// server), and returns that line. When the test ends the command gets a
-// SIGTERM, and the test fails unless it then exits cleanly within 20 s.
+// server), and returns that line. Its stderr goes to the test's log. When
+// the test ends the command gets a SIGTERM, and the test fails unless it
+// then exits cleanly within 20 s.
 func Start(t testing.TB, bin string, args ...string) string {
 	t.Helper()
 	name := filepath.Base(bin)
@@ -51,8 +51,7 @@ func Start(t testing.TB, bin string, args ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
+	cmd.Stderr = t.Output() // into the test's log, where a failure shows it
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +62,7 @@ func Start(t testing.TB, bin string, args ...string) string {
 		select {
 		case err := <-exited:
 			if err != nil {
-				t.Errorf("%s did not exit cleanly on SIGTERM: %v; stderr: %s", name, err, stderr.String())
+				t.Errorf("%s did not exit cleanly on SIGTERM: %v (its stderr is in the log)", name, err)
 			}
 		case <-time.After(20 * time.Second):
 			_ = cmd.Process.Kill()
@@ -73,27 +72,8 @@ func Start(t testing.TB, bin string, args ...string) string {
 	})
 	lines := bufio.NewScanner(stdout)
 	if !lines.Scan() {
-		t.Fatalf("%s printed no URL; stderr: %s", name, stderr.String())
+		t.Fatalf("%s printed no URL (its stderr is in the log)", name)
 	}
 	go func() { _, _ = io.Copy(io.Discard, stdout) }() // a full pipe would block the command
 	return strings.TrimSpace(lines.Text())
-}
-
-// lockedBuffer collects a command's stderr, which exec copies from
-// another goroutine while the test may read it.
-type lockedBuffer struct {
-	mu  sync.Mutex // guards buf
-	buf strings.Builder
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
