@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/seed31a95821/informer/internal/rvorder"
 )
 
 // AppliedVersioner is a cache that says up to which resourceVersion it has
@@ -70,7 +72,7 @@ func (e *Expectations) Expect(key, rv string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := time.Now()
-	if old, ok := e.pending[key]; ok && olderRV(rv, old.rv) {
+	if old, ok := e.pending[key]; ok && rvorder.Older(rv, old.rv) {
 		rv = old.rv
 	}
 	e.pending[key] = expectation{rv: rv, deadline: now.Add(e.timeout)}

@@ -35,6 +35,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seed31a95821/informer/internal/rvorder"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
@@ -73,35 +74,11 @@ func (s *SharedInformer[T]) handed(rv string, replace bool) {
 	f := &s.fresh
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if replace || !olderRV(rv, f.handedRV) {
+	if replace || !rvorder.Older(rv, f.handedRV) {
 		f.handedSeq++
 		f.handedRV = rv
 	}
 	s.advanceLocked()
-}
-
-// olderRV reports whether rv is known to be older than than: both are
-// numbers (apimachinery's comparison rule) and rv is the smaller.
-func olderRV(rv, than string) bool {
-	if !decimal(rv) || !decimal(than) {
-		return false // not comparable; asking apimachinery would allocate its error
-	}
-	c, err := resourceversion.CompareResourceVersion(rv, than)
-	return err == nil && c < 0
-}
-
-// decimal reports whether rv is a number as apimachinery's comparison
-// rule reads one: digits only, no leading zero. It allocates nothing.
-func decimal(rv string) bool {
-	if rv == "" || rv[0] == '0' {
-		return false
-	}
-	for i := 0; i < len(rv); i++ {
-		if rv[i] < '0' || rv[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // advanceApplied moves the applied resourceVersion to the last handed one

@@ -12,13 +12,28 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
-	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/client"
 	"github.com/seed31a95821/informer/fakeapi"
 	"github.com/seed31a95821/informer/rest"
 )
+
+// inShop serves a fakeapi with the namespace "shop" and returns a client
+// of it and its Resource for T: the set-up of every test here that talks
+// to a server.
+func inShop[T runtime.Object](t *testing.T) (*client.Client, *client.Resource[T]) {
+	t.Helper()
+	srv := serve(t, fakeapi.Options{})
+	cfg := rest.Config{Host: srv.URL()}
+	createNamespace(t, cfg, "shop")
+	c, err := client.New(cfg, client.Options{})
+	require.NoError(t, err)
+	r, err := client.For[T](c)
+	require.NoError(t, err)
+	return c, r
+}
 
 func configMap(data map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "settings"}, Data: data}
@@ -28,13 +43,7 @@ func configMap(data map[string]string) *corev1.ConfigMap {
 // sends a field the first owns gets an *ApplyConflictError naming the
 // owner and the field, and Force takes the field over.
 func TestApplyRoundTripAndConflict(t *testing.T) {
-	srv := serve(t, fakeapi.Options{})
-	cfg := rest.Config{Host: srv.URL()}
-	createNamespace(t, cfg, "shop")
-	c, err := client.New(cfg, client.Options{})
-	require.NoError(t, err)
-	cms, err := client.For[*corev1.ConfigMap](c)
-	require.NoError(t, err)
+	_, cms := inShop[*corev1.ConfigMap](t)
 	ctx := context.Background()
 
 	created, err := cms.Apply(ctx, configMap(map[string]string{"colour": "blue"}), client.ApplyOptions{FieldManager: "alice"})
@@ -71,13 +80,7 @@ func TestApplyRoundTripAndConflict(t *testing.T) {
 
 // ApplyStatus owns status fields only; Apply to the object ignores status.
 func TestApplyStatus(t *testing.T) {
-	srv := serve(t, fakeapi.Options{})
-	cfg := rest.Config{Host: srv.URL()}
-	createNamespace(t, cfg, "shop")
-	c, err := client.New(cfg, client.Options{})
-	require.NoError(t, err)
-	deps, err := client.For[*appsv1.Deployment](c)
-	require.NoError(t, err)
+	_, deps := inShop[*appsv1.Deployment](t)
 	ctx := context.Background()
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
@@ -90,7 +93,7 @@ func TestApplyStatus(t *testing.T) {
 			},
 		},
 	}
-	_, err = deps.Apply(ctx, d, client.ApplyOptions{FieldManager: "ci"})
+	_, err := deps.Apply(ctx, d, client.ApplyOptions{FieldManager: "ci"})
 	require.NoError(t, err)
 	st := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
 		Status: appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 2}}
@@ -108,13 +111,7 @@ func TestApplyStatus(t *testing.T) {
 // The unstructured form sends only the fields set, so two managers can
 // own different fields of one object.
 func TestApplyUnstructured(t *testing.T) {
-	srv := serve(t, fakeapi.Options{})
-	cfg := rest.Config{Host: srv.URL()}
-	createNamespace(t, cfg, "shop")
-	c, err := client.New(cfg, client.Options{})
-	require.NoError(t, err)
-	cms, err := client.For[*corev1.ConfigMap](c)
-	require.NoError(t, err)
+	c, cms := inShop[*corev1.ConfigMap](t)
 	u := client.ForUnstructured(c, cms.Resource())
 	ctx := context.Background()
 	obj := func(key, value string) *unstructured.Unstructured {
@@ -124,7 +121,7 @@ func TestApplyUnstructured(t *testing.T) {
 			"data":     map[string]any{key: value},
 		}}
 	}
-	_, err = u.Apply(ctx, obj("a", "1"), client.ApplyOptions{FieldManager: "one"})
+	_, err := u.Apply(ctx, obj("a", "1"), client.ApplyOptions{FieldManager: "one"})
 	require.NoError(t, err)
 	out, err := u.Apply(ctx, obj("b", "2"), client.ApplyOptions{FieldManager: "two"})
 	require.NoError(t, err)
@@ -164,13 +161,7 @@ func TestApplyNeedsAManagerAndAName(t *testing.T) {
 // another client added meanwhile, and removing the last one lets a
 // deletion finish.
 func TestFinalizers(t *testing.T) {
-	srv := serve(t, fakeapi.Options{})
-	cfg := rest.Config{Host: srv.URL()}
-	createNamespace(t, cfg, "shop")
-	c, err := client.New(cfg, client.Options{})
-	require.NoError(t, err)
-	cms, err := client.For[*corev1.ConfigMap](c)
-	require.NoError(t, err)
+	_, cms := inShop[*corev1.ConfigMap](t)
 	ctx := context.Background()
 	created, err := cms.Create(ctx, configMap(nil), metav1.CreateOptions{})
 	require.NoError(t, err)
@@ -205,5 +196,4 @@ func TestFinalizers(t *testing.T) {
 	_, err = cms.Get(ctx, "shop", "settings", metav1.GetOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "got %v", err)
 	assert.False(t, errors.Is(err, client.ErrUnserved))
-	_ = informer.Resource{}
 }

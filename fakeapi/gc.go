@@ -34,7 +34,8 @@ import (
 // (a controller that acted on a stale cache) is collected too, as the real
 // collector does when it finds the owner absent. Only UIDs this server
 // issued are judged: a reference to an owner it never stored (a test's
-// made-up UID) is left alone.
+// made-up UID) is left alone, and so is a cluster-scoped dependent's
+// reference to a namespaced owner, which cannot resolve (unresolvable).
 //
 // The collector runs synchronously, inside the write that deleted or
 // marked the owner (collect, called by Server.writeLocked after any write,
@@ -199,6 +200,9 @@ func (s *store) collectDependents(reg *registry, uid types.UID) {
 	for _, dep := range s.dependentsOf(uid) {
 		obj := s.bucket(dep.res).objects[dep.key]
 		m, _ := meta.Accessor(obj)
+		if o := ownerRefTo(m, uid); o != nil && unresolvable(reg, m, *o) {
+			continue
+		}
 		if s.hasLiveOwner(reg, m, uid) {
 			s.dropOwner(dep, uid)
 			continue
@@ -250,7 +254,7 @@ func (s *store) ownerGone(reg *registry, m metav1.Object, o metav1.OwnerReferenc
 		return false
 	}
 	ri, ok := reg.byKind(gv.WithKind(o.Kind))
-	if !ok {
+	if !ok || unresolvable(reg, m, o) {
 		return false
 	}
 	ns := m.GetNamespace()
@@ -273,6 +277,9 @@ func (s *store) deleteForeground(reg *registry, owner objectRef, uid types.UID) 
 		obj := s.bucket(dep.res).objects[dep.key]
 		m, _ := meta.Accessor(obj)
 		ref := ownerRefTo(m, uid)
+		if ref != nil && unresolvable(reg, m, *ref) {
+			continue
+		}
 		block := ref != nil && ref.BlockOwnerDeletion != nil && *ref.BlockOwnerDeletion
 		if m.GetDeletionTimestamp() == nil {
 			policy := metav1.DeletePropagationBackground
@@ -348,7 +355,7 @@ func (s *store) hasLiveOwner(reg *registry, m metav1.Object, gone types.UID) boo
 			return true
 		}
 		ri, ok := reg.byKind(gv.WithKind(o.Kind))
-		if !ok {
+		if !ok || unresolvable(reg, m, o) {
 			return true
 		}
 		ns := m.GetNamespace()
@@ -362,6 +369,24 @@ func (s *store) hasLiveOwner(reg *registry, m metav1.Object, gone types.UID) boo
 		}
 	}
 	return false
+}
+
+// unresolvable reports whether o can never name an owner of m: m is
+// cluster-scoped and o names a namespaced kind, which has no namespace to
+// be looked up in. Kubernetes' collector reports such a reference (an
+// OwnerRefInvalidNamespace event) and never deletes the dependent through
+// it, whatever becomes of an object of that name and UID; nor does this
+// one. (A namespaced dependent may name a cluster-scoped owner.)
+func unresolvable(reg *registry, m metav1.Object, o metav1.OwnerReference) bool {
+	if m.GetNamespace() != "" {
+		return false
+	}
+	gv, err := schema.ParseGroupVersion(o.APIVersion)
+	if err != nil {
+		return false
+	}
+	ri, ok := reg.byKind(gv.WithKind(o.Kind))
+	return ok && !ri.ClusterScoped
 }
 
 func ownerRefTo(m metav1.Object, uid types.UID) *metav1.OwnerReference {

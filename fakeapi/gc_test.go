@@ -250,3 +250,30 @@ func TestGarbageCollectionOfLateDependents(t *testing.T) {
 	require.Len(t, half.OwnerReferences, 1)
 	require.Equal(t, "other", half.OwnerReferences[0].Name)
 }
+
+// A cluster-scoped object cannot be owned by a namespaced one: Kubernetes'
+// collector finds such a reference unresolvable and never deletes the
+// dependent through it, neither when it is written nor when the named
+// object goes, in the background or the foreground.
+func TestGarbageCollectionKeepsAClusterScopedDependentOfANamespacedOwner(t *testing.T) {
+	for _, policy := range []string{"", "Foreground"} {
+		t.Run("policy "+policy, func(t *testing.T) {
+			f := newGCFixture(t)
+			f.create("owner", nil)
+			nodes := f.srv.URL() + "/api/v1/nodes"
+			code, body, _ := do(t, http.MethodPost, nodes, mediaJSON, fmt.Sprintf(
+				`{"metadata":{"name":"n1","ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"owner","uid":%q,"blockOwnerDeletion":true}]}}`,
+				f.uid("owner")))
+			require.Equal(t, http.StatusCreated, code, "%s", body)
+			code, body, _ = do(t, http.MethodGet, nodes+"/n1", "", "")
+			require.Equal(t, http.StatusOK, code, "kept when written: %s", body)
+
+			f.delete("owner", policy)
+			require.Nil(t, f.get("owner"), "the owner goes, not blocked by a reference that cannot resolve")
+			code, body, _ = do(t, http.MethodGet, nodes+"/n1", "", "")
+			require.Equal(t, http.StatusOK, code, "kept after the owner went: %s", body)
+			node := decodeJSON(t, body).(*corev1.Node)
+			require.Len(t, node.OwnerReferences, 1, "and its reference left as written")
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/seed31a95821/informer/internal/testserver"
 	"github.com/seed31a95821/informer/rest"
 
 	"github.com/stretchr/testify/assert"
@@ -28,9 +29,9 @@ func inClusterDir(t *testing.T, token, namespace string) string {
 }
 
 func TestInCluster(t *testing.T) {
-	pki := newTestPKI(t)
+	pki := testserver.NewPKI(t)
 	dir := inClusterDir(t, "sa-token", "payments")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "ca.crt"), pki.caPEM, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "ca.crt"), pki.CAPEM, 0o600))
 	vars := map[string]string{"KUBERNETES_SERVICE_HOST": "fd00::1", "KUBERNETES_SERVICE_PORT": "6443"}
 
 	l, err := InCluster{Dir: dir, Getenv: env(vars)}.Load()
@@ -104,7 +105,7 @@ func TestInClusterTokenRotation(t *testing.T) {
 	mu.Unlock()
 	assert.Equal(t, http.StatusOK, get(), "401, re-read, one retry")
 	var auths []string
-	for _, r := range ts.requestsSnapshot() {
+	for _, r := range ts.Requests() {
 		auths = append(auths, r.Header.Get("Authorization"))
 	}
 	assert.Equal(t, []string{"Bearer token-1", "Bearer token-1", "Bearer token-2"}, auths)

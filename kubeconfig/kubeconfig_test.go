@@ -1,12 +1,14 @@
 package kubeconfig
 
 import (
+	"crypto/tls"
 	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/seed31a95821/informer/internal/testserver"
 	"github.com/seed31a95821/informer/rest"
 
 	"github.com/stretchr/testify/assert"
@@ -23,8 +25,8 @@ func writeKubeconfig(t *testing.T, dir, content string) string {
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
 func TestLoadKubeconfigDataFields(t *testing.T) {
-	pki := newTestPKI(t)
-	srv, clientCN := newTLSTestServer(t, pki, true)
+	pki := testserver.NewPKI(t)
+	srv, clientCN := testserver.NewTLS(t, pki, tls.RequireAndVerifyClientCert)
 	path := writeKubeconfig(t, t.TempDir(), `
 apiVersion: v1
 kind: Config
@@ -33,12 +35,12 @@ clusters:
 - name: dev-cluster
   cluster:
     server: `+srv.URL+`
-    certificate-authority-data: `+b64(pki.caPEM)+`
+    certificate-authority-data: `+b64(pki.CAPEM)+`
 users:
 - name: alice
   user:
-    client-certificate-data: `+b64(pki.clientCert)+`
-    client-key-data: `+b64(pki.clientKey)+`
+    client-certificate-data: `+b64(pki.ClientCert)+`
+    client-key-data: `+b64(pki.ClientKey)+`
 contexts:
 - name: dev
   context:
@@ -50,8 +52,8 @@ preferences: {}
 	cfg, err := LoadKubeconfig(path)
 	require.NoError(t, err)
 	assert.Equal(t, srv.URL, cfg.Host)
-	assert.Equal(t, pki.caPEM, cfg.CAData)
-	assert.Equal(t, pki.clientCert, cfg.CertData)
+	assert.Equal(t, pki.CAPEM, cfg.CAData)
+	assert.Equal(t, pki.ClientCert, cfg.CertData)
 
 	// The loaded rest.Config reaches the mutual-TLS server as alice.
 	require.NoError(t, listOnce(t, cfg))
@@ -59,9 +61,9 @@ preferences: {}
 }
 
 func TestLoadKubeconfigRelativeFilePaths(t *testing.T) {
-	pki := newTestPKI(t)
+	pki := testserver.NewPKI(t)
 	dir := t.TempDir()
-	pki.writeFiles(t, filepath.Join(dir, "certs"))
+	pki.WriteFiles(t, filepath.Join(dir, "certs"))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "certs", "token"), []byte("tok\n"), 0o600))
 	path := writeKubeconfig(t, dir, `
 current-context: ctx-files

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed31a95821/informer/internal/testserver"
 	"github.com/seed31a95821/informer/rest"
 
 	"github.com/stretchr/testify/assert"
@@ -199,9 +200,9 @@ func TestLoadingRulesOrder(t *testing.T) {
 // A context of one file can use the cluster of another, and each file's
 // relative paths stay relative to that file.
 func TestLoadingRulesSplitFilesAndContextSelection(t *testing.T) {
-	pki := newTestPKI(t)
+	pki := testserver.NewPKI(t)
 	dir := t.TempDir()
-	pki.writeFiles(t, filepath.Join(dir, "clusters", "certs"))
+	pki.WriteFiles(t, filepath.Join(dir, "clusters", "certs"))
 	paths := writeFiles(t, dir,
 		[2]string{"users/config", "current-context: dev\nusers: [{name: u, user: {tokenFile: tok}}]\ncontexts: [{name: dev, context: {cluster: c, user: u, namespace: shop}}, {name: other, context: {cluster: c, namespace: blog}}]"},
 		[2]string{"users/tok", "t0k3n"},

@@ -23,7 +23,11 @@ type Gate struct {
 	mu sync.Mutex // guards term, opened, inside and left
 	// term is the open term's context; nil while closed.
 	term context.Context
-	// opened is closed when a term opens; replaced when it closes.
+	// opened is what a waiting worker waits on: it is closed when the next
+	// term opens, and nil (made by openedLocked) until someone waits. A
+	// term that opens forgets it at once, so a worker that finds the term
+	// ended (its context done before Lead has closed the gate) waits for
+	// the term after, not on the channel of the term just gone.
 	opened chan struct{}
 	// inside counts workers in the open term; left is closed when the
 	// term is over and the last one left.
@@ -45,13 +49,13 @@ func (g *Gate) Lead(ctx context.Context) {
 	g.term = ctx
 	g.left = make(chan struct{})
 	close(g.openedLocked())
+	g.opened = nil
 	g.mu.Unlock()
 
 	<-ctx.Done()
 
 	g.mu.Lock()
 	g.term = nil
-	g.opened = make(chan struct{})
 	left := g.left
 	if g.inside == 0 {
 		close(left)

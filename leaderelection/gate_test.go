@@ -68,6 +68,64 @@ func TestGateEnterCancelled(t *testing.T) {
 	})
 }
 
+// endingTerm is a term whose Err already reports its end while its Done
+// channel is still open: the moment between a lease's loss and Lead's
+// waking up to close the gate, held open for as long as the test likes.
+// A worker that looked at Err again and again in that moment (a spin)
+// is parked after spinLimit looks, so that the bubble can settle and
+// the test can count them.
+type endingTerm struct {
+	context.Context
+	done  chan struct{}
+	ended atomic.Bool
+	looks atomic.Int32
+	stuck chan struct{} // where a spinning worker is parked
+}
+
+const spinLimit = 100
+
+func (c *endingTerm) Done() <-chan struct{} { return c.done }
+
+func (c *endingTerm) Err() error {
+	if !c.ended.Load() {
+		return nil
+	}
+	if c.looks.Add(1) > spinLimit {
+		<-c.stuck
+	}
+	return context.Canceled
+}
+
+// A worker that comes to the gate after its term ended, but before Lead
+// has closed it, waits for the next term: it does not spin on the ended
+// term until Lead gets round to closing the gate. (It did: the channel it
+// waited on was the one the ended term had opened, closed already.)
+func TestGateEnterAtTermEndWaitsWithoutSpinning(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var g Gate
+		term := &endingTerm{Context: t.Context(), done: make(chan struct{}), stuck: make(chan struct{})}
+		led := make(chan struct{})
+		go func() { defer close(led); g.Lead(term) }()
+		synctest.Wait()
+
+		term.ended.Store(true)
+		ctx, cancel := context.WithCancel(t.Context())
+		entered := make(chan error, 1)
+		go func() {
+			_, _, err := g.Enter(ctx)
+			entered <- err
+		}()
+		synctest.Wait()
+		looks := term.looks.Load()
+		close(term.stuck)
+		close(term.done)
+		<-led
+		cancel()
+		require.ErrorIs(t, <-entered, context.Canceled, "no term opened after the ended one")
+		require.LessOrEqual(t, looks, int32(2), "Enter looked at the ended term %d times", looks)
+	})
+}
+
 // A gate is a reconcile.Gate: a Loop plugs in with Gate: &gate.
 var _ reconcile.Gate = (*Gate)(nil)
 

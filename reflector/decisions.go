@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/seed31a95821/informer/internal/rvorder"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
@@ -193,42 +194,10 @@ func roomFor(n int, lim listLimits) error {
 
 // wentBack reports whether rv, the resourceVersion of a watch event, is
 // older than reached, the position the same watch had already reached.
-//
-// resourceVersions are opaque to clients in general: an aggregated API
-// server may use any string. kube-apiserver writes etcd's revision as a
-// decimal number, and apimachinery compares two such numbers
-// (k8s.io/apimachinery/pkg/util/resourceversion.CompareResourceVersion)
-// when both are well formed: digits only, no leading zero. wentBack is
-// that rule: a longer number is the greater, and numbers of one length
-// compare digit by digit. Where either is not well formed ("", "0", or an
-// opaque string) it never says "back": those are not compared at all.
-//
-// It runs once per watch event, so it allocates nothing (which
-// CompareResourceVersion's error for an opaque string would) and parses
-// nothing into an integer (so a number of any length is compared right).
-// It looks at the digits only when the lengths or one string comparison
-// say "back", which a healthy watch never does: an RV longer than, or
-// equal-length and not below, the position cannot be a smaller number.
+// Whether two resourceVersions are ordered at all, and how, is decided in
+// internal/rvorder (numbers as apimachinery compares them; an opaque or
+// missing one never goes back); it runs once per event and allocates
+// nothing.
 func wentBack(reached, rv string) bool {
-	switch {
-	case len(rv) > len(reached):
-		return false
-	case len(rv) == len(reached) && rv >= reached:
-		return false
-	}
-	return wellFormedRV(reached) && wellFormedRV(rv)
-}
-
-// wellFormedRV reports whether rv is a decimal number without a leading
-// zero: a resourceVersion apimachinery would compare.
-func wellFormedRV(rv string) bool {
-	if rv == "" || rv[0] == '0' {
-		return false
-	}
-	for i := 0; i < len(rv); i++ {
-		if rv[i] < '0' || rv[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return rvorder.Older(rv, reached)
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"os"
 	"syscall"
@@ -17,7 +16,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/resourceversion"
 )
 
 // Table tests for every resourceVersion and retry decision.
@@ -197,42 +195,6 @@ func TestWentBack(t *testing.T) {
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, wentBack(tt.reached, tt.rv), "reached %q, event at %q", tt.reached, tt.rv)
 	}
-}
-
-// TestWentBackAgreesWithApimachinery checks wentBack against apimachinery's
-// own comparison: wherever CompareResourceVersion can compare two
-// resourceVersions, wentBack says "back" exactly when it says "less", and
-// wherever it cannot, wentBack never says "back".
-func TestWentBackAgreesWithApimachinery(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	alphabet := "0123456789a-"
-	gen := func() string {
-		b := make([]byte, rng.IntN(5))
-		for i := range b {
-			if rng.IntN(8) == 0 {
-				b[i] = alphabet[rng.IntN(len(alphabet))]
-			} else {
-				b[i] = byte('0' + rng.IntN(10))
-			}
-		}
-		return string(b)
-	}
-	for range 20000 {
-		reached, rv := gen(), gen()
-		cmp, err := resourceversion.CompareResourceVersion(rv, reached)
-		want := err == nil && cmp < 0
-		if got := wentBack(reached, rv); got != want {
-			t.Fatalf("wentBack(%q, %q) = %t; apimachinery: %d, %v", reached, rv, got, cmp, err)
-		}
-	}
-}
-
-func TestWentBackDoesNotAllocate(t *testing.T) {
-	allocs := testing.AllocsPerRun(100, func() {
-		_ = wentBack("123456", "123455")
-		_ = wentBack("opaque", "123455")
-	})
-	assert.Zero(t, allocs)
 }
 
 func TestRetryAfter(t *testing.T) {

@@ -44,11 +44,10 @@ func (a *authenticator) secrets() []string {
 	return s
 }
 
-// sameOrigin reports whether u is on the server the credentials belong to.
-// A redirect elsewhere, or a user's request to another host through the
-// same client, must never carry them.
+// sameOrigin reports whether u is on the server the credentials belong to
+// (the package's one rule: see the function sameOrigin).
 func (a *authenticator) sameOrigin(u *url.URL) bool {
-	return strings.EqualFold(u.Scheme, a.origin.Scheme) && strings.EqualFold(u.Host, a.origin.Host)
+	return sameOrigin(a.origin, u)
 }
 
 // authorize sets the Authorization header of req, which the caller owns.

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"crypto/tls"
 	"crypto/x509"
 	"io"
 	"net"
@@ -15,21 +16,16 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/seed31a95821/informer/internal/testserver"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func (ts *testServer) requestsSnapshot() []recordedRequest {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	return append([]recordedRequest(nil), ts.requests...)
-}
-
 // The authenticated client sends credentials to the configured server and
 // to nobody else, even when that server redirects there.
 func TestAuthenticatedClientSendsCredentialsOnlyToItsServer(t *testing.T) {
-	elsewhere := newTestServer(t, serveBody("text/plain", http.StatusOK, []byte("ok")))
-	home := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+	elsewhere := testserver.New(t, testserver.ServeBody("text/plain", http.StatusOK, []byte("ok")))
+	home := testserver.New(t, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, elsewhere.URL+"/landing", http.StatusFound)
 	})
 	client, err := NewAuthenticatedClient(Config{Host: home.URL, BearerToken: "s3cret", UserAgent: "demo/1"})
@@ -43,15 +39,15 @@ func TestAuthenticatedClientSendsCredentialsOnlyToItsServer(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusFound, resp.StatusCode)
 	assert.Equal(t, elsewhere.URL+"/landing", resp.Header.Get("Location"))
-	got := home.lastRequest(t)
+	got := home.Last(t)
 	assert.Equal(t, "Bearer s3cret", got.Header.Get("Authorization"))
 	assert.Equal(t, "demo/1", got.Header.Get("User-Agent"))
-	assert.Empty(t, elsewhere.requestsSnapshot(), "the redirect was followed")
+	assert.Empty(t, elsewhere.Requests(), "the redirect was followed")
 
 	resp, err = client.Get(elsewhere.URL + "/direct")
 	require.NoError(t, err)
 	resp.Body.Close()
-	assert.Empty(t, elsewhere.lastRequest(t).Header.Get("Authorization"), "a request to another host through the same client")
+	assert.Empty(t, elsewhere.Last(t).Header.Get("Authorization"), "a request to another host through the same client")
 }
 
 // After a 401 a request with a replayable body is retried with the new
@@ -60,7 +56,7 @@ func TestAuthenticatedClientRetriesReplayableBodies(t *testing.T) {
 	var mu sync.Mutex
 	valid := "new"
 	var bodies []string
-	ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+	ts := testserver.New(t, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		bodies = append(bodies, string(b))
@@ -102,12 +98,12 @@ func TestAuthenticatedClientRetriesReplayableBodies(t *testing.T) {
 // proxy-url sends requests through the proxy; disable-compression stops
 // the gzip request header.
 func TestProxyAndCompression(t *testing.T) {
-	backend := newTestServer(t, serveBody("text/plain", http.StatusOK, []byte("ok")))
+	backend := testserver.New(t, testserver.ServeBody("text/plain", http.StatusOK, []byte("ok")))
 	target, err := url.Parse(backend.URL)
 	require.NoError(t, err)
 	var mu sync.Mutex
 	var proxied []string
-	proxy := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+	proxy := testserver.New(t, func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		// Absolute: a forward proxy request. The proxy's own transport would
 		// add gzip again, so the client's header is read here.
@@ -135,8 +131,8 @@ func writeFileString(path, s string) error {
 // An HTTPS server behind proxy-url is reached through a CONNECT tunnel, and
 // TLS (CA, server name) is checked end to end through it.
 func TestProxyConnectTunnel(t *testing.T) {
-	pki := newTestPKI(t)
-	backend, _ := newTLSTestServer(t, pki, false)
+	pki := testserver.NewPKI(t)
+	backend, _ := testserver.NewTLS(t, pki, tls.NoClientCert)
 	var wg sync.WaitGroup
 	var mu sync.Mutex // guards tunnels
 	var tunnels []string
@@ -180,7 +176,7 @@ func TestProxyConnectTunnel(t *testing.T) {
 
 	u, err := url.Parse(backend.URL)
 	require.NoError(t, err)
-	cfg := Config{Host: backend.URL, CAData: pki.caPEM, ProxyURL: proxy.URL, TLSServerName: "127.0.0.1"}
+	cfg := Config{Host: backend.URL, CAData: pki.CAPEM, ProxyURL: proxy.URL, TLSServerName: "127.0.0.1"}
 	require.NoError(t, listOnce(t, cfg))
 	mu.Lock()
 	assert.Equal(t, []string{u.Host}, tunnels)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/seed31a95821/informer/internal/testserver"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,7 +70,7 @@ func TestConfigDefaults(t *testing.T) {
 // A negative Timeout turns the client-side bound off; taken literally as a
 // -1ns deadline it would fail every List.
 func TestNegativeTimeoutDisablesIt(t *testing.T) {
-	ts := newTestServer(t, serveBody(ContentTypeJSON, 200, podListJSON(t)))
+	ts := testserver.New(t, testserver.ServeBody(ContentTypeJSON, 200, testserver.PodListJSON(t)))
 	lw := newTestLW(t, ts, func(c *Config) { c.Timeout = -1 })
 	_, err := lw.List(context.Background(), metav1.ListOptions{})
 	assert.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed31a95821/informer/internal/testserver"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -123,7 +124,7 @@ func TestAuthenticatedClientClosesIdleConnections(t *testing.T) {
 // A token that came from an exec plugin is redacted like a configured one:
 // the server below quotes the Authorization header in its 403 page.
 func TestExecTokenNeverInErrors(t *testing.T) {
-	ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+	ts := testserver.New(t, func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "denied for "+r.Header.Get("Authorization"), http.StatusForbidden)
 	})
 	plugin := newFakeExec(t, "token") // issues tok-1

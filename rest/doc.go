@@ -43,8 +43,11 @@
 //
 // # A server is not trusted
 //
-// No redirect is followed: a 3xx is a *RedirectError, so the bearer token
-// never leaves the configured server. Text the server wrote (Status
+// Credentials go only to the configured server (Config.Host, by scheme
+// and host): a request of yours for another host through the same client
+// carries no token and is shown no client certificate (a proxy reached
+// over TLS is the one exception, Go's: see origin_transport.go), and no
+// redirect is followed: a 3xx is a *RedirectError. Text the server wrote (Status
 // messages, error pages) has every credential redacted before it becomes
 // an error (redact.go). Response bodies are read with ReadBody, which
 // refuses more than a limit of inflated bytes and believes a

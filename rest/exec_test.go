@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed31a95821/informer/internal/testserver"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -264,10 +265,10 @@ func TestExecPluginBadConfig(t *testing.T) {
 // provideClusterInfo hands the plugin the cluster, CA inlined, and the
 // cluster's exec extension.
 func TestExecPluginClusterInfo(t *testing.T) {
-	pki := newTestPKI(t)
-	srv, _ := newTLSTestServer(t, pki, false)
+	pki := testserver.NewPKI(t)
+	srv, _ := testserver.NewTLS(t, pki, tls.NoClientCert)
 	caFile := filepath.Join(t.TempDir(), "ca.crt")
-	require.NoError(t, os.WriteFile(caFile, pki.caPEM, 0o600))
+	require.NoError(t, os.WriteFile(caFile, pki.CAPEM, 0o600))
 	plugin := newFakeExec(t, "token")
 	plugin.ProvideClusterInfo = true
 	plugin.ClusterConfig = json.RawMessage(`{"audience":"sts"}`)
@@ -276,18 +277,18 @@ func TestExecPluginClusterInfo(t *testing.T) {
 	info, _ := plugin.lastInfo(t)
 	require.NotNil(t, info.Spec.Cluster)
 	assert.Equal(t, srv.URL, info.Spec.Cluster.Server)
-	assert.Equal(t, pki.caPEM, info.Spec.Cluster.CertificateAuthorityData, "the CA file's content, inlined")
+	assert.Equal(t, pki.CAPEM, info.Spec.Cluster.CertificateAuthorityData, "the CA file's content, inlined")
 	assert.Equal(t, "127.0.0.1", info.Spec.Cluster.TLSServerName)
 	assert.JSONEq(t, `{"audience":"sts"}`, string(info.Spec.Cluster.Config))
 }
 
 // A plugin's client certificate is presented in the TLS handshake.
 func TestExecPluginClientCertificate(t *testing.T) {
-	pki := newTestPKI(t)
-	srv, clientCN := newTLSTestServer(t, pki, true)
+	pki := testserver.NewPKI(t)
+	srv, clientCN := testserver.NewTLS(t, pki, tls.RequireAndVerifyClientCert)
 	plugin := newFakeExec(t, "cert",
-		ExecEnvVar{Name: "FAKE_CERT", Value: string(pki.clientCert)}, ExecEnvVar{Name: "FAKE_KEY", Value: string(pki.clientKey)})
-	require.NoError(t, listOnce(t, Config{Host: srv.URL, CAData: pki.caPEM, Exec: plugin.ExecConfig}))
+		ExecEnvVar{Name: "FAKE_CERT", Value: string(pki.ClientCert)}, ExecEnvVar{Name: "FAKE_KEY", Value: string(pki.ClientKey)})
+	require.NoError(t, listOnce(t, Config{Host: srv.URL, CAData: pki.CAPEM, Exec: plugin.ExecConfig}))
 	assert.Equal(t, "alice", clientCN())
 	assert.Equal(t, 1, plugin.runs(t))
 }
@@ -295,13 +296,13 @@ func TestExecPluginClientCertificate(t *testing.T) {
 // When the plugin's certificate rotates, connections made with the old one
 // are closed: an HTTP/2 connection would otherwise present it for ever.
 func TestExecPluginCertificateRotationClosesConnections(t *testing.T) {
-	first, second := newTestPKI(t), newTestPKI(t)
+	first, second := testserver.NewPKI(t), testserver.NewPKI(t)
 	clientCAs := x509.NewCertPool()
-	clientCAs.AppendCertsFromPEM(first.caPEM)
-	clientCAs.AppendCertsFromPEM(second.caPEM)
+	clientCAs.AppendCertsFromPEM(first.CAPEM)
+	clientCAs.AppendCertsFromPEM(second.CAPEM)
 	var mu sync.Mutex // guards seen
 	var seen []string // which PKI's client certificate each request carried
-	body := podListJSON(t)
+	body := testserver.PodListJSON(t)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/hang" { // a stand-in for a watch: open until the connection goes
 			w.WriteHeader(http.StatusOK)
@@ -311,24 +312,24 @@ func TestExecPluginCertificateRotationClosesConnections(t *testing.T) {
 		}
 		mu.Lock()
 		switch raw := r.TLS.PeerCertificates[0].Raw; {
-		case bytes.Equal(raw, pemBlock(t, first.clientCert)):
+		case bytes.Equal(raw, pemBlock(t, first.ClientCert)):
 			seen = append(seen, "first")
-		case bytes.Equal(raw, pemBlock(t, second.clientCert)):
+		case bytes.Equal(raw, pemBlock(t, second.ClientCert)):
 			seen = append(seen, "second")
 		}
 		mu.Unlock()
-		serveBody(ContentTypeJSON, http.StatusOK, body)(w, r)
+		testserver.ServeBody(ContentTypeJSON, http.StatusOK, body)(w, r)
 	}))
 	srv.EnableHTTP2 = true
-	srv.TLS = &tls.Config{Certificates: []tls.Certificate{first.serverCert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: clientCAs}
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{first.ServerCert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: clientCAs}
 	srv.StartTLS()
 	defer srv.Close()
 
 	dir := t.TempDir()
 	certFile, keyFile := filepath.Join(dir, "cert"), filepath.Join(dir, "key")
-	writeCert := func(p *testPKI) {
-		require.NoError(t, os.WriteFile(certFile, p.clientCert, 0o600))
-		require.NoError(t, os.WriteFile(keyFile, p.clientKey, 0o600))
+	writeCert := func(p *testserver.PKI) {
+		require.NoError(t, os.WriteFile(certFile, p.ClientCert, 0o600))
+		require.NoError(t, os.WriteFile(keyFile, p.ClientKey, 0o600))
 	}
 	writeCert(first)
 	expiry := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -337,7 +338,7 @@ func TestExecPluginCertificateRotationClosesConnections(t *testing.T) {
 	now := expiry.Add(-time.Minute)
 	plugin.now = func() time.Time { return now }
 
-	lw := newTestLW(t, &testServer{Server: srv}, func(c *Config) { c.CAData, c.Exec = first.caPEM, plugin.ExecConfig })
+	lw := newTestLW(t, &testserver.Recorder{Server: srv}, func(c *Config) { c.CAData, c.Exec = first.CAPEM, plugin.ExecConfig })
 	list := func() {
 		t.Helper()
 		_, err := lw.List(context.Background(), metav1.ListOptions{})

@@ -4,10 +4,11 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"github.com/seed31a95821/informer/internal/boundedfile"
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/seed31a95821/informer/internal/boundedfile"
 )
 
 // NewHTTPClient builds the *http.Client described by cfg's TLS and
@@ -22,6 +23,10 @@ import (
 // build it once and put it in each Config's HTTPClient: over HTTP/2 they
 // then share a single TCP connection, as client-go's transport cache
 // arranges.
+//
+// The client certificate is presented only to cfg.Host: requests for
+// any other host go through a twin transport without it
+// (originTransport).
 //
 // The client has no overall Timeout: it would cut long-lived watches. A
 // Client bounds the wait for every response's headers
@@ -50,10 +55,17 @@ func NewHTTPClient(cfg Config) (*http.Client, error) {
 		t.Proxy = http.ProxyURL(proxy)
 	}
 	t.DisableCompression = cfg.DisableCompression
+	var rt http.RoundTripper = t
 	if cfg.Exec != nil {
-		return &http.Client{Transport: newCertRotatingTransport(cfg.Exec, t), CheckRedirect: refuseRedirect}, nil
+		rt = newCertRotatingTransport(cfg.Exec, t)
 	}
-	return &http.Client{Transport: t, CheckRedirect: refuseRedirect}, nil
+	if len(tlsConfig.Certificates) > 0 || tlsConfig.GetClientCertificate != nil {
+		// The certificate goes to cfg.Host only (originTransport).
+		if rt, err = newOriginTransport(cfg.Host, rt, t); err != nil {
+			return nil, err
+		}
+	}
+	return &http.Client{Transport: rt, CheckRedirect: refuseRedirect}, nil
 }
 
 // newTLSConfig reads the certificate material named by cfg (files are read

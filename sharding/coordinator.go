@@ -32,6 +32,17 @@ type Options struct {
 	// parked because its shard was not held goes back to it when the
 	// shard is taken.
 	Queue *workqueue.Queue[string]
+	// Exists tells whether key still names an object in this replica's
+	// cache: a lister's Get that did not answer NotFound. A parked key
+	// whose object is gone is let go: the delete queues the key once more,
+	// and Enter, finding no object, forgets it, so that the parked keys
+	// are at most the cache's and do not grow with every object a
+	// long-lived fleet has ever seen. (The owner of the shard reconciles
+	// the delete; if it dies first, the delete is missed here as it is by
+	// a controller that restarts: cleanup that must happen belongs behind
+	// a finalizer.) It is called under the Coordinator's lock, so it must
+	// not block nor call the Coordinator. Required.
+	Exists func(key string) bool
 	// OnHeld, when set, is told when this replica starts (held true) and
 	// stops holding a shard. It runs on the shard's goroutine; it must not
 	// block.
@@ -74,8 +85,8 @@ type shardTerm struct {
 
 // New checks opts and returns a Coordinator that has not started.
 func New(opts Options) (*Coordinator, error) {
-	if opts.Shards <= 0 || opts.Group == nil || opts.Queue == nil {
-		return nil, fmt.Errorf("%w: Shards, Group and Queue are required", leaderelection.ErrInvalidConfig)
+	if opts.Shards <= 0 || opts.Group == nil || opts.Queue == nil || opts.Exists == nil {
+		return nil, fmt.Errorf("%w: Shards, Group, Queue and Exists are required", leaderelection.ErrInvalidConfig)
 	}
 	if opts.Name == "" {
 		opts.Name = "shards"
@@ -248,20 +259,33 @@ func (c *Coordinator) hold(ctx context.Context, shard int) {
 // true: process the key under ctx, which ends with the shard's term, and
 // call leave when done; the shard is not handed over before. If not, the
 // key is parked (ok false): call the queue's Done and move on; the key
-// goes back to the queue when this replica takes the shard.
+// goes back to the queue when this replica takes the shard, unless its
+// object is gone by then (Options.Exists).
 func (c *Coordinator) Enter(key string) (ctx context.Context, leave func(), ok bool) {
 	shard := ShardOf(key, len(c.electors))
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := &c.shards[shard]
 	if st.ctx == nil || st.ctx.Err() != nil {
-		c.parked[shard][key] = struct{}{}
+		c.parkLocked(shard, key)
 		return nil, nil, false
 	}
 	st.inside++
 	term, left := st.ctx, st.left
 	var once sync.Once
 	return term, func() { once.Do(func() { c.leave(shard, term, left) }) }, true
+}
+
+// parkLocked keeps key for when this replica takes shard, or lets it go
+// if its object is gone (Options.Exists): nothing is left to reconcile
+// here, and a parked set that kept every key ever seen would grow without
+// bound under churn.
+func (c *Coordinator) parkLocked(shard int, key string) {
+	if !c.opts.Exists(key) {
+		delete(c.parked[shard], key)
+		return
+	}
+	c.parked[shard][key] = struct{}{}
 }
 
 // Admit is Enter for a reconcile.Loop (it is a reconcile.Gate, so a Loop

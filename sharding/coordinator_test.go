@@ -89,7 +89,8 @@ type replica struct {
 func (f *shardFleet) start(id string) *replica {
 	r := &replica{queue: workqueue.New(workqueue.Options[string]{})}
 	var err error
-	r.coord, err = New(Options{Identity: id, Shards: f.shards, Group: cutGroup{LeaseGroup: &f.group, down: &r.down}, Queue: r.queue})
+	r.coord, err = New(Options{Identity: id, Shards: f.shards, Group: cutGroup{LeaseGroup: &f.group, down: &r.down}, Queue: r.queue,
+		Exists: func(string) bool { return true }})
 	require.NoError(f.t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
@@ -299,4 +300,54 @@ func TestLoopBehindCoordinatorWorksOnlyOnHeldShards(t *testing.T) {
 		f.stop("a")
 		f.stop("b")
 	})
+}
+
+// A replica that never holds a shard sees objects of it come and go: each
+// is parked when its create comes through, and let go when its delete
+// does, so the parked keys stay those of the objects still there. Before,
+// every key ever parked stayed: 1000 here, and without end in a fleet.
+// The one object left is still parked, and goes back to the queue when the
+// shard is taken.
+func TestParkedKeysDoNotGrowWithChurn(t *testing.T) {
+	queue := workqueue.New(workqueue.Options[string]{})
+	defer queue.ShutDown()
+	live := map[string]bool{}
+	c, err := New(Options{Identity: "a", Shards: 1, Group: &MemoryGroup{}, Queue: queue,
+		Exists: func(key string) bool { return live[key] }})
+	require.NoError(t, err)
+	parked := func() int {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.parked[0])
+	}
+
+	live["ns/kept"] = true
+	_, _, ok := c.Enter("ns/kept")
+	require.False(t, ok, "the shard is not held")
+	for i := range 1000 {
+		key := fmt.Sprintf("ns/churn-%d", i)
+		live[key] = true
+		_, _, ok := c.Enter(key) // its create
+		require.False(t, ok)
+		delete(live, key)
+		_, _, _ = c.Enter(key) // its delete
+	}
+	require.Equal(t, 1, parked(), "only the object still there is parked")
+
+	term, end := context.WithCancel(t.Context())
+	held := make(chan struct{})
+	go func() { defer close(held); c.hold(term, 0) }()
+	key, _ := queue.Get() // the shard is taken: the parked key goes back
+	require.Equal(t, "ns/kept", key)
+	queue.Done(key)
+	end()
+	<-held
+	require.Zero(t, queue.Len(), "and only it")
+}
+
+// New refuses a Coordinator without Exists: its parked keys would grow
+// for ever.
+func TestNewRequiresExists(t *testing.T) {
+	_, err := New(Options{Identity: "a", Shards: 1, Group: &MemoryGroup{}, Queue: workqueue.New(workqueue.Options[string]{})})
+	require.ErrorIs(t, err, leaderelection.ErrInvalidConfig)
 }

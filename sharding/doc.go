@@ -9,8 +9,10 @@
 // replica runs its informers and queues every key, as a warm standby
 // does; its workers ask Coordinator.Enter, which lets the key through
 // under the shard's term, or parks it until this replica takes the shard
-// (then it goes back to the queue at once). A reconcile.Loop does this with
-// Gate: coordinator.
+// (then it goes back to the queue at once); a parked key is let go when
+// its object's delete comes through (Options.Exists), so the parked keys
+// never outnumber the cache's. A reconcile.Loop does this with Gate:
+// coordinator.
 //
 // # Who holds what
 //

@@ -19,7 +19,7 @@ func TestCoordinatorReportsShardsOwned(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := new(metrics.Registry)
 		c, err := New(Options{Identity: "a", Shards: 3, Group: &MemoryGroup{},
-			Queue: workqueue.New(workqueue.Options[string]{}), Metrics: reg})
+			Queue: workqueue.New(workqueue.Options[string]{}), Metrics: reg, Exists: func(string) bool { return true }})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})

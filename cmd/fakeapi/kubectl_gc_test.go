@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,19 +11,12 @@ import (
 // --cascade choices and checks what fakeapi's garbage collector did with
 // its dependent, as kube-controller-manager's would. Not under -short.
 func TestKubectlDeleteCascades(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a binary and runs kubectl")
-	}
-	kubectlPath, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not on the PATH")
-	}
-	k := startKubectlTarget(t, kubectlPath)
+	k := startKubectlTarget(t)
 	for _, cascade := range []string{"background", "foreground", "orphan"} {
 		owner, child := "owner-"+cascade, "child-"+cascade
-		require.Contains(t, k.run("create", "configmap", owner), "created")
-		uid := k.run("get", "configmap", owner, "-o", "jsonpath={.metadata.uid}")
-		manifest := k.writeFile(child+".yaml", fmt.Sprintf(`apiVersion: v1
+		require.Contains(t, k.Run("create", "configmap", owner), "created")
+		uid := k.Run("get", "configmap", owner, "-o", "jsonpath={.metadata.uid}")
+		manifest := k.Write(child+".yaml", fmt.Sprintf(`apiVersion: v1
 kind: ConfigMap
 metadata:
   name: %s
@@ -35,12 +27,12 @@ metadata:
     uid: %s
     blockOwnerDeletion: true
 `, child, owner, uid))
-		require.Contains(t, k.run("apply", "-f", manifest), "created")
+		require.Contains(t, k.Run("apply", "-f", manifest), "created")
 
-		require.Contains(t, k.run("delete", "configmap", owner, "--cascade="+cascade, "--timeout=20s"), "deleted")
-		out, err := k.try("get", "configmap", owner)
+		require.Contains(t, k.Run("delete", "configmap", owner, "--cascade="+cascade, "--timeout=20s"), "deleted")
+		out, err := k.Try("get", "configmap", owner)
 		require.Error(t, err, "the owner is gone (%s): %s", cascade, out)
-		out, err = k.try("get", "configmap", child, "-o", "jsonpath={.metadata.ownerReferences}")
+		out, err = k.Try("get", "configmap", child, "-o", "jsonpath={.metadata.ownerReferences}")
 		if cascade == "orphan" {
 			require.NoError(t, err, "the orphaned dependent stays: %s", out)
 			require.Empty(t, out, "without its reference to the owner")

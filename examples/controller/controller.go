@@ -195,10 +195,21 @@ func (c *Controller) Run(ctx context.Context) error {
 	if c.opts.Fleet != nil {
 		return c.runFleet(ctx)
 	}
+	return c.runWorkers(ctx, nil, nil)
+}
+
+// runWorkers runs the workers, each key admitted by admit (nil: every
+// key), and beside them run (a fleet's elector or shard coordinator; nil:
+// none), until ctx ends; then it lets the workers finish the keys in hand
+// (ShutDownWithDrain) and returns once they and run have stopped.
+func (c *Controller) runWorkers(ctx context.Context, admit admit, run func(context.Context)) error {
 	var wg sync.WaitGroup
+	if run != nil {
+		wg.Go(func() { run(ctx) })
+	}
 	for range c.opts.Workers {
 		wg.Go(func() {
-			for c.processNext(ctx, nil) {
+			for c.processNext(ctx, admit) {
 			}
 		})
 	}

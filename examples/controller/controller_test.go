@@ -24,11 +24,8 @@ import (
 // cluster: failed writes, conflicts, watches cut.
 func TestControllerAgainstFakeAPI(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	srv, err := fakeapi.NewServer(fakeapi.Options{})
-	require.NoError(t, err)
-	defer srv.Close()
-	cfg := rest.Config{Host: srv.URL()}
-	k := NewKubectl(t, cfg, "shop")
+	srv, cfg, k := shop(t)
+	defer srv.Close() // before the leak check
 
 	k.Apply(Deployment("web", "web"), Pod("web-1", "web"), Pod("web-2", "web"), Pod("db-1", "db"), Service("web", "web"))
 	stop := Start(t, cfg, "")
@@ -55,6 +52,17 @@ func TestControllerAgainstFakeAPI(t *testing.T) {
 	k.WaitForSummary("web", "pods=1 services=")
 	k.Apply(Service("web-internal", "web"), Service("db", "db"))
 	k.WaitForSummary("web", "pods=1 services=web-internal")
+}
+
+// shop starts a fake API server and a Kubectl for its namespace "shop".
+// The caller closes the server, with a defer that runs before its
+// goroutine-leak check (a t.Cleanup would run after it).
+func shop(t *testing.T) (*fakeapi.Server, rest.Config, *Kubectl) {
+	t.Helper()
+	srv, err := fakeapi.NewServer(fakeapi.Options{})
+	require.NoError(t, err)
+	cfg := rest.Config{Host: srv.URL()}
+	return srv, cfg, NewKubectl(t, cfg, "shop")
 }
 
 // Start runs a controller until the returned function is called, which

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
+	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/client"
 	"github.com/seed31a95821/informer/leaderelection"
 	"github.com/seed31a95821/informer/sharding"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // Fleet runs the controller as one replica of several, on a Lease
@@ -70,7 +71,8 @@ func (c *Controller) runShards(ctx context.Context) error {
 		return fmt.Errorf("controller: %w", err)
 	}
 	coord, err := sharding.New(sharding.Options{Identity: f.Identity, Shards: f.Shards, Timing: f.Timing,
-		Group: group, Name: name, Queue: c.queue, OnHeld: f.OnHeld, Logger: c.opts.Logger, Metrics: c.opts.Metrics})
+		Group: group, Name: name, Queue: c.queue, OnHeld: f.OnHeld, Logger: c.opts.Logger, Metrics: c.opts.Metrics,
+		Exists: c.deploymentExists})
 	if err != nil {
 		c.queue.ShutDown()
 		return fmt.Errorf("controller: %w", err)
@@ -82,18 +84,18 @@ func (c *Controller) runShards(ctx context.Context) error {
 		return nil
 	}
 	admit := func(_ context.Context, key string) (context.Context, func(), bool) { return coord.Enter(key) }
-	var wg sync.WaitGroup
-	wg.Go(func() { coord.Run(ctx) })
-	for range c.opts.Workers {
-		wg.Go(func() {
-			for c.processNext(ctx, admit) {
-			}
-		})
+	return c.runWorkers(ctx, admit, coord.Run)
+}
+
+// deploymentExists tells the Coordinator whether a parked key's
+// Deployment is still in the cache (sharding.Options.Exists).
+func (c *Controller) deploymentExists(key string) bool {
+	namespace, name, err := informer.SplitKey(key)
+	if err != nil {
+		return false
 	}
-	<-ctx.Done()
-	c.queue.ShutDownWithDrain()
-	wg.Wait()
-	return nil
+	_, err = c.deployments.Namespace(namespace).Get(name)
+	return !apierrors.IsNotFound(err)
 }
 
 // runFleet is Run with leader election: the caches are synced; the
@@ -137,16 +139,5 @@ func (c *Controller) runFleet(ctx context.Context) error {
 		term, leave, err := gate.Enter(ctx)
 		return term, leave, err == nil
 	}
-	var wg sync.WaitGroup
-	wg.Go(func() { elector.Run(ctx) })
-	for range c.opts.Workers {
-		wg.Go(func() {
-			for c.processNext(ctx, admit) {
-			}
-		})
-	}
-	<-ctx.Done()
-	c.queue.ShutDownWithDrain()
-	wg.Wait()
-	return nil
+	return c.runWorkers(ctx, admit, elector.Run)
 }

@@ -159,11 +159,8 @@ func startReplica(t *testing.T, cfg rest.Config, id string, log *fleetLog) (stop
 // affected; the new leader reconciles at once from its warm cache.
 func TestFleetOutageLongerThanRenewDeadline(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	srv, err := fakeapi.NewServer(fakeapi.Options{})
-	require.NoError(t, err)
-	defer srv.Close()
-	cfg := rest.Config{Host: srv.URL()}
-	k := NewKubectl(t, cfg, "shop")
+	srv, cfg, k := shop(t)
+	defer srv.Close() // before the leak check
 	k.Apply(Deployment("web", "web"), Pod("web-1", "web"))
 
 	var log fleetLog
@@ -198,11 +195,8 @@ func TestFleetOutageLongerThanRenewDeadline(t *testing.T) {
 // without a list (every list fails from the handover on).
 func TestFleetGracefulHandover(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	srv, err := fakeapi.NewServer(fakeapi.Options{})
-	require.NoError(t, err)
-	defer srv.Close()
-	cfg := rest.Config{Host: srv.URL()}
-	k := NewKubectl(t, cfg, "shop")
+	srv, cfg, k := shop(t)
+	defer srv.Close() // before the leak check
 	k.Apply(Deployment("web", "web"), Pod("web-1", "web"))
 
 	var log fleetLog
@@ -236,11 +230,8 @@ func TestFleetGracefulHandover(t *testing.T) {
 // replica stops its shards move to the others and the work goes on.
 func TestFleetShards(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	srv, err := fakeapi.NewServer(fakeapi.Options{})
-	require.NoError(t, err)
-	defer srv.Close()
-	cfg := rest.Config{Host: srv.URL()}
-	k := NewKubectl(t, cfg, "shop")
+	srv, cfg, k := shop(t)
+	defer srv.Close() // before the leak check
 	for i := range 20 {
 		k.Apply(Deployment(fmt.Sprint("web-", i), "web"))
 	}

@@ -1,16 +1,11 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/seed31a95821/informer/integration/realapi"
+	"github.com/seed31a95821/informer/internal/kubectltest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -71,22 +67,16 @@ func TestCodeLinesCounts(t *testing.T) {
 // down to the Deployment collected with its Foo. It builds both commands,
 // so it does not run under -short.
 func TestKubectl(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds two binaries and runs kubectl")
-	}
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not on the PATH")
-	}
+	kubectl := kubectltest.Path(t)
 	dir := t.TempDir()
-	build(t, filepath.Join(dir, "fakeapi"), "github.com/seed31a95821/informer/cmd/fakeapi")
+	kubectltest.Build(t, filepath.Join(dir, "fakeapi"), "github.com/seed31a95821/informer/cmd/fakeapi")
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	start(t, filepath.Join(dir, "fakeapi"), "-listen", "127.0.0.1:0", "-token", "t0ken", "-kubeconfig-out", kubeconfig)
+	kubectltest.Start(t, filepath.Join(dir, "fakeapi"), "-listen", "127.0.0.1:0", "-token", "t0ken", "-kubeconfig-out", kubeconfig)
 	k := driveWithKubectl(t, kubectl, dir, kubeconfig)
 
 	// fakeapi plays kube-controller-manager's garbage collector.
-	require.Contains(t, k.run("delete", "foo", "example-foo"), "deleted")
-	k.eventually("", "get", "deploy", "-l", "controller=example-foo", "-o", "name")
+	require.Contains(t, k.Run("delete", "foo", "example-foo"), "deleted")
+	k.Eventually("", "get", "deploy", "-l", "controller=example-foo", "-o", "name")
 }
 
 // TestRealAPI is TestKubectl against a real kube-apiserver (and etcd), from
@@ -94,10 +84,7 @@ func TestKubectl(t *testing.T) {
 // garbage collector: the Deployment of a deleted Foo stays, and the test
 // does not delete one. Not under -short.
 func TestRealAPI(t *testing.T) {
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not on the PATH")
-	}
+	kubectl := kubectltest.Path(t)
 	cluster := realapi.Start(t)
 	driveWithKubectl(t, kubectl, t.TempDir(), cluster.Kubeconfig)
 }
@@ -107,39 +94,39 @@ func TestRealAPI(t *testing.T) {
 // applied, the Deployment made and controlled by the Foo, the Foo's status
 // following the Deployment's, the replicas following the Foo's, the
 // events, and the warning for a Deployment that is someone else's.
-func driveWithKubectl(t *testing.T, kubectl, dir, kubeconfig string) *kubectlRunner {
-	build(t, filepath.Join(dir, "sample-controller"), ".")
-	k := &kubectlRunner{t: t, path: kubectl, dir: dir, env: append(os.Environ(), "KUBECONFIG="+kubeconfig, "HOME="+dir)}
-	k.run("apply", "-f", "testdata/crd.yaml")
-	k.run("wait", "--for=condition=Established", "crd/foos.samplecontroller.k8s.io", "--timeout=30s")
-	health := start(t, filepath.Join(dir, "sample-controller"), "-kubeconfig", kubeconfig, "-health-addr", "127.0.0.1:0", "-workers", "2",
+func driveWithKubectl(t *testing.T, kubectl, dir, kubeconfig string) *kubectltest.Kubectl {
+	kubectltest.Build(t, filepath.Join(dir, "sample-controller"), ".")
+	k := kubectltest.New(t, kubectl, dir, kubeconfig)
+	k.Run("apply", "-f", "testdata/crd.yaml")
+	k.Run("wait", "--for=condition=Established", "crd/foos.samplecontroller.k8s.io", "--timeout=30s")
+	health := kubectltest.Start(t, filepath.Join(dir, "sample-controller"), "-kubeconfig", kubeconfig, "-health-addr", "127.0.0.1:0", "-workers", "2",
 		"-leader-elect-identity", "replica-1")
 	require.Equal(t, http.StatusOK, get(t, health+"/healthz"))
 	require.Eventually(t, func() bool { return get(t, health+"/readyz") == http.StatusOK }, 30*time.Second, 50*time.Millisecond)
-	k.eventually("replica-1", "get", "lease", agentName, "-o", "jsonpath={.spec.holderIdentity}")
+	k.Eventually("replica-1", "get", "lease", agentName, "-o", "jsonpath={.spec.holderIdentity}")
 
-	require.Contains(t, k.run("apply", "-f", "testdata/foo.yaml"), "foo.samplecontroller.k8s.io/example-foo created")
-	k.eventually("Foo/example-foo", "get", "deploy", "example-foo", "-o",
+	require.Contains(t, k.Run("apply", "-f", "testdata/foo.yaml"), "foo.samplecontroller.k8s.io/example-foo created")
+	k.Eventually("Foo/example-foo", "get", "deploy", "example-foo", "-o",
 		`jsonpath={.metadata.ownerReferences[?(@.controller==true)].kind}/{.metadata.ownerReferences[0].name}`)
-	require.Equal(t, "2", k.run("get", "deploy", "example-foo", "-o", "jsonpath={.spec.replicas}"))
+	require.Equal(t, "2", k.Run("get", "deploy", "example-foo", "-o", "jsonpath={.spec.replicas}"))
 
 	// No deployment controller runs here: the test plays its part (the real
 	// server wants availableReplicas <= readyReplicas <= replicas).
-	k.run("patch", "deploy", "example-foo", "--subresource=status", "--type=merge", "-p",
+	k.Run("patch", "deploy", "example-foo", "--subresource=status", "--type=merge", "-p",
 		`{"status":{"replicas":2,"readyReplicas":2,"availableReplicas":2}}`)
-	k.eventually("2", "get", "foo", "example-foo", "-o", "jsonpath={.status.availableReplicas}")
-	k.run("patch", "foo", "example-foo", "--type=merge", "-p", `{"spec":{"replicas":3}}`)
-	k.eventually("3", "get", "deploy", "example-foo", "-o", "jsonpath={.spec.replicas}")
-	k.eventually("Synced Foo synced successfully", "get", "events", "--field-selector", "involvedObject.name=example-foo,reason=Synced",
+	k.Eventually("2", "get", "foo", "example-foo", "-o", "jsonpath={.status.availableReplicas}")
+	k.Run("patch", "foo", "example-foo", "--type=merge", "-p", `{"spec":{"replicas":3}}`)
+	k.Eventually("3", "get", "deploy", "example-foo", "-o", "jsonpath={.spec.replicas}")
+	k.Eventually("Synced Foo synced successfully", "get", "events", "--field-selector", "involvedObject.name=example-foo,reason=Synced",
 		"-o", "jsonpath={.items[0].reason} {.items[0].message}")
 
-	k.run("create", "deployment", "someone-elses", "--image=nginx")
-	clash := strings.ReplaceAll(k.read("testdata/foo.yaml"), "example-foo", "clash")
+	k.Run("create", "deployment", "someone-elses", "--image=nginx")
+	clash := strings.ReplaceAll(k.Read("testdata/foo.yaml"), "example-foo", "clash")
 	clash = strings.Replace(clash, "deploymentName: clash", "deploymentName: someone-elses", 1)
-	k.run("apply", "-f", k.write("clash.yaml", clash))
-	k.eventually(`Warning Resource "someone-elses" already exists and is not managed by Foo`, "get", "events",
+	k.Run("apply", "-f", k.Write("clash.yaml", clash))
+	k.Eventually(`Warning Resource "someone-elses" already exists and is not managed by Foo`, "get", "events",
 		"--field-selector", "involvedObject.name=clash,reason=ErrResourceExists", "-o", "jsonpath={.items[0].type} {.items[0].message}")
-	require.Empty(t, k.run("get", "deploy", "someone-elses", "-o", "jsonpath={.metadata.ownerReferences}"), "left alone")
+	require.Empty(t, k.Run("get", "deploy", "someone-elses", "-o", "jsonpath={.metadata.ownerReferences}"), "left alone")
 
 	resp, err := http.Get(health + "/metrics")
 	require.NoError(t, err)
@@ -151,105 +138,10 @@ func driveWithKubectl(t *testing.T, kubectl, dir, kubeconfig string) *kubectlRun
 	return k
 }
 
-// build compiles a package into bin (a temporary directory).
-func build(t *testing.T, bin, pkg string) {
-	t.Helper()
-	cmd := exec.Command("go", "build", "-o", bin, pkg)
-	cmd.Stderr = os.Stderr
-	require.NoError(t, cmd.Run(), "go build %s", pkg)
-}
-
-// start runs a command that prints its URL on the first line of stdout,
-// stops it with SIGTERM when the test ends (it must exit cleanly), and
-// returns the URL.
-func start(t *testing.T, bin string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-exited:
-			require.NoError(t, err, "%s exits cleanly on SIGTERM: %s", filepath.Base(bin), stderr.String())
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-			t.Errorf("%s did not stop on SIGTERM", filepath.Base(bin))
-		}
-	})
-	lines := bufio.NewScanner(stdout)
-	require.True(t, lines.Scan(), "%s printed no URL", filepath.Base(bin))
-	go func() { _, _ = io.Copy(io.Discard, stdout) }()
-	return strings.TrimSpace(lines.Text())
-}
-
 func get(t *testing.T, url string) int {
 	t.Helper()
 	resp, err := http.Get(url)
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	return resp.StatusCode
-}
-
-// kubectlRunner runs the real kubectl against one kubeconfig.
-type kubectlRunner struct {
-	t    *testing.T
-	path string
-	dir  string
-	env  []string
-}
-
-func (k *kubectlRunner) try(args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, k.path, append([]string{"--cache-dir", filepath.Join(k.dir, "cache")}, args...)...)
-	cmd.Env = k.env
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	k.t.Logf("$ kubectl %s\n%s", strings.Join(args, " "), out.String())
-	return strings.TrimSpace(out.String()), err
-}
-
-func (k *kubectlRunner) run(args ...string) string {
-	k.t.Helper()
-	out, err := k.try(args...)
-	require.NoError(k.t, err, "kubectl %s: %s", strings.Join(args, " "), out)
-	return out
-}
-
-// eventually runs kubectl until it succeeds with want as its output, for
-// at most 30 s.
-func (k *kubectlRunner) eventually(want string, args ...string) {
-	k.t.Helper()
-	var out string
-	var err error
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if out, err = k.try(args...); err == nil && out == want {
-			return
-		}
-		time.Sleep(100 * time.Millisecond) // the pace of a poll, not a synchronisation
-	}
-	k.t.Fatalf("kubectl %s: got %q (%v), want %q", strings.Join(args, " "), out, err, want)
-}
-
-func (k *kubectlRunner) read(path string) string {
-	k.t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(k.t, err)
-	return string(data)
-}
-
-func (k *kubectlRunner) write(name, content string) string {
-	k.t.Helper()
-	path := filepath.Join(k.dir, name)
-	require.NoError(k.t, os.WriteFile(path, []byte(content), 0o600))
-	return path
 }

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/seed31a95821/informer/internal/testserver"
 	"github.com/seed31a95821/informer/rest"
 
 	"github.com/stretchr/testify/assert"
@@ -45,7 +46,7 @@ func gzipBomb(t *testing.T, mib int) []byte {
 func TestGzipBombListStopsAtTheLimit(t *testing.T) {
 	const limit = 4 << 20
 	bomb := gzipBomb(t, 256)
-	ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+	ts := testserver.New(t, func(w http.ResponseWriter, r *http.Request) {
 		assert.Contains(t, r.Header.Get("Accept-Encoding"), "gzip", "the client asks for gzip")
 		w.Header().Set("Content-Type", rest.ContentTypeJSON)
 		w.Header().Set("Content-Encoding", "gzip")

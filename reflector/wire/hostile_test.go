@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed31a95821/informer/internal/testserver"
 	"github.com/seed31a95821/informer/rest"
 
 	"github.com/stretchr/testify/assert"
@@ -29,7 +30,7 @@ import (
 func TestTokenNeverInErrors(t *testing.T) {
 	const token = "s3cr3t-token-abc"
 	mode := atomic.Int32{}
-	ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+	ts := testserver.New(t, func(w http.ResponseWriter, r *http.Request) {
 		auth := r.Header.Get("Authorization")
 		switch mode.Load() {
 		case 0: // a plain-text error page quoting the header
@@ -85,7 +86,7 @@ func TestRedirectIsRefused(t *testing.T) {
 		}
 	}))
 	defer elsewhere.Close()
-	ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+	ts := testserver.New(t, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, elsewhere.URL+"/api/v1/pods", http.StatusFound)
 	})
 	lw := newTestLW(t, ts, Options{}, func(c *rest.Config) { c.BearerToken = "tok-redirect" })
@@ -118,7 +119,7 @@ func TestRedirectIsRefused(t *testing.T) {
 // ResponseHeaderTimeout, for watches and lists alike.
 func TestResponseHeaderTimeout(t *testing.T) {
 	release := make(chan struct{})
-	ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+	ts := testserver.New(t, func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-release:
 		case <-r.Context().Done():
@@ -141,7 +142,7 @@ func TestResponseHeaderTimeout(t *testing.T) {
 // built from copies of the rest.Config.
 func TestRateLimiterShared(t *testing.T) {
 	body := newWireEncoder(rest.ContentTypeJSON).object(t, testPodList("1", "", 0))
-	ts := newTestServer(t, serveBody(rest.ContentTypeJSON, http.StatusOK, body))
+	ts := testserver.New(t, testserver.ServeBody(rest.ContentTypeJSON, http.StatusOK, body))
 	cfg := rest.Config{Host: ts.URL, QPS: 1, Burst: 2}
 	cfg.RateLimiter = rest.NewRateLimiter(cfg)
 	copied := cfg // a copy shares the pointer
@@ -172,7 +173,7 @@ func TestRateLimiterShared(t *testing.T) {
 // the server keeps its side of the connection open.
 func TestCloseIdleConnections(t *testing.T) {
 	body := newWireEncoder(rest.ContentTypeJSON).object(t, testPodList("1", "", 1))
-	ts := newTestServer(t, serveBody(rest.ContentTypeJSON, http.StatusOK, body))
+	ts := testserver.New(t, testserver.ServeBody(rest.ContentTypeJSON, http.StatusOK, body))
 	ignore := goleak.IgnoreCurrent()
 	lw, err := New(newRESTClient(t, rest.Config{Host: ts.URL}), podsResource, Options{})
 	require.NoError(t, err)

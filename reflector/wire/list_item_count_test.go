@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed31a95821/informer/internal/testserver"
 	"github.com/seed31a95821/informer/rest"
 
 	"github.com/stretchr/testify/assert"
@@ -85,7 +86,7 @@ func TestListAtMostRefusesBeforeDecoding(t *testing.T) {
 			small := emptyItems(t, mt, 10)
 			huge := emptyItems(t, mt, 1_000_000)
 			var body []byte
-			ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+			ts := testserver.New(t, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", mt)
 				_, _ = w.Write(body)
 			})

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/seed31a95821/informer/apiresource"
+	"github.com/seed31a95821/informer/internal/testserver"
 	"github.com/seed31a95821/informer/rest"
 
 	"github.com/stretchr/testify/assert"
@@ -27,7 +28,7 @@ func TestListDecodesBothEncodings(t *testing.T) {
 		t.Run(mt, func(t *testing.T) {
 			enc := newWireEncoder(mt)
 			body := enc.object(t, testPodList("42", "next-page", 3))
-			ts := newTestServer(t, serveBody(mt, http.StatusOK, body))
+			ts := testserver.New(t, testserver.ServeBody(mt, http.StatusOK, body))
 			lw := newTestLW(t, ts, Options{Namespace: "ns1"}, nil)
 
 			obj, err := lw.List(context.Background(), metav1.ListOptions{Limit: 500})
@@ -46,7 +47,7 @@ func TestListDecodesBothEncodings(t *testing.T) {
 				assert.Equal(t, "registry.k8s.io/pause:3.10", p.Spec.Containers[0].Image)
 			}
 			assert.Equal(t, int64(len(body)), lw.BytesDecoded())
-			req := ts.lastRequest(t)
+			req := ts.Last(t)
 			assert.Equal(t, "/api/v1/namespaces/ns1/pods", req.Path)
 			assert.Equal(t, rest.ContentTypeProtobuf+", "+rest.ContentTypeJSON, req.Header.Get("Accept"), "built-in type: protobuf preferred")
 			assert.Equal(t, rest.DefaultUserAgent, req.Header.Get("User-Agent"))
@@ -57,7 +58,7 @@ func TestListDecodesBothEncodings(t *testing.T) {
 // The query string must carry every ListOptions field exactly as the API
 // server will read it back: decode it with the server's own codec.
 func TestListOptionsRoundTripThroughQuery(t *testing.T) {
-	ts := newTestServer(t, serveBody(rest.ContentTypeJSON, http.StatusOK, newWireEncoder(rest.ContentTypeJSON).object(t, testPodList("1", "", 0))))
+	ts := testserver.New(t, testserver.ServeBody(rest.ContentTypeJSON, http.StatusOK, newWireEncoder(rest.ContentTypeJSON).object(t, testPodList("1", "", 0))))
 	lw := newTestLW(t, ts, Options{LabelSelector: "app=default", FieldSelector: "spec.nodeName=n0"}, nil)
 
 	cases := []struct {
@@ -99,11 +100,11 @@ func TestListOptionsRoundTripThroughQuery(t *testing.T) {
 			// The API server decodes with a scheme where core/v1 registered
 			// the url.Values -> ListOptions conversions.
 			serverCodec := runtime.NewParameterCodec(NewScheme())
-			err = serverCodec.DecodeParameters(ts.lastRequest(t).Query, corev1.SchemeGroupVersion, &got)
+			err = serverCodec.DecodeParameters(ts.Last(t).Query, corev1.SchemeGroupVersion, &got)
 			require.NoError(t, err)
 			got.TypeMeta = metav1.TypeMeta{}
 			assert.Equal(t, want, got)
-			assert.NotContains(t, ts.lastRequest(t).Query, "watch", "a list is not a watch")
+			assert.NotContains(t, ts.Last(t).Query, "watch", "a list is not a watch")
 		})
 	}
 }
@@ -138,7 +139,7 @@ func TestWatchDecodesEveryEventType(t *testing.T) {
 				enc.frame(t, watch.Bookmark, bookmark),
 				enc.frame(t, watch.Error, expired),
 			)
-			ts := newTestServer(t, serveStream(enc.contentType, stream, 0))
+			ts := testserver.New(t, serveStream(enc.contentType, stream, 0))
 			lw := newTestLW(t, ts, Options{}, nil)
 
 			w, err := lw.Watch(context.Background(), metav1.ListOptions{ResourceVersion: "9", AllowWatchBookmarks: true})
@@ -164,7 +165,7 @@ func TestWatchDecodesEveryEventType(t *testing.T) {
 			assert.InDelta(t, len(stream), w.(*Watcher).BytesDecoded(), 1, "JSON may leave the final newline unread")
 			assert.Equal(t, w.(*Watcher).BytesDecoded(), lw.BytesDecoded())
 
-			req := ts.lastRequest(t)
+			req := ts.Last(t)
 			assert.Equal(t, []string{"true"}, req.Query["watch"])
 			assert.Equal(t, []string{"9"}, req.Query["resourceVersion"])
 			assert.Equal(t, []string{"true"}, req.Query["allowWatchBookmarks"])
@@ -183,7 +184,7 @@ func TestWatchFramesSplitAcrossWrites(t *testing.T) {
 				for i := range 5 {
 					frames = append(frames, enc.frame(t, watch.Added, testPod("ns1", "p"+string(rune('a'+i)), "1")))
 				}
-				ts := newTestServer(t, serveStream(enc.contentType, concat(frames...), chunk))
+				ts := testserver.New(t, serveStream(enc.contentType, concat(frames...), chunk))
 				lw := newTestLW(t, ts, Options{}, nil)
 				w, err := lw.Watch(context.Background(), metav1.ListOptions{})
 				require.NoError(t, err)
@@ -204,7 +205,7 @@ func TestWatchJSONObjectBeforeType(t *testing.T) {
 	enc := newWireEncoder(rest.ContentTypeJSON)
 	pod := enc.object(t, testPod("ns1", "late-type", "5"))
 	stream := concat([]byte(`{"object":`), pod, []byte(`,"extra":[1,{"x":2}],"type":"ADDED"}`+"\n"))
-	ts := newTestServer(t, serveStream(rest.ContentTypeJSON, stream, 0))
+	ts := testserver.New(t, serveStream(rest.ContentTypeJSON, stream, 0))
 	lw := newTestLW(t, ts, Options{}, nil)
 	w, err := lw.Watch(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
@@ -218,19 +219,19 @@ func TestWatchJSONObjectBeforeType(t *testing.T) {
 // answers JSON, and we decode by what it says, not by what we asked.
 func TestNegotiationFollowsResponseContentType(t *testing.T) {
 	enc := newWireEncoder(rest.ContentTypeJSON)
-	ts := newTestServer(t, serveBody(rest.ContentTypeJSON+"; charset=utf-8", http.StatusOK, enc.object(t, testPodList("3", "", 1))))
+	ts := testserver.New(t, testserver.ServeBody(rest.ContentTypeJSON+"; charset=utf-8", http.StatusOK, enc.object(t, testPodList("3", "", 1))))
 	lw := newTestLW(t, ts, Options{}, func(c *rest.Config) { c.ContentType = rest.ContentTypeProtobuf })
 	obj, err := lw.List(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
 	assert.Len(t, obj.(*corev1.PodList).Items, 1)
-	assert.Equal(t, rest.ContentTypeProtobuf, ts.lastRequest(t).Header.Get("Accept"))
+	assert.Equal(t, rest.ContentTypeProtobuf, ts.Last(t).Header.Get("Accept"))
 
 	jsonOnly := newTestLW(t, ts, Options{}, func(c *rest.Config) { c.ContentType = rest.ContentTypeJSON })
 	_, err = jsonOnly.List(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, rest.ContentTypeJSON, ts.lastRequest(t).Header.Get("Accept"))
+	assert.Equal(t, rest.ContentTypeJSON, ts.Last(t).Header.Get("Accept"))
 
-	html := newTestServer(t, serveBody("text/html", http.StatusOK, []byte("<html>login</html>")))
+	html := testserver.New(t, testserver.ServeBody("text/html", http.StatusOK, []byte("<html>login</html>")))
 	_, err = newTestLW(t, html, Options{}, nil).List(context.Background(), metav1.ListOptions{})
 	assert.ErrorIs(t, err, rest.ErrUnsupportedMediaType)
 }
@@ -245,12 +246,12 @@ func TestMetadataOnly(t *testing.T) {
 			}
 			listBody := enc.object(t, list)
 			stream := enc.frame(t, watch.Added, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "c", ResourceVersion: "9"}})
-			ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+			ts := testserver.New(t, func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Query().Get("watch") == "true" {
 					serveStream(enc.contentType, stream, 0)(w, r)
 					return
 				}
-				serveBody(mt, http.StatusOK, listBody)(w, r)
+				testserver.ServeBody(mt, http.StatusOK, listBody)(w, r)
 			})
 			lw := newTestLW(t, ts, Options{MetadataOnly: true}, nil)
 
@@ -261,8 +262,8 @@ func TestMetadataOnly(t *testing.T) {
 			assert.Equal(t, "b", got.Items[1].Name)
 			assert.Equal(t, "PartialObjectMetadata", got.Items[1].Kind)
 			assert.Equal(t, "meta.k8s.io/v1", got.Items[1].APIVersion)
-			assert.Contains(t, ts.lastRequest(t).Header.Get("Accept"), "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
-			assert.Contains(t, ts.lastRequest(t).Header.Get("Accept"), rest.ContentTypeProtobuf+";as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
+			assert.Contains(t, ts.Last(t).Header.Get("Accept"), "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
+			assert.Contains(t, ts.Last(t).Header.Get("Accept"), rest.ContentTypeProtobuf+";as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
 
 			w, err := lw.Watch(context.Background(), metav1.ListOptions{})
 			require.NoError(t, err)
@@ -271,7 +272,7 @@ func TestMetadataOnly(t *testing.T) {
 			pom, ok := evs[0].Object.(*metav1.PartialObjectMetadata)
 			require.True(t, ok, "got %T", evs[0].Object)
 			assert.Equal(t, "c", pom.Name)
-			assert.Contains(t, ts.lastRequest(t).Header.Get("Accept"), "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1")
+			assert.Contains(t, ts.Last(t).Header.Get("Accept"), "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1")
 		})
 	}
 }
@@ -281,7 +282,7 @@ func TestMetadataOnly(t *testing.T) {
 func TestMetadataOnlyAcceptsWholeObjects(t *testing.T) {
 	for _, mt := range mediaTypes {
 		t.Run(mt, func(t *testing.T) {
-			ts := newTestServer(t, serveBody(mt, http.StatusOK, newWireEncoder(mt).object(t, testPodList("4", "", 2))))
+			ts := testserver.New(t, testserver.ServeBody(mt, http.StatusOK, newWireEncoder(mt).object(t, testPodList("4", "", 2))))
 			lw := newTestLW(t, ts, Options{MetadataOnly: true}, nil)
 			obj, err := lw.List(context.Background(), metav1.ListOptions{})
 			require.NoError(t, err)
@@ -301,7 +302,7 @@ func TestWatchWrongKindBecomesUnknown(t *testing.T) {
 			enc := newWireEncoder(mt)
 			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "intruder", Namespace: "ns1"}, Data: map[string]string{"k": "v"}}
 			stream := concat(enc.frame(t, watch.Added, cm), enc.frame(t, watch.Added, testPod("ns1", "ok", "2")))
-			ts := newTestServer(t, serveStream(enc.contentType, stream, 0))
+			ts := testserver.New(t, serveStream(enc.contentType, stream, 0))
 			w, err := newTestLW(t, ts, Options{}, nil).Watch(context.Background(), metav1.ListOptions{})
 			require.NoError(t, err)
 			evs := collect(t, w)
@@ -324,7 +325,7 @@ func TestWatchErrorEventOfAnotherKindBecomesUnknown(t *testing.T) {
 		t.Run(mt, func(t *testing.T) {
 			enc := newWireEncoder(mt)
 			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "not-a-status", Namespace: "ns1"}, Data: map[string]string{"k": "v"}}
-			ts := newTestServer(t, serveStream(enc.contentType, enc.frame(t, watch.Error, cm), 0))
+			ts := testserver.New(t, serveStream(enc.contentType, enc.frame(t, watch.Error, cm), 0))
 			w, err := newTestLW(t, ts, Options{}, nil).Watch(context.Background(), metav1.ListOptions{})
 			require.NoError(t, err)
 			evs := collect(t, w)
@@ -341,7 +342,7 @@ func TestListWrongKindIsAnError(t *testing.T) {
 	for _, mt := range mediaTypes {
 		t.Run(mt, func(t *testing.T) {
 			body := newWireEncoder(mt).object(t, &corev1.ConfigMapList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}})
-			ts := newTestServer(t, serveBody(mt, http.StatusOK, body))
+			ts := testserver.New(t, testserver.ServeBody(mt, http.StatusOK, body))
 			_, err := newTestLW(t, ts, Options{}, nil).List(context.Background(), metav1.ListOptions{})
 			assert.ErrorIs(t, err, ErrUnexpectedKind)
 		})
@@ -355,7 +356,7 @@ func TestListItemOfAnotherKindIsAnError(t *testing.T) {
 	body := []byte(`{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":[` +
 		`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"ok","namespace":"ns1"}},` +
 		`{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"intruder","namespace":"ns1"},"data":{"k":"v"}}]}`)
-	ts := newTestServer(t, serveBody(rest.ContentTypeJSON, http.StatusOK, body))
+	ts := testserver.New(t, testserver.ServeBody(rest.ContentTypeJSON, http.StatusOK, body))
 	obj, err := newTestLW(t, ts, Options{}, nil).List(context.Background(), metav1.ListOptions{})
 	require.ErrorIs(t, err, ErrUnexpectedKind, "got %v", obj)
 	assert.ErrorContains(t, err, "item 1")
@@ -367,7 +368,7 @@ func TestListItemOfAnotherKindIsAnError(t *testing.T) {
 // whole, not refused or cut to nothing by an overflowing limit + 1.
 func TestListWithTheLargestLimit(t *testing.T) {
 	body := newWireEncoder(rest.ContentTypeJSON).object(t, testPodList("1", "", 2))
-	ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+	ts := testserver.New(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", rest.ContentTypeJSON)
 		w.(http.Flusher).Flush() // chunked: no Content-Length
 		_, _ = w.Write(body)
@@ -383,7 +384,7 @@ func TestListTooLarge(t *testing.T) {
 	// With Content-Length the size is refused before reading; without it
 	// (chunked) while reading.
 	for _, chunked := range []bool{false, true} {
-		ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+		ts := testserver.New(t, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", rest.ContentTypeJSON)
 			if chunked {
 				w.(http.Flusher).Flush()
@@ -404,7 +405,7 @@ func TestDeploymentsUseTheirGroupPath(t *testing.T) {
 	for _, mt := range mediaTypes {
 		enc := newWireEncoder(mt)
 		list := &appsv1.DeploymentList{Items: []appsv1.Deployment{{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: appsv1.DeploymentSpec{Replicas: ptrTo[int32](3)}}}}
-		ts := newTestServer(t, serveBody(mt, http.StatusOK, enc.object(t, list)))
+		ts := testserver.New(t, testserver.ServeBody(mt, http.StatusOK, enc.object(t, list)))
 		lw, err := New(newRESTClient(t, rest.Config{Host: ts.URL}), apiresource.Guess(appsv1.SchemeGroupVersion.WithKind("Deployment")), Options{Namespace: "prod"})
 		require.NoError(t, err)
 		obj, err := lw.List(context.Background(), metav1.ListOptions{})
@@ -412,7 +413,7 @@ func TestDeploymentsUseTheirGroupPath(t *testing.T) {
 		d := obj.(*appsv1.DeploymentList).Items[0]
 		assert.Equal(t, int32(3), *d.Spec.Replicas)
 		assert.Equal(t, "apps/v1", d.APIVersion)
-		assert.Equal(t, "/apis/apps/v1/namespaces/prod/deployments", ts.lastRequest(t).Path)
+		assert.Equal(t, "/apis/apps/v1/namespaces/prod/deployments", ts.Last(t).Path)
 		lw.CloseIdleConnections()
 	}
 }
@@ -428,12 +429,12 @@ func TestListMalformedBodyIsTyped(t *testing.T) {
 	}
 	for mt, body := range bodies {
 		t.Run(mt, func(t *testing.T) {
-			ts := newTestServer(t, serveBody(mt, http.StatusOK, body))
+			ts := testserver.New(t, testserver.ServeBody(mt, http.StatusOK, body))
 			_, err := newTestLW(t, ts, Options{}, nil).List(context.Background(), metav1.ListOptions{})
 			assert.ErrorIs(t, err, ErrMalformedObject)
 		})
 	}
-	ts := newTestServer(t, serveBody(rest.ContentTypeJSON, http.StatusOK, []byte(`{"items":`)))
+	ts := testserver.New(t, testserver.ServeBody(rest.ContentTypeJSON, http.StatusOK, []byte(`{"items":`)))
 	_, err := newTestLW(t, ts, Options{}, nil).List(context.Background(), metav1.ListOptions{})
 	var syntax *json.SyntaxError
 	assert.True(t, errors.As(err, &syntax) || errors.Is(err, io.ErrUnexpectedEOF), "JSON's own error is kept: %v", err)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/seed31a95821/informer/internal/testserver"
 	"github.com/seed31a95821/informer/rest"
 
 	"github.com/stretchr/testify/assert"
@@ -30,7 +31,7 @@ func TestWireFailuresHaveOneClassification(t *testing.T) {
 	}
 	for mt, body := range lists {
 		t.Run("list "+mt, func(t *testing.T) {
-			ts := newTestServer(t, serveBody(mt, http.StatusOK, body))
+			ts := testserver.New(t, testserver.ServeBody(mt, http.StatusOK, body))
 			_, err := newTestLW(t, ts, Options{}, nil).List(context.Background(), metav1.ListOptions{})
 			require.Error(t, err)
 			assert.Equal(t, reflector.KindDecode, reflector.KindOf(err), "%v", err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed31a95821/informer/internal/testserver"
 	"github.com/seed31a95821/informer/rest"
 
 	"github.com/stretchr/testify/assert"
@@ -35,7 +36,7 @@ func serveThenHang(contentType string, stream []byte) http.HandlerFunc {
 func TestWatchStop(t *testing.T) {
 	enc := newWireEncoder(rest.ContentTypeJSON)
 	stream := concat(enc.frame(t, watch.Added, testPod("ns1", "a", "1")), enc.frame(t, watch.Added, testPod("ns1", "b", "2")))
-	ts := newTestServer(t, serveThenHang(enc.contentType, stream))
+	ts := testserver.New(t, serveThenHang(enc.contentType, stream))
 	lw := newTestLW(t, ts, Options{}, nil)
 
 	t.Run("blocked on send", func(t *testing.T) {
@@ -61,7 +62,7 @@ func TestWatchStop(t *testing.T) {
 
 func TestWatchContextCancel(t *testing.T) {
 	enc := newWireEncoder(rest.ContentTypeProtobuf)
-	ts := newTestServer(t, serveThenHang(enc.contentType, enc.frame(t, watch.Added, testPod("ns1", "a", "1"))))
+	ts := testserver.New(t, serveThenHang(enc.contentType, enc.frame(t, watch.Added, testPod("ns1", "a", "1"))))
 	lw := newTestLW(t, ts, Options{}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	w, err := lw.Watch(ctx, metav1.ListOptions{})
@@ -97,7 +98,7 @@ func TestConnectionRefused(t *testing.T) {
 
 func TestListTimeout(t *testing.T) {
 	release := make(chan struct{})
-	ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+	ts := testserver.New(t, func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 		case <-release:

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/seed31a95821/informer/internal/testserver"
 	"github.com/seed31a95821/informer/rest"
 
 	"github.com/stretchr/testify/assert"
@@ -25,7 +26,7 @@ import (
 // its Err.
 func watchStream(t *testing.T, contentType string, stream []byte, mutate func(*rest.Config)) ([]watch.Event, error) {
 	t.Helper()
-	ts := newTestServer(t, serveStream(contentType, stream, 5))
+	ts := testserver.New(t, serveStream(contentType, stream, 5))
 	w, err := newTestLW(t, ts, Options{}, mutate).Watch(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
 	defer w.Stop()
@@ -255,11 +256,11 @@ func TestErrorResponses(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ts := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+			ts := testserver.New(t, func(w http.ResponseWriter, r *http.Request) {
 				if tc.retryAfter != "" {
 					w.Header().Set("Retry-After", tc.retryAfter)
 				}
-				serveBody(tc.contentType, tc.code, tc.body)(w, r)
+				testserver.ServeBody(tc.contentType, tc.code, tc.body)(w, r)
 			})
 			lw := newTestLW(t, ts, Options{}, nil)
 			for _, verb := range []string{"list", "watch"} {

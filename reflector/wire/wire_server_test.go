@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/seed31a95821/informer/apiresource"
+	"github.com/seed31a95821/informer/internal/testserver"
 	"github.com/seed31a95821/informer/rest"
 
 	"github.com/stretchr/testify/require"
@@ -109,51 +108,6 @@ func testPodList(rv, cont string, n int) *corev1.PodList {
 	return l
 }
 
-// recordedRequest is what a test server saw.
-type recordedRequest struct {
-	Path   string
-	Query  map[string][]string
-	Header http.Header
-}
-
-// testServer is an httptest server whose handler is supplied per test and
-// which records every request.
-type testServer struct {
-	*httptest.Server
-	mu       sync.Mutex // guards requests
-	requests []recordedRequest
-}
-
-func newTestServer(t *testing.T, handler http.HandlerFunc) *testServer {
-	t.Helper()
-	ts := &testServer{}
-	ts.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ts.mu.Lock()
-		ts.requests = append(ts.requests, recordedRequest{Path: r.URL.Path, Query: r.URL.Query(), Header: r.Header.Clone()})
-		ts.mu.Unlock()
-		handler(w, r)
-	}))
-	t.Cleanup(ts.Close)
-	return ts
-}
-
-func (ts *testServer) lastRequest(t *testing.T) recordedRequest {
-	t.Helper()
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	require.NotEmpty(t, ts.requests)
-	return ts.requests[len(ts.requests)-1]
-}
-
-// serveBody answers with one complete body.
-func serveBody(contentType string, code int, body []byte) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", contentType)
-		w.WriteHeader(code)
-		_, _ = w.Write(body)
-	}
-}
-
 // serveStream answers a watch by writing stream in chunks of chunk bytes
 // (all at once when chunk is 0), flushing after each, then ending the
 // response. Tiny chunks split frames, and even length prefixes, across
@@ -194,7 +148,7 @@ func newRESTClient(t testing.TB, cfg rest.Config) *rest.Client {
 
 // newTestLW builds a ListerWatcher against ts with a JSON- or
 // protobuf-preferring config; tests override fields through mutate.
-func newTestLW(t *testing.T, ts *testServer, opts Options, mutate func(*rest.Config)) *ListerWatcher {
+func newTestLW(t *testing.T, ts *testserver.Recorder, opts Options, mutate func(*rest.Config)) *ListerWatcher {
 	t.Helper()
 	cfg := rest.Config{Host: ts.URL}
 	if mutate != nil {
