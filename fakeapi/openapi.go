@@ -119,6 +119,7 @@ func (d *openapiDocs) load(reg *registry) error {
 		}
 		d.v2PB.etag = d.v2JSON.etag
 		d.v3 = map[string]openapiDoc{}
+		var swagger *swaggerV2 // parsed on the first group version not recorded
 		for _, gv := range reg.groupVersions() {
 			path := "apis/" + gv.String()
 			if gv.Group == "" {
@@ -130,7 +131,12 @@ func (d *openapiDocs) load(reg *registry) error {
 				continue
 			}
 			// Not recorded (openapi_derived.go).
-			doc, ok, err := derivedV3Doc(d.v2JSON.data, path)
+			if swagger == nil {
+				if swagger, d.err = parseV2(d.v2JSON.data); d.err != nil {
+					return
+				}
+			}
+			doc, ok, err := derivedV3Doc(swagger, path)
 			if err != nil {
 				d.err = err
 				return
