@@ -2,6 +2,8 @@ package discovery_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -272,3 +274,18 @@ func TestSnapshotKeepsSubresources(t *testing.T) {
 	assert.ElementsMatch(t, []string{"scale", "status"}, subs)
 }
 
+
+// A server that answers every path with the same object (a misrouted
+// proxy, a hostile server) is not a server that serves nothing: its
+// documents are refused as not discovery documents.
+func TestNotADiscoveryDocumentIsRefused(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"Service","apiVersion":"v1","metadata":{"name":"a"}}`))
+	}))
+	defer ts.Close()
+	c := newClient(t, rest.Config{Host: ts.URL}, noBound)
+	_, err := c.Snapshot(context.Background())
+	require.ErrorIs(t, err, discovery.ErrUnreachable)
+	require.ErrorContains(t, err, `a "Service" where a APIVersions was expected`)
+}

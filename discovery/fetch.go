@@ -66,8 +66,8 @@ func (c *Client) readRoot(ctx context.Context, snap *Snapshot, root string) ([]a
 	}
 	if aggregated {
 		var list apidiscoveryv2.APIGroupDiscoveryList
-		if err := json.Unmarshal(body, &list); err != nil {
-			return nil, false, fmt.Errorf("%w: /%s: %w", ErrUnreachable, root, err)
+		if err := decodeDocument(body, &list, &list.TypeMeta, discoveryKind); err != nil {
+			return nil, false, fmt.Errorf("/%s: %w", root, err)
 		}
 		return list.Items, true, nil
 	}
@@ -85,8 +85,8 @@ func legacyGroupVersions(root string, body []byte) ([]schema.GroupVersion, error
 	var gvs []schema.GroupVersion
 	if root == "api" {
 		var versions metav1.APIVersions
-		if err := json.Unmarshal(body, &versions); err != nil {
-			return nil, fmt.Errorf("%w: /api: %w", ErrUnreachable, err)
+		if err := decodeDocument(body, &versions, &versions.TypeMeta, "APIVersions"); err != nil {
+			return nil, fmt.Errorf("/api: %w", err)
 		}
 		for _, v := range versions.Versions {
 			gvs = append(gvs, schema.GroupVersion{Version: v})
@@ -94,8 +94,8 @@ func legacyGroupVersions(root string, body []byte) ([]schema.GroupVersion, error
 		return gvs, nil
 	}
 	var groups metav1.APIGroupList
-	if err := json.Unmarshal(body, &groups); err != nil {
-		return nil, fmt.Errorf("%w: /apis: %w", ErrUnreachable, err)
+	if err := decodeDocument(body, &groups, &groups.TypeMeta, "APIGroupList"); err != nil {
+		return nil, fmt.Errorf("/apis: %w", err)
 	}
 	for _, g := range groups.Groups {
 		preferred := g.PreferredVersion.Version
@@ -151,8 +151,8 @@ func (c *Client) readResourceList(ctx context.Context, root string, gv schema.Gr
 		return apidiscoveryv2.APIVersionDiscovery{}, err
 	}
 	var list metav1.APIResourceList
-	if err := json.Unmarshal(body, &list); err != nil {
-		return apidiscoveryv2.APIVersionDiscovery{}, fmt.Errorf("%w: %s: %w", ErrUnreachable, gv, err)
+	if err := decodeDocument(body, &list, &list.TypeMeta, "APIResourceList"); err != nil {
+		return apidiscoveryv2.APIVersionDiscovery{}, fmt.Errorf("%s: %w", gv, err)
 	}
 	return versionFromLegacy(gv.Version, list.APIResources), nil
 }
@@ -189,6 +189,20 @@ func versionFromLegacy(version string, resources []metav1.APIResource) apidiscov
 		})
 	}
 	return v
+}
+
+// decodeDocument decodes a discovery document into doc and checks that it
+// is one: a server (or a proxy in front of it) that answers every path
+// with the same object would otherwise pass for a server that serves
+// nothing. Any failure wraps ErrUnreachable.
+func decodeDocument(body []byte, doc any, tm *metav1.TypeMeta, kind string) error {
+	if err := json.Unmarshal(body, doc); err != nil {
+		return fmt.Errorf("%w: %w", ErrUnreachable, err)
+	}
+	if tm.Kind != kind {
+		return fmt.Errorf("%w: a %q where a %s was expected", ErrUnreachable, tm.Kind, kind)
+	}
+	return nil
 }
 
 // get fetches one document, at most MaxObjectBytes of it, and says whether
