@@ -289,3 +289,28 @@ func TestNotADiscoveryDocumentIsRefused(t *testing.T) {
 	require.ErrorIs(t, err, discovery.ErrUnreachable)
 	require.ErrorContains(t, err, `a "Service" where a APIVersions was expected`)
 }
+
+// From a resource to its kind and scope, for callers that start from a
+// GroupVersionResource (dynamic informers and clients): an override for it
+// wins, discovery answers next, and with no discovery there is no guess.
+func TestResolverByResource(t *testing.T) {
+	srv := serve(t, fakeapi.Options{})
+	c := newClient(t, rest.Config{Host: srv.URL()}, noBound)
+	ctx := context.Background()
+	gadgets := gadgetKind.GroupVersion().WithResource("gadgets")
+
+	_, err := discovery.Resolver{Discovery: c}.ByResource(ctx, gadgets)
+	assert.True(t, meta.IsNoMatchError(err), "%v", err)
+	createGadgetCRD(t, srv)
+	got, err := discovery.Resolver{Discovery: c}.ByResource(ctx, gadgets)
+	require.NoError(t, err)
+	assert.Equal(t, apiresource.Resource{Kind: gadgetKind, Plural: "gadgets", ClusterScoped: true}, got)
+
+	override := apiresource.Resource{Kind: gadgetKind.GroupVersion().WithKind("Widget"), Plural: "gadgets"}
+	got, err = discovery.Resolver{Overrides: []apiresource.Resource{override}, Discovery: c}.ByResource(ctx, gadgets)
+	require.NoError(t, err)
+	assert.Equal(t, override, got)
+
+	_, err = discovery.Resolver{}.ByResource(ctx, gadgets)
+	require.ErrorIs(t, err, discovery.ErrUnreachable)
+}

@@ -70,6 +70,18 @@ func (c *Client) Resource(ctx context.Context, gvk schema.GroupVersionKind) (api
 		ClusterScoped: mapping.Scope.Name() == meta.RESTScopeNameRoot}, nil
 }
 
+// ByResource says which kind the resource gvr holds, and its scope, as
+// the server's discovery says; gvr must name a group, a version and a
+// plural. A resource the server does not serve gives an error for which
+// meta.IsNoMatchError is true.
+func (c *Client) ByResource(ctx context.Context, gvr schema.GroupVersionResource) (apiresource.Resource, error) {
+	gvk, err := c.Mapper().KindForWithContext(ctx, gvr)
+	if err != nil {
+		return apiresource.Resource{}, fmt.Errorf("discovery: %s: %w", gvr, err)
+	}
+	return c.Resource(ctx, gvk)
+}
+
 // background is the context of the methods that take none.
 func background() context.Context { return context.Background() }
 

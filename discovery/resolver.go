@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"context"
+	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -42,4 +43,21 @@ func (r Resolver) Resource(ctx context.Context, gvk schema.GroupVersionKind) (ap
 		return apiresource.Guess(gvk), nil
 	}
 	return res, err
+}
+
+// ByResource finds the kind and scope of the resource gvr names, by the
+// same rule: an override for that resource wins, then discovery. A dynamic
+// (unstructured) informer or client, which starts from a resource rather
+// than a Go type, resolves through it. When discovery cannot be read there
+// is nothing to guess a kind from: the error wraps ErrUnreachable.
+func (r Resolver) ByResource(ctx context.Context, gvr schema.GroupVersionResource) (apiresource.Resource, error) {
+	for _, o := range r.Overrides {
+		if o.GVR() == gvr {
+			return o, nil
+		}
+	}
+	if r.Discovery == nil {
+		return apiresource.Resource{}, fmt.Errorf("%w: no server to ask about %s", ErrUnreachable, gvr)
+	}
+	return r.Discovery.ByResource(ctx, gvr)
 }
