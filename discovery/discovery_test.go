@@ -274,7 +274,6 @@ func TestSnapshotKeepsSubresources(t *testing.T) {
 	assert.ElementsMatch(t, []string{"scale", "status"}, subs)
 }
 
-
 // A server that answers every path with the same object (a misrouted
 // proxy, a hostile server) is not a server that serves nothing: its
 // documents are refused as not discovery documents.
