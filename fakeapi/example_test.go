@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"strings"
 
-	eventsv1 "k8s.io/api/events/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
