@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/seed31a95821/informer/apiresource"
+	"github.com/seed31a95821/informer/discovery"
 	"github.com/seed31a95821/informer/indexer"
 	"github.com/seed31a95821/informer/reflector"
 	"github.com/seed31a95821/informer/reflector/wire"
@@ -34,8 +35,13 @@ type FactoryOptions struct {
 	// Scheme maps Go types to kinds and decodes the wire. Nil means
 	// apiresource.NewScheme().
 	Scheme *runtime.Scheme
-	// Resources override how a kind maps to its resource; see Resource.
+	// Resources override where a kind lives: an entry for a kind always
+	// wins over the server's discovery (Factory.resolve).
 	Resources []Resource
+	// Discovery tunes the factory's reading of the server's discovery
+	// documents (how soon a kind not found may read them again); the zero
+	// value is package discovery's defaults.
+	Discovery discovery.Options
 	// Informer is the template for every informer's Options. Name and
 	// Resource are filled in per informer.
 	Informer Options
@@ -63,6 +69,9 @@ type Factory struct {
 	rcErr error        // why the Config did not make a rest.Client
 	opts  FactoryOptions
 	fast  fastPaths // every one on; a test may switch one off before For
+	// resolver finds each type's resource (resolve); its Discovery reads
+	// through rc, and is nil when there is no rc.
+	resolver discovery.Resolver
 
 	mu        sync.Mutex         // guards informers, ctx, cancel and shutdown
 	informers map[string]*entry  // by name: resource and scope, see scopedKey
@@ -109,28 +118,49 @@ func NewFactory(cfg rest.Config, opts FactoryOptions) *Factory {
 		cfg.Metrics = opts.Informer.Metrics
 	}
 	f := &Factory{opts: opts, fast: allFastPaths(), informers: map[string]*entry{}, stopped: make(chan struct{})}
+	f.resolver.Overrides = opts.Resources
 	if opts.ListerWatcher == nil {
 		f.rc, f.rcErr = rest.New(cfg)
+	}
+	if f.rc != nil {
+		f.resolver.Discovery = discovery.New(f.rc, opts.Discovery)
 	}
 	return f
 }
 
 // For returns the factory's informer for objects of type T, such as
-// *corev1.Pod, creating it on first use. It refuses, with an error wrapping
-// indexer.ErrIndexExists, FactoryOptions.Informer.Indexers that use a
-// built-in index's name ("namespace", "labels"), and with
-// indexer.ErrNilIndexFunc an index without a function.
+// *corev1.Pod, creating it on first use. T's resource is found by
+// Factory.resolve; the first call reads the server's discovery documents
+// (bounded by discovery.DefaultTimeout), later ones reuse them. It
+// refuses, with an error wrapping indexer.ErrIndexExists,
+// FactoryOptions.Informer.Indexers that use a built-in index's name
+// ("namespace", "labels"), with indexer.ErrNilIndexFunc an index without
+// a function, and, with an error for which meta.IsNoMatchError is true, a
+// kind the server's discovery does not list.
 func For[T runtime.Object](f *Factory) (*SharedInformer[T], error) {
 	obj, err := newObject[T]()
 	if err != nil {
 		return nil, err
 	}
-	r, err := resourceFor(f.opts.Scheme, obj, f.opts.Resources)
+	r, err := f.resolve(obj)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("informer: %w", err)
 	}
 	return informerFor[T](f, r, false)
 }
+
+// resolve finds where obj's kind lives, by the module's one rule
+// (discovery.Resolver): FactoryOptions.Resources, then the server's
+// discovery, then, only when discovery cannot be read or there is no
+// server (FactoryOptions.ListerWatcher), apiresource.Guess.
+func (f *Factory) resolve(obj runtime.Object) (Resource, error) {
+	return ResourceFor(context.Background(), f.opts.Scheme, obj, f.resolver)
+}
+
+// Discovery returns the factory's discovery client (what the server
+// serves, and its REST mapper), or nil when the factory has no server to
+// ask (FactoryOptions.ListerWatcher, or a Config rest.New refused).
+func (f *Factory) Discovery() *discovery.Client { return f.resolver.Discovery }
 
 // ForMetadata returns the factory's metadata-only informer for a resource: it
 // caches *metav1.PartialObjectMetadata (names, labels, annotations, owners)
@@ -309,4 +339,7 @@ func (f *Factory) Shutdown() {
 	}
 	f.mu.Unlock()
 	f.wg.Wait()
+	if f.rc != nil { // discovery's connections, which no informer closes
+		f.rc.CloseIdleConnections()
+	}
 }

@@ -60,9 +60,9 @@ func ForScope[T runtime.Object](f *Factory, scope Scope) (*ScopedInformer[T], er
 	if err != nil {
 		return nil, err
 	}
-	r, err := resourceFor(f.opts.Scheme, obj, f.opts.Resources)
+	r, err := f.resolve(obj)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("informer: %w", err)
 	}
 	return scopedFor[T](f, r, false, scope)
 }

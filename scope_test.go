@@ -229,13 +229,6 @@ func TestScopeNamesTheInformer(t *testing.T) {
 	require.True(t, hasAll, "one watch of every namespace")
 }
 
-// canceled is a context already done: WaitForCacheSync then only reports.
-func canceled() context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	return ctx
-}
-
 // TestForScopeRefusesWhatCannotBeWatched: each bad scope is an error
 // wrapping ErrInvalidScope, and no informer is made for it.
 func TestForScopeRefusesWhatCannotBeWatched(t *testing.T) {

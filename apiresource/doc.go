@@ -10,9 +10,10 @@
 // adds the plural and the scope. Guess derives the plural as Kubernetes'
 // own default mapping does (Pod -> pods, Policy -> policies, Endpoints ->
 // endpoints) and the scope from this package's list of the built-in kinds
-// that have no namespace, which is right for every built-in kind this
-// module serves; a kind of your own with an irregular plural or no
-// namespace is described with a Resource literal instead.
+// that have no namespace, which is right for every built-in kind. The
+// informer and its client ask the server first (package discovery's
+// Resolver) and guess only when its discovery cannot be read; fakeapi
+// describes its built-in resources with Guess.
 //
 // NewScheme is the one default scheme of the module: the Go types that the
 // informer's factory can name, that reflector/wire decodes, that package

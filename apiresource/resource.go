@@ -38,11 +38,36 @@ func Guess(gvk schema.GroupVersionKind) Resource {
 	return Resource{Kind: gvk, Plural: plural.Resource, ClusterScoped: clusterScoped[gvk.GroupKind()]}
 }
 
-// clusterScoped lists the built-in kinds of the default scheme that have no
-// namespace. Everything else there is namespaced, as most kinds are.
-var clusterScoped = map[schema.GroupKind]bool{
-	{Kind: "Namespace"}:        true,
-	{Kind: "Node"}:             true,
-	{Kind: "PersistentVolume"}: true,
-	{Kind: "ComponentStatus"}:  true,
+// clusterScoped lists the built-in kinds that have no namespace, as
+// kube-apiserver serves them (its OpenAPI document, recorded in fakeapi,
+// is the reference: fakeapi's TestDefaultResourcesHaveTheRealScopes checks
+// this list against it). Everything else is namespaced, as most kinds are.
+var clusterScoped = groupKinds(map[string][]string{
+	"":                             {"Namespace", "Node", "PersistentVolume", "ComponentStatus"},
+	"admissionregistration.k8s.io": {"MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding", "MutatingWebhookConfiguration", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ValidatingWebhookConfiguration"},
+	"apiextensions.k8s.io":         {"CustomResourceDefinition"},
+	"apiregistration.k8s.io":       {"APIService"},
+	"authentication.k8s.io":        {"SelfSubjectReview", "TokenReview"},
+	"authorization.k8s.io":         {"SelfSubjectAccessReview", "SelfSubjectRulesReview", "SubjectAccessReview"},
+	"certificates.k8s.io":          {"CertificateSigningRequest", "ClusterTrustBundle"},
+	"flowcontrol.apiserver.k8s.io": {"FlowSchema", "PriorityLevelConfiguration"},
+	"internal.apiserver.k8s.io":    {"StorageVersion"},
+	"networking.k8s.io":            {"IngressClass", "IPAddress", "ServiceCIDR"},
+	"node.k8s.io":                  {"RuntimeClass"},
+	"rbac.authorization.k8s.io":    {"ClusterRole", "ClusterRoleBinding"},
+	"resource.k8s.io":              {"DeviceClass", "DeviceTaintRule", "ResourceSlice"},
+	"scheduling.k8s.io":            {"PriorityClass"},
+	"storage.k8s.io":               {"CSIDriver", "CSINode", "StorageClass", "VolumeAttachment", "VolumeAttributesClass"},
+	"storagemigration.k8s.io":      {"StorageVersionMigration"},
+})
+
+// groupKinds turns kinds listed by group into a set.
+func groupKinds(byGroup map[string][]string) map[schema.GroupKind]bool {
+	set := map[schema.GroupKind]bool{}
+	for group, kinds := range byGroup {
+		for _, kind := range kinds {
+			set[schema.GroupKind{Group: group, Kind: kind}] = true
+		}
+	}
+	return set
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/apiresource"
+	"github.com/seed31a95821/informer/discovery"
 	"github.com/seed31a95821/informer/rest"
 )
 
@@ -28,19 +29,19 @@ type Options struct {
 	// apiresource.NewScheme(): pass the factory's scheme when you registered
 	// types of your own.
 	Scheme *runtime.Scheme
-	// Resources override how a kind maps to its resource, as
-	// FactoryOptions.Resources does: pass the same list.
+	// Resources override where a kind lives, whatever the server's
+	// discovery says, as FactoryOptions.Resources does: pass the same list.
 	Resources []informer.Resource
 }
 
 // Client writes (and reads, when a read must be fresh) any registered type
 // through one API server. It is safe for concurrent use.
 type Client struct {
-	rc        *rest.Client
-	cfg       rest.Config // rc.Config(): with its defaults
-	scheme    *runtime.Scheme
-	codecs    serializer.CodecFactory
-	resources []informer.Resource
+	rc       *rest.Client
+	cfg      rest.Config // rc.Config(): with its defaults
+	scheme   *runtime.Scheme
+	codecs   serializer.CodecFactory
+	resolver discovery.Resolver // Options.Resources, then discovery through rc
 }
 
 // CloseIdleConnections closes the keep-alive connections the client's
@@ -67,7 +68,7 @@ func New(cfg rest.Config, opts Options) (*Client, error) {
 	}
 	return &Client{
 		rc: rc, cfg: rc.Config(), scheme: opts.Scheme, codecs: serializer.NewCodecFactory(opts.Scheme),
-		resources: opts.Resources,
+		resolver: discovery.Resolver{Overrides: opts.Resources, Discovery: discovery.New(rc, discovery.Options{})},
 	}, nil
 }
 

@@ -22,9 +22,10 @@
 // # One mapping, one scheme
 //
 // For[T] finds T's resource with informer.ResourceFor, the function a
-// Factory uses, with the same Resources overrides: a type is written where
-// it is read. A type the scheme does not know is refused at once
-// (ErrUnknownType), before any request. A 404 for the resource itself
+// Factory uses, by the same rule (discovery.Resolver: the Resources
+// overrides, then the server's discovery, then a guess only when discovery
+// cannot be read): a type is written where it is read. A type the scheme
+// does not know is refused at once (ErrUnknownType), before any request. A 404 for the resource itself
 // (a CRD not installed) is an *UnservedError, distinct from a 404 for one
 // object, and is never retried.
 //

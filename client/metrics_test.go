@@ -46,7 +46,8 @@ func TestRequestMetrics(t *testing.T) {
 		}
 	}
 	assert.Equal(t, map[string]float64{
+		"200 GET":  2, // For's discovery: /api and /apis
 		"201 POST": 1, "404 GET": 1,
-		"rest_client_request_duration_seconds POST": 1, "rest_client_request_duration_seconds GET": 1,
+		"rest_client_request_duration_seconds POST": 1, "rest_client_request_duration_seconds GET": 3,
 	}, got)
 }

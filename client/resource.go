@@ -29,15 +29,18 @@ type Resource[T runtime.Object] struct {
 type protoMarshaler interface{ Marshal() ([]byte, error) }
 
 // For returns the client of objects of type T. The resource is found exactly
-// as informer.For finds it (informer.ResourceFor), so a type is read and
-// written at the same place. A type the scheme does not know gives an error
-// wrapping ErrUnknownType at once, before any request.
+// as informer.For finds it (informer.ResourceFor: Options.Resources, then
+// the server's discovery, read once and kept, then a guess only when
+// discovery cannot be read), so a type is read and written at the same
+// place. A type the scheme does not know gives an error wrapping
+// ErrUnknownType at once, before any request; a kind the server does not
+// serve, one for which meta.IsNoMatchError is true.
 func For[T runtime.Object](c *Client) (*Resource[T], error) {
 	obj, err := newObject[T]()
 	if err != nil {
 		return nil, err
 	}
-	res, err := informer.ResourceFor(c.scheme, obj, c.resources)
+	res, err := informer.ResourceFor(context.Background(), c.scheme, obj, c.resolver)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -52,7 +53,7 @@ type writer struct {
 	c      *client.Client
 	core   *client.Resource[*corev1.Event]
 	v1     *client.Resource[*eventsv1.Event]
-	api    api // eventsAPI until the server says it does not serve it
+	api    api // eventsAPI until the server says it does not serve it (discovery, or a 404)
 	corr   *correlator
 	scheme *runtime.Scheme                          // finds the kinds of involved objects
 	kinds  map[reflect.Type]schema.GroupVersionKind // what scheme found, by Go type
@@ -71,14 +72,21 @@ func newWriter(cfg rest.Config, opts Options, r *Recorder) (*writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("events: %w", err)
 	}
+	// A server whose discovery does not list events.k8s.io/v1 is written
+	// core/v1 Events from the start; one without discovery is tried, and
+	// falls back on its first 404 (create).
 	v1, err := client.For[*eventsv1.Event](c)
-	if err != nil {
+	using := eventsAPI
+	switch {
+	case meta.IsNoMatchError(err):
+		using = coreAPI
+	case err != nil:
 		return nil, fmt.Errorf("events: %w", err)
 	}
 	if opts.Scheme != nil {
 		scheme = opts.Scheme
 	}
-	return &writer{r: r, c: c, core: core, v1: v1, corr: newCorrelator(opts.SpamBurst, opts.SpamRefill),
+	return &writer{r: r, c: c, core: core, v1: v1, api: using, corr: newCorrelator(opts.SpamBurst, opts.SpamRefill),
 		scheme: scheme, kinds: map[reflect.Type]schema.GroupVersionKind{}}, nil
 }
 

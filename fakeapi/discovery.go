@@ -15,8 +15,9 @@ import (
 
 // Discovery is how clients learn what a server serves: kubectl maps
 // "kubectl get deploy" to /apis/apps/v1/namespaces/x/deployments through
-// these documents. We serve the legacy (unaggregated) form; clients that ask
-// for aggregated discovery first fall back to it, as with older servers.
+// these documents. We serve the legacy form here, and the aggregated form
+// (discovery_aggregated.go) to clients that ask for it first, as
+// kube-apiserver does; both describe the same registry.
 
 // serverVersion is what /version reports.
 var serverVersion = version.Info{

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"strings"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -107,27 +107,25 @@ func ExampleServer_SeedPods() {
 	// 1000
 }
 
-// Serving a type beyond the defaults: add it to a scheme that starts from
-// apiresource.NewScheme and describe its resource. Here batch/v1 Jobs.
+// Serving a type beyond the defaults: describe its resource (and, for a
+// type of your own, add it to a scheme that starts from
+// apiresource.NewScheme). Here events.k8s.io/v1 Events, which the default
+// set leaves out.
 func ExampleServedResource() {
-	scheme := apiresource.NewScheme()
-	if err := batchv1.AddToScheme(scheme); err != nil {
-		panic(err)
-	}
 	srv, err := fakeapi.NewServer(fakeapi.Options{
-		Scheme: scheme,
 		Resources: []fakeapi.ServedResource{{
-			Resource:          apiresource.Resource{Kind: batchv1.SchemeGroupVersion.WithKind("Job")},
-			StatusSubresource: true,
+			Resource: apiresource.Resource{Kind: eventsv1.SchemeGroupVersion.WithKind("Event")},
 		}},
 	})
 	if err != nil {
 		panic(err)
 	}
 	defer srv.Close()
-	_, _ = srv.Create(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "backup"}})
+	_, _ = srv.Create(&eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "backup"},
+		EventTime: metav1.NowMicro(), ReportingController: "example.com/backup", ReportingInstance: "backup-0",
+		Action: "Backup", Reason: "Started", Type: "Normal"})
 
-	resp, err := http.Get(srv.URL() + "/apis/batch/v1/namespaces/ns/jobs/backup")
+	resp, err := http.Get(srv.URL() + "/apis/events.k8s.io/v1/namespaces/ns/events/backup")
 	if err != nil {
 		panic(err)
 	}

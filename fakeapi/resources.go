@@ -8,9 +8,23 @@ import (
 	"strconv"
 	"sync"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	nodev1 "k8s.io/api/node/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -57,8 +71,15 @@ type ServedResource struct {
 // ConfigMaps, Secrets, Namespaces, Nodes, Endpoints and Events, and apps/v1
 // Deployments, ReplicaSets, StatefulSets and DaemonSets (the first three
 // with their scale subresource), and coordination.k8s.io/v1 Leases, which
-// package leaderelection elects leaders with.
+// package leaderelection elects leaders with, described one by one; then
+// every other collection kube-apiserver serves by default (moreBuiltins).
 func DefaultResources() []ServedResource {
+	return append(describedBuiltins(), moreBuiltins()...)
+}
+
+// describedBuiltins are the built-in collections with field selectors,
+// short names and subresources of their own.
+func describedBuiltins() []ServedResource {
 	all := []string{"all"} // kubectl get all
 	// The plural and the scope are apiresource.Guess's: the one list of
 	// cluster-scoped kinds and the one plural mapping of the module.
@@ -99,6 +120,83 @@ func DefaultResources() []ServedResource {
 		events,
 		{Resource: apiresource.Guess(coordinationv1.SchemeGroupVersion.WithKind("Lease"))},
 	}
+}
+
+// builtinGroups lists, by group version, the other kinds kube-apiserver
+// v1.37 serves by default (the paths of its OpenAPI document, recorded in
+// openapi/), each with its short names and whether it has a status
+// subresource. Three kinds of collection are left out: the create-only
+// reviews (TokenReview, SubjectAccessReview...), which have no list and no
+// store; events.k8s.io/v1 Events, which the real server stores with core/v1
+// Events, one object seen in two shapes, where fakeapi would keep two
+// stores (serve it with Options.Resources, as package events' tests do);
+// and autoscaling/v1 HorizontalPodAutoscalers, for the same reason: the
+// preferred autoscaling/v2 is served.
+var builtinGroups = []struct {
+	gv    schema.GroupVersion
+	kinds []builtinKind
+}{
+	{corev1.SchemeGroupVersion, []builtinKind{
+		{"PersistentVolume", true, "pv"}, {"PersistentVolumeClaim", true, "pvc"},
+		{"ServiceAccount", false, "sa"}, {"LimitRange", false, "limits"},
+		{"ResourceQuota", true, "quota"}, {"PodTemplate", false, ""},
+		{"ReplicationController", true, "rc"}, {"ComponentStatus", false, "cs"},
+	}},
+	{appsv1.SchemeGroupVersion, []builtinKind{{"ControllerRevision", false, ""}}},
+	{admissionregistrationv1.SchemeGroupVersion, []builtinKind{
+		{"MutatingWebhookConfiguration", false, ""}, {"ValidatingWebhookConfiguration", false, ""},
+		{"ValidatingAdmissionPolicy", true, ""}, {"ValidatingAdmissionPolicyBinding", false, ""},
+		{"MutatingAdmissionPolicy", false, ""}, {"MutatingAdmissionPolicyBinding", false, ""},
+	}},
+	{autoscalingv2.SchemeGroupVersion, []builtinKind{{"HorizontalPodAutoscaler", true, "hpa"}}},
+	{batchv1.SchemeGroupVersion, []builtinKind{{"Job", true, ""}, {"CronJob", true, "cj"}}},
+	{certificatesv1.SchemeGroupVersion, []builtinKind{
+		{"CertificateSigningRequest", true, "csr"}, {"ClusterTrustBundle", false, ""}, {"PodCertificateRequest", true, ""},
+	}},
+	{discoveryv1.SchemeGroupVersion, []builtinKind{{"EndpointSlice", false, ""}}},
+	{flowcontrolv1.SchemeGroupVersion, []builtinKind{{"FlowSchema", true, ""}, {"PriorityLevelConfiguration", true, ""}}},
+	{networkingv1.SchemeGroupVersion, []builtinKind{
+		{"Ingress", true, "ing"}, {"IngressClass", false, ""}, {"NetworkPolicy", false, "netpol"},
+		{"IPAddress", false, "ip"}, {"ServiceCIDR", true, ""},
+	}},
+	{nodev1.SchemeGroupVersion, []builtinKind{{"RuntimeClass", false, ""}}},
+	{policyv1.SchemeGroupVersion, []builtinKind{{"PodDisruptionBudget", true, "pdb"}}},
+	{rbacv1.SchemeGroupVersion, []builtinKind{
+		{"ClusterRole", false, ""}, {"ClusterRoleBinding", false, ""}, {"Role", false, ""}, {"RoleBinding", false, ""},
+	}},
+	{resourcev1.SchemeGroupVersion, []builtinKind{
+		{"DeviceClass", false, ""}, {"DeviceTaintRule", true, ""}, {"ResourceClaim", true, ""},
+		{"ResourceClaimTemplate", false, ""}, {"ResourceSlice", false, ""},
+	}},
+	{schedulingv1.SchemeGroupVersion, []builtinKind{{"PriorityClass", false, "pc"}}},
+	{storagev1.SchemeGroupVersion, []builtinKind{
+		{"CSIDriver", false, ""}, {"CSINode", true, ""}, {"CSIStorageCapacity", false, ""},
+		{"StorageClass", false, "sc"}, {"VolumeAttachment", true, ""}, {"VolumeAttributesClass", false, "vac"},
+	}},
+	{storagemigrationv1.SchemeGroupVersion, []builtinKind{{"StorageVersionMigration", true, ""}}},
+}
+
+// builtinKind is one row of builtinGroups.
+type builtinKind struct {
+	kind      string
+	status    bool   // serves {name}/status
+	shortName string // "" for none
+}
+
+// moreBuiltins turns builtinGroups into ServedResources, with the plural
+// and the scope of apiresource.Guess.
+func moreBuiltins() []ServedResource {
+	var out []ServedResource
+	for _, g := range builtinGroups {
+		for _, k := range g.kinds {
+			r := ServedResource{Resource: apiresource.Guess(g.gv.WithKind(k.kind)), StatusSubresource: k.status}
+			if k.shortName != "" {
+				r.ShortNames = []string{k.shortName}
+			}
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // resourceInfo is a ServedResource resolved against the scheme: everything

@@ -17,16 +17,25 @@ import (
 // It carries what kubectl explain and kubectl apply read; it is not
 // byte-equal to the real server's document.
 
-// derivedV3Doc builds the v3 document of gvPath ("apis/coordination.k8s.io/v1")
-// from the v2 JSON document. ok is false when v2 defines no kind of it.
-func derivedV3Doc(v2 []byte, gvPath string) (Doc, bool, error) {
-	var swagger struct {
-		Definitions map[string]any `json:"definitions"`
-		Paths       map[string]map[string]any
-	}
+// swaggerV2 is the part of the v2 document the derivation reads.
+type swaggerV2 struct {
+	Definitions map[string]any `json:"definitions"`
+	Paths       map[string]map[string]any
+}
+
+// parseV2 decodes the v2 JSON document, once for every group version
+// derived from it: it is megabytes, and decoding it is most of the cost.
+func parseV2(v2 []byte) (*swaggerV2, error) {
+	var swagger swaggerV2
 	if err := json.Unmarshal(v2, &swagger); err != nil {
-		return Doc{}, false, fmt.Errorf("fakeapi/openapi: the v2 OpenAPI document: %w", err)
+		return nil, fmt.Errorf("fakeapi/openapi: the v2 OpenAPI document: %w", err)
 	}
+	return &swagger, nil
+}
+
+// derivedV3Doc builds the v3 document of gvPath ("apis/coordination.k8s.io/v1")
+// from the v2 document. ok is false when v2 defines no kind of it.
+func derivedV3Doc(swagger *swaggerV2, gvPath string) (Doc, bool, error) {
 	gv := strings.TrimPrefix(strings.TrimPrefix(gvPath, "apis/"), "api/")
 	schemas := map[string]any{}
 	var walk func(name string)

@@ -149,6 +149,7 @@ func (d *Documents) Load(groupVersions []schema.GroupVersion) error {
 		}
 		d.v2PB.ETag = d.v2JSON.ETag
 		d.v3 = map[string]Doc{}
+		var swagger *swaggerV2 // parsed on the first group version not recorded
 		for _, gv := range groupVersions {
 			path := "apis/" + gv.String()
 			if gv.Group == "" {
@@ -160,7 +161,12 @@ func (d *Documents) Load(groupVersions []schema.GroupVersion) error {
 				continue
 			}
 			// Not recorded (derived.go).
-			doc, ok, err := derivedV3Doc(d.v2JSON.Data, path)
+			if swagger == nil {
+				if swagger, d.err = parseV2(d.v2JSON.Data); d.err != nil {
+					return
+				}
+			}
+			doc, ok, err := derivedV3Doc(swagger, path)
 			if err != nil {
 				d.err = err
 				return
