@@ -105,8 +105,22 @@
 // labels, images, node names...): intern.go keeps one copy of each in a
 // bounded table per ListerWatcher. When the caller's context carries an
 // informer's cache (internal/reuse), a list or a WatchList also hands on
-// the cached object for every unchanged item (relist_reuse.go). Both are
-// optimisations; deleting them changes nothing but memory.
+// the cached object for every unchanged item (relist_reuse.go). When that
+// informer also promises never to modify what it is given (its Transform
+// is none or StripManagedFields), a protobuf decoder decodes each of a
+// pod's repeated parts (containers, volumes, tolerations, labels, owner
+// references...) once per watch stream or list page and hands the same
+// value to every pod that repeats its bytes (protobuf_parts.go). All are
+// optimisations; deleting them changes nothing but memory and time.
+//
+// # Skipping managedFields
+//
+// With Options.DropManagedFields (set by the informer's factory when the
+// Transform is StripManagedFields) objects are delivered without
+// metadata.managedFields, and the decoders do not decode them at all: in
+// protobuf their bytes are stepped over (protobuf_split.go), in JSON
+// encoding/json reads past them into a type that ignores them
+// (json_managed_fields.go).
 //
 // # A server is not trusted
 //

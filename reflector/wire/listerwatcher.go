@@ -41,6 +41,13 @@ type Options struct {
 	// default since 1.32). A reflector then lists instead of first trying
 	// a WatchList that would never send its end-of-initial-events bookmark.
 	NoWatchList bool
+
+	// DropManagedFields declares that the caller drops every object's
+	// metadata.managedFields (the informer sets it when its Transform is
+	// informer.StripManagedFields): the decoders then skip them instead of
+	// decoding them only to be dropped. Objects are delivered without
+	// managedFields.
+	DropManagedFields bool
 }
 
 // ListerWatcher lists and watches one resource of one API server over HTTP.
@@ -91,6 +98,10 @@ func New(rc *rest.Client, res apiresource.Resource, opts Options) (*ListerWatche
 		return nil, err
 	}
 	tgt.strings = newInternTable()
+	if opts.DropManagedFields {
+		tgt.dropManagedFields = true
+		tgt.jsonSkip = newJSONSkip(tgt.itemType, tgt.listType)
+	}
 	if cfg.ContentType == rest.ContentTypeProtobuf && !tgt.protobuf {
 		return nil, &rest.ConfigError{Field: "ContentType", Reason: fmt.Sprintf("%s has no protobuf form", tgt.itemGVK.Kind)}
 	}
@@ -161,11 +172,12 @@ func (lw *ListerWatcher) list(ctx context.Context, opts metav1.ListOptions, maxI
 	if err := checkItemCount(mediaType, body, maxItems); err != nil {
 		return nil, fmt.Errorf("wire: list %s: %w", lw.gvr.Resource, err)
 	}
-	list, err := lw.target.decodeList(mediaType, body)
+	pd := newProtoDecoder(lw.target, shareParts(ctx))
+	list, hits, err := lw.target.decodeListWith(mediaType, body, pd)
 	if err != nil {
 		return nil, err
 	}
-	reuseListItems(ctx, opts, list)
+	reuseListItems(ctx, opts, list, hits)
 	return list, nil
 }
 
@@ -197,7 +209,9 @@ func (lw *ListerWatcher) watch(ctx context.Context, opts metav1.ListOptions) (*W
 	}
 	var dec eventDecoder
 	if mediaType == rest.ContentTypeProtobuf {
-		dec = newProtobufEventDecoder(resp.Body, lw.cfg.MaxFrameBytes, lw.target)
+		pd := newProtobufEventDecoder(resp.Body, lw.cfg.MaxFrameBytes, lw.target)
+		pd.objects = newProtoDecoder(lw.target, shareParts(ctx))
+		dec = pd
 	} else {
 		dec = newJSONEventDecoder(resp.Body, lw.cfg.MaxFrameBytes, lw.target)
 	}

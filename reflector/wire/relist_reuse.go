@@ -21,7 +21,10 @@ import (
 // cache holds unchanged by a shallow copy of the cached object: the page
 // then points to the cache's data, and the freshly decoded data is garbage
 // at once. The first page of a list begins a relist.
-func reuseListItems(ctx context.Context, opts metav1.ListOptions, list runtime.Object) {
+//
+// hits are the parts each item shares with others (protobuf_parts.go),
+// which the cache's sharing must leave alone.
+func reuseListItems(ctx context.Context, opts metav1.ListOptions, list runtime.Object, hits []partSet) {
 	c := reuse.From(ctx)
 	if c == nil {
 		return
@@ -41,7 +44,7 @@ func reuseListItems(ctx context.Context, opts metav1.ListOptions, list runtime.O
 		}
 		cached := c.Unchanged(obj)
 		if cached == nil {
-			c.Decoded(obj)
+			withPartsHidden(obj, partsOf(hits, i), c.Decoded)
 			continue
 		}
 		if v := reflect.ValueOf(cached); v.Type() == item.Addr().Type() {
@@ -147,6 +150,20 @@ func (d *reusingDecoder) Next() (watch.Event, error) {
 			}
 		}
 	}
-	d.cache.Decoded(ev.Object)
+	var hits partSet
+	if pd, ok := d.eventDecoder.(*protobufEventDecoder); ok && pd.last == ev.Object {
+		hits = pd.lastHits
+	}
+	withPartsHidden(ev.Object, hits, d.cache.Decoded)
 	return ev, nil
+}
+
+// shareParts reports whether the objects decoded under ctx may share
+// parts with each other (protobuf_parts.go): when the informer that made
+// the call shares values at decode time (reuse.Cache.Prepare), which it
+// does only when its Transform modifies no map or slice of an object and
+// nothing modifies an object once decoded.
+func shareParts(ctx context.Context) bool {
+	c := reuse.From(ctx)
+	return c != nil && c.Prepare != nil
 }
