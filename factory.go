@@ -191,6 +191,8 @@ func (f *Factory) listerWatcher(r Resource, metadataOnly bool) (reflector.Lister
 		FieldSelector: f.opts.FieldSelector,
 		Scheme:        f.opts.Scheme,
 		MetadataOnly:  metadataOnly,
+		// The decoders skip what the Transform would drop.
+		DropManagedFields: stripsManagedFields(f.opts.Informer.Transform),
 	})
 }
 

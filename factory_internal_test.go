@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/seed31a95821/informer/rest"
 )
@@ -22,4 +23,14 @@ func TestFactorySharesOneRateLimiter(t *testing.T) {
 	assert.Same(t, given, f.rc.RateLimiter(), "a limiter the caller shares is kept")
 	f = NewFactory(rest.Config{Host: "http://127.0.0.1:1", QPS: -1}, FactoryOptions{})
 	assert.Nil(t, f.rc.RateLimiter(), "negative QPS: no limit")
+}
+
+// A factory asks its ListerWatchers to skip managedFields while decoding
+// (wire.Options.DropManagedFields) when, and only when, its informers'
+// Transform is StripManagedFields, which would drop them anyway.
+func TestFactoryDropsManagedFieldsWhileDecodingOnlyForStripManagedFields(t *testing.T) {
+	assert.True(t, stripsManagedFields(StripManagedFields))
+	assert.False(t, stripsManagedFields(nil))
+	keep := func(o runtime.Object) (runtime.Object, error) { return o, nil }
+	assert.False(t, stripsManagedFields(keep))
 }

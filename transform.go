@@ -2,6 +2,7 @@ package informer
 
 import (
 	"fmt"
+	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,4 +23,10 @@ func StripManagedFields(obj runtime.Object) (runtime.Object, error) {
 	}
 	m.SetManagedFields(nil)
 	return obj, nil
+}
+
+// stripsManagedFields reports whether transform is StripManagedFields, which
+// the wire decoders then do as they decode (wire.Options.DropManagedFields).
+func stripsManagedFields(transform func(runtime.Object) (runtime.Object, error)) bool {
+	return transform != nil && reflect.ValueOf(transform).Pointer() == reflect.ValueOf(StripManagedFields).Pointer()
 }
