@@ -109,7 +109,7 @@ func (d *protoDecoder) decodeList(raw []byte, list runtime.Object) ([]partSet, e
 		return nil, err
 	}
 	if d.drop {
-		_ = forEachItem(list, func(m metav1.Object) { m.SetManagedFields(nil) })
+		forEachItem(list, func(m metav1.Object) { m.SetManagedFields(nil) })
 	}
 	return nil, nil
 }
@@ -159,17 +159,16 @@ func (d *protoDecoder) decodeItems(raw []byte, list runtime.Object, pu protoUnma
 }
 
 // forEachItem calls f with the metadata of every item of list.
-func forEachItem(list runtime.Object, f func(metav1.Object)) error {
+func forEachItem(list runtime.Object, f func(metav1.Object)) {
 	items := reflect.ValueOf(list).Elem().FieldByName("Items")
 	if !items.IsValid() || items.Kind() != reflect.Slice {
-		return nil
+		return
 	}
 	for i := range items.Len() {
 		if m, ok := items.Index(i).Addr().Interface().(metav1.Object); ok {
 			f(m)
 		}
 	}
-	return nil
 }
 
 // withPartsHidden runs f on obj with the parts it shares (hits) hidden:

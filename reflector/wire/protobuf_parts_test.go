@@ -178,7 +178,6 @@ func appendVarint(b []byte, v uint64) []byte {
 	return append(b, byte(v))
 }
 
-
 // A list page decodes item by item as PodList's generated Unmarshal does,
 // and its items take parts from each other.
 func TestPartsDecodeListsAsTheGeneratedUnmarshal(t *testing.T) {
@@ -250,4 +249,40 @@ func TestSharedPartsAreNotWrittenAfterDelivery(t *testing.T) {
 	}
 	close(delivered)
 	wg.Wait()
+}
+
+// Any kind, item or list: with managedFields dropped, a protobuf object
+// decodes as the generated Unmarshal decodes it, managedFields removed;
+// and they are skipped, not decoded.
+func TestProtobufSkipsManagedFieldsOfAnyKind(t *testing.T) {
+	pod := realpod.New(3)
+	cm := &corev1.ConfigMap{ObjectMeta: pod.ObjectMeta, Data: map[string]string{"k": "v"}}
+	raw := marshalMsg(t, cm)
+	d := &protoDecoder{drop: true}
+	var got corev1.ConfigMap
+	_, err := d.decode(raw, &got)
+	require.NoError(t, err)
+	var want corev1.ConfigMap
+	require.NoError(t, want.Unmarshal(raw))
+	require.NotEmpty(t, want.ManagedFields)
+	want.ManagedFields = nil
+	assert.True(t, reflect.DeepEqual(&want, &got))
+
+	list := marshalMsg(t, &corev1.ConfigMapList{ListMeta: metav1.ListMeta{ResourceVersion: "9"}, Items: []corev1.ConfigMap{*cm, *cm}})
+	var gotList corev1.ConfigMapList
+	_, err = d.decodeList(list, &gotList)
+	require.NoError(t, err)
+	var wantList corev1.ConfigMapList
+	require.NoError(t, wantList.Unmarshal(list))
+	for i := range wantList.Items {
+		wantList.Items[i].ManagedFields = nil
+	}
+	assert.True(t, reflect.DeepEqual(&wantList, &gotList))
+
+	skipped := testing.AllocsPerRun(50, func() { _, _ = d.decode(raw, &corev1.ConfigMap{}) })
+	decoded := testing.AllocsPerRun(50, func() { _ = (&corev1.ConfigMap{}).Unmarshal(raw) })
+	assert.Less(t, skipped, decoded-5, "managedFields are skipped, not decoded")
+
+	_, err = d.decode(raw[:len(raw)-3], &corev1.ConfigMap{})
+	assert.Error(t, err, "cut bytes are still refused")
 }
