@@ -93,3 +93,46 @@ func benchDecodePath(b *testing.B, mediaType string, stream []byte, n int, drop,
 		}
 	}
 }
+
+// BenchmarkListDecodeParts is BenchmarkWatchDecodeParts for a list page of
+// 500 pods (the reflector's page size), reported per pod.
+//
+// Run: go test -run '^$' -bench ListDecodeParts -benchmem ./reflector/wire/
+func BenchmarkListDecodeParts(b *testing.B) {
+	const n = 500
+	list := &corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}}
+	for i := range n {
+		p := realpod.New(i)
+		p.ResourceVersion = strconv.Itoa(1000 + i)
+		list.Items = append(list.Items, *p)
+	}
+	enc := newWireEncoder(rest.ContentTypeProtobuf)
+	body := enc.object(b, list)
+	for _, v := range []struct {
+		name        string
+		drop, parts bool
+	}{{"generated", false, false}, {"drop", true, false}, {"parts", false, true}, {"parts+drop", true, true}} {
+		b.Run("protobuf/"+v.name, func(b *testing.B) {
+			tgt, err := newTarget(NewScheme(), podsResource.Kind, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			tgt.strings = newInternTable()
+			tgt.dropManagedFields = v.drop
+			table := new(share.Table)
+			c := reuse.New(func(string) (runtime.Object, bool) { return nil, false })
+			c.Prepare = table.Share
+			ctx := reuse.WithCache(context.Background(), c)
+			b.ReportAllocs()
+			cpu0 := processCPU(b)
+			for b.Loop() {
+				got, hits, err := tgt.decodeListWith(rest.ContentTypeProtobuf, body, newProtoDecoder(tgt, v.parts))
+				if err != nil || len(got.(*corev1.PodList).Items) != n {
+					b.Fatal(err)
+				}
+				reuseListItems(ctx, metav1.ListOptions{}, got, hits)
+			}
+			b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N)/n, "cpu-ns/pod")
+		})
+	}
+}
