@@ -137,6 +137,9 @@
 //   - JSON is decoded with encoding/json, which matches keys without regard
 //     to case where the API server's decoder is case-sensitive. Servers never
 //     send differently cased keys, so only hand-written input can tell.
+//     Faster decoders were measured against Kubernetes' rules
+//     (docs/perf-log.md, issue 33); encoding/json/v2 keeps them, and waits
+//     for a toolchain that offers it without GOEXPERIMENT.
 //   - The JSON watch decoder's read buffer grows to the largest frame seen
 //     (at most MaxFrameBytes) and keeps that size for the life of the watch;
 //     the protobuf decoder gives back buffers above 1 MiB after each frame.
