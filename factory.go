@@ -262,6 +262,8 @@ func (f *Factory) listerWatcher(r Resource, metadataOnly bool, ws wireScope, d d
 		MetadataOnly:  metadataOnly,
 		Relist:        d.relist,
 		Decoded:       d.decoded,
+		// The decoders skip what the Transform would drop.
+		DropManagedFields: d.dropManagedFields,
 	})
 }
 

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/seed31a95821/informer/rest"
 )
@@ -22,4 +24,17 @@ func TestFactorySharesOneRateLimiter(t *testing.T) {
 	assert.Same(t, given, f.rc.RateLimiter(), "a limiter the caller shares is kept")
 	f = NewFactory(rest.Config{Host: "http://127.0.0.1:1", QPS: -1}, FactoryOptions{})
 	assert.Nil(t, f.rc.RateLimiter(), "negative QPS: no limit")
+}
+
+// A factory asks its ListerWatchers to skip managedFields while decoding
+// (wire.Options.DropManagedFields) when, and only when, its informers'
+// Transform declares it drops them, as StripManagedFields does.
+func TestFactoryDropsManagedFieldsWhileDecodingOnlyForStripManagedFields(t *testing.T) {
+	drops := func(tr Transform) bool {
+		return newInformer[*corev1.Pod](Options{Transform: tr}, allFastPaths()).decoders().dropManagedFields
+	}
+	assert.True(t, drops(StripManagedFields()))
+	assert.False(t, drops(Transform{}))
+	keep := func(o runtime.Object) (runtime.Object, error) { return o, nil }
+	assert.False(t, drops(Transform{Func: keep, LeavesMapsAlone: true}))
 }

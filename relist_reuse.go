@@ -46,6 +46,9 @@ func (s *SharedInformer[T]) admitTransform(user func(runtime.Object) (runtime.Ob
 type decoders struct {
 	relist  wire.RelistCache
 	decoded func(runtime.Object)
+	// dropManagedFields: the Transform drops them (DropsManagedFields),
+	// so the decoders need not decode them.
+	dropManagedFields bool
 }
 
 // decoders returns the informer's cache as a relist sees it, and its
@@ -58,5 +61,6 @@ func (s *SharedInformer[T]) decoders() decoders {
 	if s.decodersShare {
 		d.decoded = s.shared.Share
 	}
+	d.dropManagedFields = s.opts.Transform.DropsManagedFields
 	return d
 }

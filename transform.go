@@ -28,6 +28,11 @@ type Transform struct {
 	// modified it could be another object's too. The cache ends up as
 	// small either way.
 	LeavesMapsAlone bool
+	// DropsManagedFields declares that Func removes
+	// metadata.managedFields. A Factory's decoders then skip them as they
+	// decode (reflector/wire's Options.DropManagedFields), rather than
+	// decode what Func would drop: Func then receives objects without them.
+	DropsManagedFields bool
 }
 
 // StripManagedFields returns a ready Transform that drops
@@ -35,9 +40,9 @@ type Transform struct {
 // fifth to two fifths of a typical pod's bytes and that almost no
 // controller reads. Use it as Options.Transform (or
 // FactoryOptions.Informer.Transform). It clears a field and modifies no
-// map, so it declares LeavesMapsAlone.
+// map, so it declares LeavesMapsAlone, and DropsManagedFields.
 func StripManagedFields() Transform {
-	return Transform{Func: stripManagedFields, LeavesMapsAlone: true}
+	return Transform{Func: stripManagedFields, LeavesMapsAlone: true, DropsManagedFields: true}
 }
 
 func stripManagedFields(obj runtime.Object) (runtime.Object, error) {

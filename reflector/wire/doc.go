@@ -106,8 +106,22 @@
 // bounded table per ListerWatcher. Given the cache its objects go to
 // (Options.Relist, which an informer's Factory sets), a list or a
 // WatchList also hands on the cached object for every unchanged item
-// (relist_reuse.go). Both are optimisations; deleting them changes nothing
-// but memory.
+// (relist_reuse.go). When the caller also promises never to modify what
+// it is given (Options.Decoded, set when the informer's Transform is none
+// or leaves maps alone), a protobuf decoder decodes each of a pod's
+// repeated parts (containers, volumes, tolerations, labels, owner
+// references...) once per watch stream or list page and hands the same
+// value to every pod that repeats its bytes (protobuf_parts.go). All are
+// optimisations; deleting them changes nothing but memory and time.
+//
+// # Skipping managedFields
+//
+// With Options.DropManagedFields (set by the informer's factory when the
+// Transform declares DropsManagedFields, as StripManagedFields does)
+// objects are delivered without metadata.managedFields, and the decoders
+// do not decode them at all: in protobuf their bytes are stepped over
+// (protobuf_split.go), in JSON encoding/json reads past them into a type
+// that ignores them (json_managed_fields.go).
 //
 // # A server is not trusted
 //
@@ -124,6 +138,9 @@
 //   - JSON is decoded with encoding/json, which matches keys without regard
 //     to case where the API server's decoder is case-sensitive. Servers never
 //     send differently cased keys, so only hand-written input can tell.
+//     Faster decoders were measured against Kubernetes' rules
+//     (docs/perf-log.md, issue 33); encoding/json/v2 keeps them, and waits
+//     for a toolchain that offers it without GOEXPERIMENT.
 //   - The JSON watch decoder's read buffer grows to the largest frame seen
 //     (at most MaxFrameBytes) and keeps that size for the life of the watch;
 //     the protobuf decoder gives back buffers above 1 MiB after each frame.

@@ -55,8 +55,16 @@ type Options struct {
 	// handed on before). Nothing else holds the object yet. An informer
 	// Factory sets it to share equal maps and byte slices between the
 	// objects of its cache, when the informer's Transform leaves them
-	// alone.
+	// alone. Setting it also promises that nothing modifies a decoded
+	// object: the protobuf decoder then lets pods share the repeated
+	// parts it decodes once (protobuf_parts.go).
 	Decoded func(runtime.Object)
+	// DropManagedFields declares that the caller drops every object's
+	// metadata.managedFields (an informer Factory sets it when the
+	// Transform declares DropsManagedFields, as StripManagedFields does):
+	// the decoders then skip them instead of decoding them only to be
+	// dropped. Objects are delivered without managedFields.
+	DropManagedFields bool
 }
 
 // ListerWatcher lists and watches one resource of one API server over HTTP.
@@ -107,6 +115,10 @@ func New(rc *rest.Client, res apiresource.Resource, opts Options) (*ListerWatche
 		return nil, err
 	}
 	tgt.strings = newInternTable()
+	if opts.DropManagedFields {
+		tgt.dropManagedFields = true
+		tgt.jsonSkip = newJSONSkip(tgt.itemType, tgt.listType)
+	}
 	if cfg.ContentType == rest.ContentTypeProtobuf && !tgt.protobuf {
 		return nil, &rest.ConfigError{Field: "ContentType", Reason: fmt.Sprintf("%s has no protobuf form", tgt.itemGVK.Kind)}
 	}
@@ -177,11 +189,12 @@ func (lw *ListerWatcher) list(ctx context.Context, opts metav1.ListOptions, maxI
 	if err := checkItemCount(mediaType, body, maxItems); err != nil {
 		return nil, fmt.Errorf("wire: list %s: %w", lw.gvr.Resource, err)
 	}
-	list, err := lw.target.decodeList(mediaType, body)
+	pd := newProtoDecoder(lw.target, lw.shareParts())
+	list, hits, err := lw.target.decodeListWith(mediaType, body, pd)
 	if err != nil {
 		return nil, err
 	}
-	lw.reuseListItems(opts, list)
+	lw.reuseListItems(opts, list, hits)
 	return list, nil
 }
 
@@ -213,7 +226,9 @@ func (lw *ListerWatcher) watch(ctx context.Context, opts metav1.ListOptions) (*W
 	}
 	var dec eventDecoder
 	if mediaType == rest.ContentTypeProtobuf {
-		dec = newProtobufEventDecoder(resp.Body, lw.cfg.MaxFrameBytes, lw.target)
+		pd := newProtobufEventDecoder(resp.Body, lw.cfg.MaxFrameBytes, lw.target)
+		pd.objects = newProtoDecoder(lw.target, lw.shareParts())
+		dec = pd
 	} else {
 		dec = newJSONEventDecoder(resp.Body, lw.cfg.MaxFrameBytes, lw.target)
 	}

@@ -37,6 +37,11 @@ type target struct {
 	metadataOnly       bool         // decode as PartialObjectMetadata, kind unchecked
 	protobuf           bool         // itemType implements protoUnmarshaler
 	strings            *internTable // shares repeated strings (intern.go); nil: none
+	// dropManagedFields: objects are delivered without managedFields
+	// (Options.DropManagedFields); jsonSkip then skips them in JSON
+	// (json_managed_fields.go; nil: they are decoded, then dropped).
+	dropManagedFields bool
+	jsonSkip          *jsonSkip
 }
 
 // newTarget resolves the Go types for gvr: PartialObjectMetadata(List) in
@@ -105,7 +110,10 @@ func statusKindOK(kind string) bool {
 // decoded event object, or, when the object turned out to be of another
 // kind, replaces it by a *runtime.Unknown naming that kind, so that the
 // reflector can report and skip it instead of storing a half-decoded object.
-func (t *target) finishEventObject(typ watch.EventType, obj runtime.Object, apiVersion, kind string, raw []byte, mediaType string) runtime.Object {
+//
+// hits are the parts obj shares with other objects (protobuf_parts.go):
+// they are not interned again.
+func (t *target) finishEventObject(typ watch.EventType, obj runtime.Object, apiVersion, kind string, raw []byte, mediaType string, hits partSet) runtime.Object {
 	switch {
 	case typ == watch.Error && !statusKindOK(kind):
 		return &runtime.Unknown{
@@ -128,20 +136,44 @@ func (t *target) finishEventObject(typ watch.EventType, obj runtime.Object, apiV
 	// Unlike client-go, which strips apiVersion/kind from typed objects,
 	// every object we deliver says what it is, whatever the encoding.
 	obj.GetObjectKind().SetGroupVersionKind(t.itemGVK)
-	t.strings.intern(obj)
+	t.dropManaged(obj)
+	withPartsHidden(obj, hits, t.strings.intern)
 	return obj
+}
+
+// dropManaged clears obj's managedFields when the target drops them and
+// the decoder did not skip them already.
+func (t *target) dropManaged(obj runtime.Object) {
+	if !t.dropManagedFields {
+		return
+	}
+	if m, ok := obj.(metav1.Object); ok && m.GetManagedFields() != nil {
+		m.SetManagedFields(nil)
+	}
 }
 
 // decodeList decodes a whole list response body and stamps type
 // information on the list and on every item.
 func (t *target) decodeList(mediaType string, body []byte) (runtime.Object, error) {
+	list, _, err := t.decodeListWith(mediaType, body, nil)
+	return list, err
+}
+
+// decodeListWith is decodeList with a protobuf decoder (nil: the generated
+// Unmarshal alone). It also returns the parts each item shares with
+// others (protobuf_parts.go), nil when none does.
+func (t *target) decodeListWith(mediaType string, body []byte, pd *protoDecoder) (runtime.Object, []partSet, error) {
 	list := t.newList()
-	apiVersion, kind, err := decodeObject(mediaType, body, list)
+	var hits []partSet
+	apiVersion, kind, err := decodeObjectWith(mediaType, body, list, func(raw []byte) (err error) {
+		hits, err = pd.decodeList(raw, list)
+		return err
+	}, t.jsonSkip.jsonInto(list))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !t.metadataOnly && kind != "" && (kind != t.listGVK.Kind || (apiVersion != "" && apiVersion != t.listGVK.GroupVersion().String())) {
-		return nil, fmt.Errorf("%w: got %s %s, want %s", ErrUnexpectedKind, apiVersion, kind, t.listGVK)
+		return nil, nil, fmt.Errorf("%w: got %s %s, want %s", ErrUnexpectedKind, apiVersion, kind, t.listGVK)
 	}
 	list.GetObjectKind().SetGroupVersionKind(t.listGVK)
 	i := 0
@@ -152,23 +184,40 @@ func (t *target) decodeList(mediaType string, body []byte) (runtime.Object, erro
 			return fmt.Errorf("%w: list item %d is a %s %s, want %s", ErrUnexpectedKind, i, apiVersion, kind, t.itemGVK)
 		}
 		item.GetObjectKind().SetGroupVersionKind(t.itemGVK)
-		t.strings.intern(item)
+		t.dropManaged(item)
+		withPartsHidden(item, partsOf(hits, i), t.strings.intern)
 		i++
 		return nil
 	})
 	if errors.Is(err, ErrUnexpectedKind) {
-		return nil, err
+		return nil, nil, err
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: walking list items: %w", ErrMalformedObject, err)
+		return nil, nil, fmt.Errorf("%w: walking list items: %w", ErrMalformedObject, err)
 	}
-	return list, nil
+	return list, hits, nil
+}
+
+// partsOf returns hits[i], or none when hits is nil.
+func partsOf(hits []partSet, i int) partSet {
+	if i < len(hits) {
+		return hits[i]
+	}
+	return 0
 }
 
 // decodeObject decodes one complete object body (JSON, or an enveloped
 // protobuf object) into into, and returns the type information the body
 // carried.
 func decodeObject(mediaType string, body []byte, into runtime.Object) (apiVersion, kind string, err error) {
+	return decodeObjectWith(mediaType, body, into, nil, into)
+}
+
+// decodeObjectWith is decodeObject with unmarshal, when not nil, in place
+// of into's generated Unmarshal for the object's protobuf bytes, and
+// jsonInto (into, or into seen as another type: json_managed_fields.go)
+// for encoding/json to decode the object's JSON into.
+func decodeObjectWith(mediaType string, body []byte, into runtime.Object, unmarshal func([]byte) error, jsonInto any) (apiVersion, kind string, err error) {
 	if mediaType == rest.ContentTypeProtobuf {
 		env, err := parseProtoEnvelope(body)
 		if err != nil {
@@ -181,12 +230,15 @@ func decodeObject(mediaType string, body []byte, into runtime.Object) (apiVersio
 		if !ok {
 			return "", "", fmt.Errorf("%w: %T has no protobuf form", rest.ErrUnsupportedMediaType, into)
 		}
-		if err := pu.Unmarshal(env.raw); err != nil {
+		if unmarshal == nil {
+			unmarshal = pu.Unmarshal
+		}
+		if err := unmarshal(env.raw); err != nil {
 			return "", "", fmt.Errorf("%w: protobuf %s: %w", ErrMalformedObject, env.kind, err)
 		}
 		return string(env.apiVersion), string(env.kind), nil
 	}
-	if err := json.Unmarshal(body, into); err != nil {
+	if err := json.Unmarshal(body, jsonInto); err != nil {
 		return "", "", fmt.Errorf("%w: JSON: %w", ErrMalformedObject, err)
 	}
 	apiVersion, kind = typeMetaOf(into)

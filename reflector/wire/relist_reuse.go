@@ -47,7 +47,10 @@ type RelistCache interface {
 // then points to the cache's data, and the freshly decoded data is garbage
 // at once. Every other item is given to Decoded. The first page of a list
 // begins a relist.
-func (lw *ListerWatcher) reuseListItems(opts metav1.ListOptions, list runtime.Object) {
+//
+// hits are the parts each item shares with others (protobuf_parts.go),
+// which Decoded's sharing must leave alone.
+func (lw *ListerWatcher) reuseListItems(opts metav1.ListOptions, list runtime.Object, hits []partSet) {
 	relist, decoded := lw.opts.Relist, lw.opts.Decoded
 	if relist == nil && decoded == nil {
 		return
@@ -71,7 +74,7 @@ func (lw *ListerWatcher) reuseListItems(opts metav1.ListOptions, list runtime.Ob
 		}
 		if cached == nil {
 			if decoded != nil {
-				decoded(obj)
+				withPartsHidden(obj, partsOf(hits, i), decoded)
 			}
 			continue
 		}
@@ -177,7 +180,18 @@ func (d *reusingDecoder) Next() (watch.Event, error) {
 		}
 	}
 	if d.decoded != nil {
-		d.decoded(ev.Object)
+		var hits partSet
+		if pd, ok := d.eventDecoder.(*protobufEventDecoder); ok && pd.last == ev.Object {
+			hits = pd.lastHits
+		}
+		withPartsHidden(ev.Object, hits, d.decoded)
 	}
 	return ev, nil
 }
+
+// shareParts reports whether the objects this ListerWatcher decodes may
+// share parts with each other (protobuf_parts.go): when its caller shares
+// values as they are decoded (Options.Decoded), which an informer asks for
+// only when its Transform modifies no map or slice of an object, and
+// nothing modifies an object once decoded.
+func (lw *ListerWatcher) shareParts() bool { return lw.opts.Decoded != nil }

@@ -107,7 +107,7 @@ func (d *jsonEventDecoder) Next() (watch.Event, error) {
 		// "object" came before "type": a legal but unusual order (the API
 		// server writes "type" first). Only then do we pay a second pass.
 		ev.Object = d.t.newForEvent(ev.Type)
-		if err := json.Unmarshal(deferred, ev.Object); err != nil {
+		if err := json.Unmarshal(deferred, d.t.jsonSkip.jsonInto(ev.Object)); err != nil {
 			return watch.Event{}, d.fail(start, err, true)
 		}
 	}
@@ -115,7 +115,7 @@ func (d *jsonEventDecoder) Next() (watch.Event, error) {
 		return watch.Event{}, d.fail(start, errors.New(`event lacks "type" or "object"`), true)
 	}
 	apiVersion, kind := typeMetaOf(ev.Object)
-	ev.Object = d.t.finishEventObject(ev.Type, ev.Object, apiVersion, kind, nil, rest.ContentTypeJSON)
+	ev.Object = d.t.finishEventObject(ev.Type, ev.Object, apiVersion, kind, nil, rest.ContentTypeJSON, 0)
 	return ev, nil
 }
 
@@ -146,7 +146,7 @@ func (d *jsonEventDecoder) readEventFields() (ev watch.Event, deferred json.RawM
 				continue
 			}
 			ev.Object = d.t.newForEvent(ev.Type)
-			if err := d.dec.Decode(ev.Object); err != nil {
+			if err := d.dec.Decode(d.t.jsonSkip.jsonInto(ev.Object)); err != nil {
 				return ev, nil, err
 			}
 		case key == "type" || key == "object":
@@ -240,6 +240,13 @@ type protobufEventDecoder struct {
 	// unchanged, set for a WatchList with Options.Relist (relist_reuse.go),
 	// is asked about each ADDED object's identity before it is decoded.
 	unchanged func(runtime.Object) runtime.Object
+	// objects decodes the watched kind's objects (nil: their generated
+	// Unmarshal); lastHits are the parts the last object decoded shares
+	// with others (protobuf_parts.go), for the sharing that runs after
+	// (relist_reuse.go) to leave alone.
+	objects  *protoDecoder
+	last     runtime.Object
+	lastHits partSet
 }
 
 func newProtobufEventDecoder(r io.Reader, maxFrame int64, t *target) *protobufEventDecoder {
@@ -336,12 +343,18 @@ func (d *protobufEventDecoder) decodeFrame(frame []byte) (watch.Event, error) {
 	if !ok {
 		return watch.Event{}, fmt.Errorf("%T has no protobuf form", obj)
 	}
-	if err := pu.Unmarshal(env.raw); err != nil {
+	objects := d.objects
+	if typ == watch.Error {
+		objects = nil // a Status
+	}
+	hits, err := objects.decode(env.raw, pu)
+	if err != nil {
 		return watch.Event{}, fmt.Errorf("decoding %s: %w", env.kind, err)
 	}
+	d.last, d.lastHits = obj, hits
 	// The kind was checked above; an empty kind makes finishEventObject
 	// stamp the expected type information without checking again.
-	return watch.Event{Type: typ, Object: d.t.finishEventObject(typ, obj, "", "", nil, rest.ContentTypeProtobuf)}, nil
+	return watch.Event{Type: typ, Object: d.t.finishEventObject(typ, obj, "", "", nil, rest.ContentTypeProtobuf, hits)}, nil
 }
 
 // wants reports whether the enveloped object is of the Go type expected for

@@ -1,0 +1,344 @@
+package wire
+
+// A pod's repeated parts, decoded once per watch stream or list page: the
+// optimisation of protobuf decoding. Delete this file and its hooks (the
+// parts field of protoDecoder and its uses, and withPartsHidden, in
+// protobuf_decoder.go), and the package is still correct, only slower:
+// every pod is then decoded whole by its generated Unmarshal.
+//
+// Why it pays: the pods of one template carry the same containers,
+// volumes, tolerations, affinity, labels and owner, byte for byte. A
+// decoder that meets those bytes again takes the value it decoded the
+// first time instead of decoding them (and allocating them) again, and
+// whatever is shared later (intern.go, internal/share) is then already
+// shared. BenchmarkWatchDecodeParts (watch_decoder_bench_test.go) measures
+// it.
+//
+// Why it is correct: the parts are split off the pod's bytes by field
+// number (protobuf_split.go says why the rest then decodes as it would
+// whole) and each is decoded by the generated Unmarshal of its parent
+// type; equal bytes, decoded alike, give equal values. A cached part is
+// found by its bytes, compared in full, not by a hash alone.
+//
+// Why it is safe: pods that take a part from the cache share its maps,
+// slices and pointers. Only callers that promise never to modify a decoded
+// object get this (the informer, when its Transform is none or
+// StripManagedFields: see shareParts), and nothing in this package writes
+// to a shared part: the interning and the sharing that run on a decoded
+// object do not see the parts it took from the cache (hideParts). A cache
+// belongs to one decoder, used by one goroutine: a part is written
+// (decoded, then interned and shared with its first pod) before any other
+// pod can take it.
+//
+// It is bounded: a fixed array of slots found by a hash of the bytes, at
+// most partMaxBytes bytes a part and partBudget bytes in all.
+
+import (
+	"bytes"
+	"hash/maphash"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const (
+	partSlots    = 256 // a power of two
+	partWays     = 4   // slots per bucket
+	partMaxBytes = 16 << 10
+	partBudget   = 1 << 20 // bytes of parts kept at once, at most
+)
+
+// partID names one part of a pod: a field of its metadata or of its spec.
+type partID uint8
+
+const (
+	partLabels partID = iota
+	partAnnotations
+	partOwnerReferences
+	partFinalizers
+	partVolumes
+	partInitContainers
+	partContainers
+	partNodeSelector
+	partSecurityContext
+	partImagePullSecrets
+	partAffinity
+	partTolerations
+	partTopologySpread
+	numParts
+)
+
+const firstSpecPart = partVolumes
+
+// The field numbers of the parts (k8s.io/api/core/v1/generated.proto and
+// apimachinery's meta/v1/generated.proto), in partID order.
+var (
+	metaPartFields = []int32{11, 12, 13, 14}                  // labels .. finalizers
+	specPartFields = []int32{1, 20, 2, 7, 14, 15, 18, 22, 33} // volumes .. topologySpreadConstraints
+	managedFields  = int32(17)                                // ObjectMeta.managedFields
+	podFields      = []int32{1, 2}                            // Pod.metadata, Pod.spec
+)
+
+// partSet is a set of partIDs.
+type partSet uint32
+
+func (s partSet) has(id partID) bool { return s&(1<<id) != 0 }
+
+// partsCache maps the bytes of a part to its decoded value. It is used by
+// one goroutine at a time and is not safe for concurrent use.
+type partsCache struct {
+	seed  maphash.Seed
+	slots []partEntry // partSlots entries, allocated on first use
+	next  []uint8     // per bucket, the way the next new part takes
+	held  int         // bytes of raw held by the slots
+}
+
+type partEntry struct {
+	id    partID
+	raw   []byte // the part's bytes, whole fields: a copy
+	value any    // what decodePart returned for raw
+}
+
+// find returns the value kept for (id, raw).
+func (c *partsCache) find(id partID, raw []byte) (any, bool) {
+	if c.slots == nil {
+		return nil, false
+	}
+	for _, e := range c.bucket(id, raw) {
+		if e.id == id && e.raw != nil && bytes.Equal(e.raw, raw) {
+			return e.value, true
+		}
+	}
+	return nil, false
+}
+
+// keep remembers v as the value of (id, raw), in the slot of its bucket
+// filled longest ago, when raw fits the limits.
+func (c *partsCache) keep(id partID, raw []byte, v any) {
+	if len(raw) > partMaxBytes {
+		return
+	}
+	if c.slots == nil {
+		c.seed, c.slots, c.next = maphash.MakeSeed(), make([]partEntry, partSlots), make([]uint8, partSlots/partWays)
+	}
+	h := c.hash(id, raw)
+	way := c.next[h]
+	old := &c.slots[int(h)*partWays+int(way)]
+	if c.held-len(old.raw)+len(raw) > partBudget {
+		return
+	}
+	c.held += len(raw) - len(old.raw)
+	*old = partEntry{id: id, raw: bytes.Clone(raw), value: v}
+	c.next[h] = (way + 1) % partWays
+}
+
+func (c *partsCache) hash(id partID, raw []byte) uint64 {
+	return (maphash.Bytes(c.seed, raw) + uint64(id)) & (partSlots/partWays - 1)
+}
+
+func (c *partsCache) bucket(id partID, raw []byte) []partEntry {
+	h := c.hash(id, raw)
+	return c.slots[h*partWays : (h+1)*partWays]
+}
+
+// decodePod decodes raw, a pod's protobuf bytes, into p (a zero Pod),
+// taking from the cache the parts it holds and keeping the others. It
+// returns the parts p took from the cache, which p shares with other pods.
+// drop skips managedFields. false: the bytes are not the usual shape (or
+// do not decode), p is partly filled, and the caller decodes raw afresh.
+func (c *partsCache) decodePod(raw []byte, p *corev1.Pod, drop bool) (partSet, bool) {
+	var top [2]span
+	if !splitMessage(p, raw, podFields, 0, top[:]) {
+		return 0, false
+	}
+	var hits partSet
+	var spans [9]span // the larger of the two lists of part fields
+	if top[0].end > 0 {
+		meta, ok := singleMessage(top[0].of(raw))
+		dropNum := int32(0)
+		if drop {
+			dropNum = managedFields
+		}
+		if !ok || !splitMessage(&p.ObjectMeta, meta, metaPartFields, dropNum, spans[:len(metaPartFields)]) {
+			return 0, false
+		}
+		h, ok := c.parts(p, meta, spans[:len(metaPartFields)], 0)
+		if !ok {
+			return 0, false
+		}
+		hits |= h
+	}
+	if top[1].end > 0 {
+		spec, ok := singleMessage(top[1].of(raw))
+		if !ok || !splitMessage(&p.Spec, spec, specPartFields, 0, spans[:]) {
+			return 0, false
+		}
+		h, ok := c.parts(p, spec, spans[:], firstSpecPart)
+		if !ok {
+			return 0, false
+		}
+		hits |= h
+	}
+	return hits, true
+}
+
+// parts sets p's parts first, first+1, ... from the spans of msg.
+func (c *partsCache) parts(p *corev1.Pod, msg []byte, spans []span, first partID) (partSet, bool) {
+	var hits partSet
+	for i, s := range spans {
+		if s.end == 0 {
+			continue
+		}
+		id, raw := first+partID(i), s.of(msg)
+		v, ok := c.find(id, raw)
+		if ok {
+			hits |= 1 << id
+		} else {
+			var err error
+			if v, err = decodePart(id, raw); err != nil {
+				return 0, false
+			}
+			c.keep(id, raw, v)
+		}
+		setPart(p, id, v)
+	}
+	return hits, true
+}
+
+// decodePart decodes one part's bytes with its parent's generated Unmarshal.
+func decodePart(id partID, raw []byte) (any, error) {
+	var p corev1.Pod
+	var err error
+	if id < firstSpecPart {
+		err = p.ObjectMeta.Unmarshal(raw)
+	} else {
+		err = p.Spec.Unmarshal(raw)
+	}
+	return partOf(&p, id), err
+}
+
+// partOf returns p's part id.
+func partOf(p *corev1.Pod, id partID) any {
+	m, s := &p.ObjectMeta, &p.Spec
+	switch id {
+	case partLabels:
+		return m.Labels
+	case partAnnotations:
+		return m.Annotations
+	case partOwnerReferences:
+		return m.OwnerReferences
+	case partFinalizers:
+		return m.Finalizers
+	case partVolumes:
+		return s.Volumes
+	case partInitContainers:
+		return s.InitContainers
+	case partContainers:
+		return s.Containers
+	case partNodeSelector:
+		return s.NodeSelector
+	case partSecurityContext:
+		return s.SecurityContext
+	case partImagePullSecrets:
+		return s.ImagePullSecrets
+	case partAffinity:
+		return s.Affinity
+	case partTolerations:
+		return s.Tolerations
+	case partTopologySpread:
+		return s.TopologySpreadConstraints
+	}
+	return nil
+}
+
+// setPart sets p's part id to v, a value partOf returned for that part.
+func setPart(p *corev1.Pod, id partID, v any) {
+	m, s := &p.ObjectMeta, &p.Spec
+	switch id {
+	case partLabels:
+		m.Labels, _ = v.(map[string]string)
+	case partAnnotations:
+		m.Annotations, _ = v.(map[string]string)
+	case partOwnerReferences:
+		m.OwnerReferences, _ = v.([]metav1.OwnerReference)
+	case partFinalizers:
+		m.Finalizers, _ = v.([]string)
+	case partVolumes:
+		s.Volumes, _ = v.([]corev1.Volume)
+	case partInitContainers:
+		s.InitContainers, _ = v.([]corev1.Container)
+	case partContainers:
+		s.Containers, _ = v.([]corev1.Container)
+	case partNodeSelector:
+		s.NodeSelector, _ = v.(map[string]string)
+	case partSecurityContext:
+		s.SecurityContext, _ = v.(*corev1.PodSecurityContext)
+	case partImagePullSecrets:
+		s.ImagePullSecrets, _ = v.([]corev1.LocalObjectReference)
+	case partAffinity:
+		s.Affinity, _ = v.(*corev1.Affinity)
+	case partTolerations:
+		s.Tolerations, _ = v.([]corev1.Toleration)
+	case partTopologySpread:
+		s.TopologySpreadConstraints, _ = v.([]corev1.TopologySpreadConstraint)
+	}
+}
+
+// noParts is a pod without parts, never written: what hideParts puts in
+// place of the parts it hides.
+var noParts corev1.Pod
+
+// hideParts clears the parts of p in hits and returns a pod holding them,
+// so that code that rewrites a fresh object in place (interning, sharing)
+// leaves alone what p shares with other pods; showParts puts them back.
+func hideParts(p *corev1.Pod, hits partSet) (saved corev1.Pod) {
+	saved.ObjectMeta, saved.Spec = p.ObjectMeta, p.Spec
+	for id := range numParts {
+		if hits.has(id) {
+			movePart(p, &noParts, id)
+		}
+	}
+	return saved
+}
+
+// showParts undoes hideParts.
+func showParts(p *corev1.Pod, hits partSet, saved *corev1.Pod) {
+	for id := range numParts {
+		if hits.has(id) {
+			movePart(p, saved, id)
+		}
+	}
+}
+
+// movePart sets dst's part id to src's, without boxing it.
+func movePart(dst, src *corev1.Pod, id partID) {
+	dm, ds, sm, ss := &dst.ObjectMeta, &dst.Spec, &src.ObjectMeta, &src.Spec
+	switch id {
+	case partLabels:
+		dm.Labels = sm.Labels
+	case partAnnotations:
+		dm.Annotations = sm.Annotations
+	case partOwnerReferences:
+		dm.OwnerReferences = sm.OwnerReferences
+	case partFinalizers:
+		dm.Finalizers = sm.Finalizers
+	case partVolumes:
+		ds.Volumes = ss.Volumes
+	case partInitContainers:
+		ds.InitContainers = ss.InitContainers
+	case partContainers:
+		ds.Containers = ss.Containers
+	case partNodeSelector:
+		ds.NodeSelector = ss.NodeSelector
+	case partSecurityContext:
+		ds.SecurityContext = ss.SecurityContext
+	case partImagePullSecrets:
+		ds.ImagePullSecrets = ss.ImagePullSecrets
+	case partAffinity:
+		ds.Affinity = ss.Affinity
+	case partTolerations:
+		ds.Tolerations = ss.Tolerations
+	case partTopologySpread:
+		ds.TopologySpreadConstraints = ss.TopologySpreadConstraints
+	}
+}
