@@ -136,7 +136,7 @@ func (t *target) finishEventObject(typ watch.EventType, obj runtime.Object, apiV
 // information on the list and on every item.
 func (t *target) decodeList(mediaType string, body []byte) (runtime.Object, error) {
 	list := t.newList()
-	apiVersion, kind, err := decodeObject(mediaType, body, list)
+	apiVersion, kind, err := decodeListBody(mediaType, body, list)
 	if err != nil {
 		return nil, err
 	}
