@@ -15,8 +15,8 @@ import (
 
 	"github.com/seed31a95821/informer/apiresource"
 	"github.com/seed31a95821/informer/fakeapi"
-	"github.com/seed31a95821/informer/rest"
 	"github.com/seed31a95821/informer/reflector/wire"
+	"github.com/seed31a95821/informer/rest"
 )
 
 const gadgetCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",

@@ -65,9 +65,9 @@ func parseEventType(s string) (watch.EventType, error) {
 
 // jsonEventDecoder decodes newline- or whitespace-separated JSON events.
 type jsonEventDecoder struct {
-	limit *frameLimiter
-	dec   *json.Decoder
-	t     *target
+	limit             *frameLimiter
+	dec               *json.Decoder
+	t                 *target
 	unstructuredState // unstructured.go
 }
 
