@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -263,7 +264,7 @@ func (s *Server) decodeApply(r *http.Request, req requestInfo) (*unstructured.Un
 	}
 	var doc map[string]any
 	if err == nil {
-		err = json.Unmarshal(data, &doc)
+		err = utiljson.Unmarshal(data, &doc) // integers stay int64, as on the real server
 	}
 	if err != nil {
 		return nil, false, apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err))
