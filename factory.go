@@ -38,7 +38,9 @@ type FactoryOptions struct {
 	// Resource are filled in per informer.
 	Informer Options
 	// ListerWatcher builds the client for one resource. Nil means the HTTP
-	// client of reflector/wire, on the factory's one rest.Client.
+	// client of reflector/wire, on the factory's one rest.Client. For a
+	// dynamic informer (ForDynamic) it must deliver
+	// *unstructured.Unstructured.
 	// Tests and benchmarks use it to feed informers from memory. It is
 	// called with the factory's lock held, once per informer, so it must not
 	// call the factory's own methods. Namespace and the selectors above are
@@ -115,6 +117,9 @@ func NewFactory(cfg rest.Config, opts FactoryOptions) *Factory {
 // built-in index's name ("namespace", "labels"), and with
 // indexer.ErrNilIndexFunc an index without a function.
 func For[T runtime.Object](f *Factory) (*SharedInformer[T], error) {
+	if isUnstructured[T]() {
+		return nil, fmt.Errorf("informer: an unstructured object names no resource, use ForDynamic: %w", ErrUnknownType)
+	}
 	obj, err := newObject[T]()
 	if err != nil {
 		return nil, err
@@ -137,6 +142,10 @@ func ForMetadata(f *Factory, gvr schema.GroupVersionResource, clusterScoped bool
 
 func informerFor[T runtime.Object](f *Factory, r Resource, metadataOnly bool) (*SharedInformer[T], error) {
 	key := informerKey(r, metadataOnly)
+	dynamic := isUnstructured[T]() // dynamic.go
+	if dynamic {
+		key += dynamicKeySuffix
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.shutdown {
@@ -154,7 +163,7 @@ func informerFor[T runtime.Object](f *Factory, r Resource, metadataOnly bool) (*
 	if err := indexer.CheckIndexers(f.opts.Informer.Indexers); err != nil {
 		return nil, fmt.Errorf("informer: %s: %w", key, err)
 	}
-	lw, err := f.listerWatcher(r, metadataOnly)
+	lw, err := f.listerWatcher(r, metadataOnly, dynamic)
 	if err != nil {
 		return nil, fmt.Errorf("informer: %s: %w", key, err)
 	}
@@ -178,7 +187,7 @@ func informerKey(r Resource, metadataOnly bool) string {
 	return key
 }
 
-func (f *Factory) listerWatcher(r Resource, metadataOnly bool) (reflector.ListerWatcher, error) {
+func (f *Factory) listerWatcher(r Resource, metadataOnly, dynamic bool) (reflector.ListerWatcher, error) {
 	if f.opts.ListerWatcher != nil {
 		return f.opts.ListerWatcher(r, metadataOnly)
 	}
@@ -191,6 +200,7 @@ func (f *Factory) listerWatcher(r Resource, metadataOnly bool) (reflector.Lister
 		FieldSelector: f.opts.FieldSelector,
 		Scheme:        f.opts.Scheme,
 		MetadataOnly:  metadataOnly,
+		Unstructured:  dynamic,
 	})
 }
 

@@ -1,0 +1,79 @@
+package informer_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/seed31a95821/informer"
+	"github.com/seed31a95821/informer/reflector"
+	"github.com/seed31a95821/informer/rest"
+)
+
+var gadgetsGVR = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "gadgets"}
+
+// A CRD created while the program runs is found through discovery (its
+// kind and scope), and its objects are cached as unstructured ones, under
+// a name of their own; asking again returns the same informer.
+func TestForDynamicDiscoversACRDCreatedAtRunTime(t *testing.T) {
+	e := newEnv(t, informer.FactoryOptions{})
+	_, err := informer.ForDynamic(e.factory, gadgetsGVR)
+	require.ErrorIs(t, err, informer.ErrUnknownResource, "no CRD yet")
+
+	_, err = e.srv.Create(unstructuredOf(t, gadgetCRD))
+	require.NoError(t, err)
+	g := gadget(t, "g1")
+	require.NoError(t, unstructured.SetNestedField(g.Object, int64(3), "spec", "replicas"))
+	_, err = e.srv.Create(g)
+	require.NoError(t, err)
+	inf, err := informer.ForDynamic(e.factory, gadgetsGVR)
+	require.NoError(t, err)
+	again, err := informer.ForDynamic(e.factory, gadgetsGVR)
+	require.NoError(t, err)
+	assert.Same(t, inf, again)
+	e.start(t)
+
+	assert.Contains(t, e.factory.WaitForCacheSync(e.ctx), "gadgets.example.com (dynamic)")
+	got, err := inf.Lister().Get("default", "g1")
+	require.NoError(t, err)
+	assert.Equal(t, "Gadget", got.GetKind())
+	replicas, _, _ := unstructured.NestedFieldNoCopy(got.Object, "spec", "replicas")
+	assert.Equal(t, int64(3), replicas)
+	listed, err := inf.Lister().Namespace("default").List(labels.Everything())
+	require.NoError(t, err)
+	assert.Len(t, listed, 1)
+	assert.Empty(t, e.errs.all())
+}
+
+// For cannot tell a resource from an unstructured type: it says to use
+// ForDynamic.
+func TestForRefusesUnstructured(t *testing.T) {
+	e := newEnv(t, informer.FactoryOptions{})
+	_, err := informer.For[*unstructured.Unstructured](e.factory)
+	assert.ErrorIs(t, err, informer.ErrUnknownType)
+	assert.ErrorContains(t, err, "ForDynamic")
+}
+
+// An override in FactoryOptions.Resources resolves the resource with no
+// server to ask; without one, a factory that has no rest.Client cannot
+// resolve it.
+func TestForDynamicOverrideNeedsNoDiscovery(t *testing.T) {
+	gadgets := informer.Resource{Kind: gadgetsGVR.GroupVersion().WithKind("Gadget"), Plural: "gadgets"}
+	var got []informer.Resource
+	lw := func(r informer.Resource, _ bool) (reflector.ListerWatcher, error) {
+		got = append(got, r)
+		return &reflector.ListWatch{}, nil
+	}
+	f := informer.NewFactory(rest.Config{}, informer.FactoryOptions{ListerWatcher: lw, Resources: []informer.Resource{gadgets}})
+	defer f.Shutdown()
+	_, err := informer.ForDynamic(f, gadgetsGVR)
+	require.NoError(t, err)
+	assert.Equal(t, []informer.Resource{gadgets}, got)
+
+	_, err = informer.ForDynamic(f, schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "gizmos"})
+	assert.ErrorIs(t, err, informer.ErrUnknownResource)
+}
