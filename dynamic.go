@@ -25,8 +25,10 @@ import (
 //
 // The objects keep the types of apimachinery's unstructured decoding:
 // integers are int64, other numbers float64, so unstructured.NestedInt64
-// reads what the server sent. They are shared with every reader: never
-// modify them.
+// reads what the server sent. They are shared with every reader, and,
+// unless Options.Transform is one that may modify them, they share their
+// equal small maps and slices (a condition, a port list) and strings with
+// each other: never modify them.
 //
 // The resource's kind and scope come from FactoryOptions.Resources when it
 // names gvr, else from the server's discovery document of gvr's group and

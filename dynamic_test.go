@@ -1,12 +1,14 @@
 package informer_test
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/seed31a95821/informer"
@@ -76,4 +78,50 @@ func TestForDynamicOverrideNeedsNoDiscovery(t *testing.T) {
 
 	_, err = informer.ForDynamic(f, schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "gizmos"})
 	assert.ErrorIs(t, err, informer.ErrUnknownResource)
+}
+
+// Gadgets decoded by a dynamic informer share their equal parts (here a
+// spec) unless the informer's Transform may modify them in place: one
+// that writes each object's own name into its spec must find a spec of
+// its own in every object.
+func TestDynamicInformerSharesPartsOnlyWhenNothingModifiesThem(t *testing.T) {
+	e := newEnv(t, informer.FactoryOptions{})
+	_, err := e.srv.Create(unstructuredOf(t, gadgetCRD))
+	require.NoError(t, err)
+	names := []string{"g1", "g2", "g3", "g4"}
+	for _, name := range names {
+		g := gadget(t, name)
+		g.Object["spec"] = map[string]any{"ports": []any{map[string]any{"port": int64(80)}}, "size": "L"}
+		_, err := e.srv.Create(g)
+		require.NoError(t, err)
+	}
+	specs := func(inf *informer.SharedInformer[*unstructured.Unstructured]) map[string]map[string]any {
+		out := map[string]map[string]any{}
+		for _, name := range names {
+			g, err := inf.Lister().Get("default", name)
+			require.NoError(t, err)
+			out[name] = g.Object["spec"].(map[string]any)
+		}
+		return out
+	}
+
+	shared, err := informer.ForDynamic(e.factory, gadgetsGVR)
+	require.NoError(t, err)
+	e.start(t)
+	got := specs(shared)
+	assert.Equal(t, reflect.ValueOf(got["g3"]).Pointer(), reflect.ValueOf(got["g4"]).Pointer(), "equal specs are one map")
+
+	owner := func(obj runtime.Object) (runtime.Object, error) {
+		u := obj.(*unstructured.Unstructured)
+		return u, unstructured.SetNestedField(u.Object, u.GetName(), "spec", "owner")
+	}
+	f := informer.NewFactory(rest.Config{Host: e.srv.URL()}, informer.FactoryOptions{Informer: informer.Options{Transform: owner}})
+	defer f.Shutdown()
+	inf, err := informer.ForDynamic(f, gadgetsGVR)
+	require.NoError(t, err)
+	f.Start(e.ctx)
+	require.Equal(t, map[string]bool{"gadgets.example.com (dynamic)": true}, f.WaitForCacheSync(e.ctx))
+	for name, spec := range specs(inf) {
+		assert.Equal(t, name, spec["owner"], "a Transform that modifies an object modifies that object alone")
+	}
 }

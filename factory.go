@@ -201,6 +201,7 @@ func (f *Factory) listerWatcher(r Resource, metadataOnly, dynamic bool) (reflect
 		Scheme:        f.opts.Scheme,
 		MetadataOnly:  metadataOnly,
 		Unstructured:  dynamic,
+		ShareValues:   dynamic && decodersMayShare(f.opts.Informer.Transform),
 	})
 }
 

@@ -44,8 +44,17 @@ func (s *SharedInformer[T]) admitTransform(user func(runtime.Object) (runtime.Ob
 // than reflector/wire's are then cached as they come.
 func (s *SharedInformer[T]) newReuse(user func(runtime.Object) (runtime.Object, error)) *reuse.Cache {
 	c := reuse.New(s.idx.Get)
-	if user == nil || reflect.ValueOf(user).Pointer() == reflect.ValueOf(StripManagedFields).Pointer() {
+	if decodersMayShare(user) {
 		c.Prepare = s.shared.Share
 	}
 	return c
+}
+
+// decodersMayShare reports whether objects may share their parts as soon
+// as they are decoded, before user, the informer's Transform, runs: when
+// it is none or StripManagedFields, which leave maps and slices alone. The
+// factory asks it too, for the unstructured decoding of a dynamic
+// informer (reflector/wire's Options.ShareValues).
+func decodersMayShare(user func(runtime.Object) (runtime.Object, error)) bool {
+	return user == nil || reflect.ValueOf(user).Pointer() == reflect.ValueOf(StripManagedFields).Pointer()
 }

@@ -43,6 +43,13 @@ type Options struct {
 	// the rest.Config's ContentType is rest.ContentTypeCBOR, for CBOR
 	// first (unstructured_cbor.go).
 	Unstructured bool
+	// ShareValues lets the unstructured objects decoded from JSON share
+	// their equal small maps and slices with each other (a condition, a
+	// port list, a managedFields entry), as well as their strings: a cache
+	// of similar objects then holds each such part once. Set it only when
+	// nobody modifies a decoded object in place; an informer's factory
+	// sets it when the informer's Transform is none or StripManagedFields.
+	ShareValues bool
 
 	// NoWatchList declares that the server does not implement WatchList
 	// (sendInitialEvents=true, KEP-3157; kube-apiserver enables it by
@@ -118,7 +125,7 @@ func targetFor(opts Options, kind schema.GroupVersionKind) (*target, error) {
 	case opts.Unstructured && opts.MetadataOnly:
 		return nil, &rest.ConfigError{Field: "Unstructured", Reason: "and MetadataOnly exclude each other"}
 	case opts.Unstructured:
-		return newUnstructuredTarget(kind), nil
+		return newUnstructuredTarget(kind, opts.ShareValues), nil
 	}
 	return newTarget(opts.Scheme, kind, opts.MetadataOnly)
 }

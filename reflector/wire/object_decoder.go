@@ -37,6 +37,7 @@ type target struct {
 	metadataOnly       bool         // decode as PartialObjectMetadata, kind unchecked
 	protobuf           bool         // itemType implements protoUnmarshaler
 	strings            *internTable // shares repeated strings (intern.go); nil: none
+	shareValues        bool         // unstructured objects share equal maps and slices (unstructured.go)
 }
 
 // newTarget resolves the Go types for gvr: PartialObjectMetadata(List) in
@@ -136,7 +137,7 @@ func (t *target) finishEventObject(typ watch.EventType, obj runtime.Object, apiV
 // information on the list and on every item.
 func (t *target) decodeList(mediaType string, body []byte) (runtime.Object, error) {
 	list := t.newList()
-	apiVersion, kind, err := decodeListBody(mediaType, body, list)
+	apiVersion, kind, err := t.decodeListBody(mediaType, body, list)
 	if err != nil {
 		return nil, err
 	}

@@ -22,9 +22,11 @@ import (
 // newUnstructuredTarget decodes gvk's objects, whatever the scheme knows,
 // into *unstructured.Unstructured, and its lists into
 // *unstructured.UnstructuredList. They have no protobuf form: the server
-// is asked for JSON.
-func newUnstructuredTarget(gvk schema.GroupVersionKind) *target {
+// is asked for JSON (or CBOR). With shareValues, decoded objects share
+// their equal small maps and slices (Options.ShareValues).
+func newUnstructuredTarget(gvk schema.GroupVersionKind, shareValues bool) *target {
 	return &target{
+		shareValues:    shareValues,
 		itemGVK:        gvk,
 		listGVK:        gvk.GroupVersion().WithKind(gvk.Kind + "List"),
 		itemType:       reflect.TypeFor[unstructured.Unstructured](),
@@ -42,7 +44,7 @@ func (t *target) isUnstructured() bool {
 // does, and an unstructured list in one pass of its own (JSON) or with
 // apimachinery's CBOR decoding. Only an unstructured list is decoded from
 // CBOR.
-func decodeListBody(mediaType string, body []byte, list runtime.Object) (apiVersion, kind string, err error) {
+func (t *target) decodeListBody(mediaType string, body []byte, list runtime.Object) (apiVersion, kind string, err error) {
 	ul, ok := list.(*unstructured.UnstructuredList)
 	switch {
 	case ok && mediaType == rest.ContentTypeCBOR:
@@ -55,7 +57,11 @@ func decodeListBody(mediaType string, body []byte, list runtime.Object) (apiVers
 		return "", "", fmt.Errorf("%w: an unstructured list in %s", rest.ErrUnsupportedMediaType, mediaType)
 	}
 	var strs stringTable // shared by the items of this page
-	apiVersion, kind, err = decodeUnstructuredListJSON(body, ul, &strs)
+	var values *valueTable
+	if t.shareValues {
+		values = &valueTable{}
+	}
+	apiVersion, kind, err = decodeUnstructuredListJSON(body, ul, &strs, values)
 	if err != nil {
 		return "", "", fmt.Errorf("%w: JSON: %w", ErrMalformedObject, err)
 	}
@@ -79,7 +85,11 @@ func (d *jsonEventDecoder) decodeObjectValue(typ watch.EventType) (runtime.Objec
 	if err := d.dec.Decode(&d.raw); err != nil {
 		return nil, err
 	}
-	if err := decodeUnstructuredJSON(d.raw, u, &d.strs); err != nil {
+	var values *valueTable
+	if d.t.shareValues {
+		values = &d.values
+	}
+	if err := decodeUnstructuredJSON(d.raw, u, &d.strs, values); err != nil {
 		return nil, err
 	}
 	return u, nil
@@ -88,6 +98,7 @@ func (d *jsonEventDecoder) decodeObjectValue(typ watch.EventType) (runtime.Objec
 // unstructuredState is what a JSON event decoder keeps for unstructured
 // objects from one frame to the next.
 type unstructuredState struct {
-	raw  json.RawMessage // the last object's bytes; reused
-	strs stringTable
+	raw    json.RawMessage // the last object's bytes; reused
+	strs   stringTable
+	values valueTable // used when the target shares values
 }

@@ -43,7 +43,7 @@ func TestCBOREventDecoder(t *testing.T) {
 	var stream bytes.Buffer
 	stream.Write(cborEvent(t, watch.Added, gizmoMap("a", 3)))
 	stream.Write(cborEvent(t, watch.Modified, gizmoMap("a", 4)))
-	d := mustCBORDecoder(t, &stream, 1<<20, newUnstructuredTarget(gizmoKind))
+	d := mustCBORDecoder(t, &stream, 1<<20, newUnstructuredTarget(gizmoKind, false))
 	for _, want := range []struct {
 		typ      watch.EventType
 		replicas int64
@@ -63,25 +63,25 @@ func TestCBOREventDecoder(t *testing.T) {
 // another kind.
 func TestCBOREventDecoderFaults(t *testing.T) {
 	big := cborEvent(t, watch.Added, map[string]any{"apiVersion": "x/v1", "kind": "Gizmo", "pad": string(make([]byte, 4096))})
-	d := mustCBORDecoder(t, bytes.NewReader(big), 1024, newUnstructuredTarget(gizmoKind))
+	d := mustCBORDecoder(t, bytes.NewReader(big), 1024, newUnstructuredTarget(gizmoKind, false))
 	_, err := d.Next()
 	var fe *FrameError
 	require.ErrorAs(t, err, &fe)
 	assert.ErrorIs(t, fe.Kind, ErrFrameTooLarge)
 
 	frame := cborEvent(t, watch.Added, gizmoMap("a", 1))
-	d = mustCBORDecoder(t, bytes.NewReader(frame[:len(frame)-3]), 1<<20, newUnstructuredTarget(gizmoKind))
+	d = mustCBORDecoder(t, bytes.NewReader(frame[:len(frame)-3]), 1<<20, newUnstructuredTarget(gizmoKind, false))
 	_, err = d.Next()
 	require.ErrorAs(t, err, &fe)
 	assert.ErrorIs(t, fe.Kind, ErrTruncatedFrame)
 
 	other := cborEvent(t, watch.Added, map[string]any{"apiVersion": "x/v1", "kind": "Widget"})
-	d = mustCBORDecoder(t, bytes.NewReader(other), 1<<20, newUnstructuredTarget(gizmoKind))
+	d = mustCBORDecoder(t, bytes.NewReader(other), 1<<20, newUnstructuredTarget(gizmoKind, false))
 	ev, err := d.Next()
 	require.NoError(t, err)
 	assert.IsType(t, &runtime.Unknown{}, ev.Object, "an object of another kind is not handed on as ours")
 
-	d = mustCBORDecoder(t, bytes.NewReader([]byte{0xd9, 0xd9, 0xf7, 0x01}), 1<<20, newUnstructuredTarget(gizmoKind))
+	d = mustCBORDecoder(t, bytes.NewReader([]byte{0xd9, 0xd9, 0xf7, 0x01}), 1<<20, newUnstructuredTarget(gizmoKind, false))
 	_, err = d.Next()
 	require.ErrorAs(t, err, &fe)
 	assert.True(t, errors.Is(fe.Kind, ErrMalformedFrame), "%v", err)
@@ -106,7 +106,7 @@ func TestCBORItemCount(t *testing.T) {
 	assert.Error(t, err)
 
 	var list unstructured.UnstructuredList
-	apiVersion, kind, err := decodeListBody("application/cbor", body, &list)
+	apiVersion, kind, err := newUnstructuredTarget(gizmoKind, false).decodeListBody("application/cbor", body, &list)
 	require.NoError(t, err)
 	assert.Equal(t, "x/v1", apiVersion)
 	assert.Equal(t, "GizmoList", kind)

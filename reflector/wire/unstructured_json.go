@@ -16,8 +16,12 @@ package wire
 //   - Keys and short values repeat from object to object ("metadata",
 //     "namespace", a label's value): a bounded table per list or per
 //     watch stream keeps one copy of each, which the decoded objects
-//     share. Strings are immutable, so sharing them is safe; maps and
-//     slices are never shared.
+//     share. Strings are immutable, so sharing them is always safe.
+//   - So do whole small objects and arrays (a condition, a port list,
+//     resources, a managedFields entry, the many {} of fieldsV1). When
+//     the caller allows it (Options.ShareValues: nobody modifies decoded
+//     objects in place), a second bounded table hands out one map or
+//     slice for every later object or array of the same JSON text.
 //
 // Delete this file and decode with (*unstructured.Unstructured).UnmarshalJSON
 // (unstructured.go says where) and the package is still correct, only
@@ -28,6 +32,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"strconv"
 	"strings"
 
@@ -75,14 +80,67 @@ func (t *stringTable) get(b []byte) string {
 	return s
 }
 
+// Bounds of a valueTable: the longest JSON text of an object or array it
+// shares (larger ones are rarely equal), how many texts it remembers, and
+// the bytes of the texts it keeps.
+const (
+	sharedValueMaxLen  = 512
+	valueTableEntries  = 4096
+	valueTableMaxBytes = 1 << 20
+)
+
+// valueTable hands out one map or slice for every object or array of the
+// same JSON text: equal text, equal value. A text is kept only the second
+// time it is met (the first time only its hash is noted), so that the
+// unique parts of every object (its metadata) cost a hash, not a copy.
+// Both sets are bounded and emptied when full. It is used by one
+// goroutine at a time.
+type valueTable struct {
+	seed      maphash.Seed
+	seen      map[uint64]struct{} // hashes of texts met once
+	kept      map[string]any      // texts met twice or more, and their value
+	keptBytes int
+}
+
+// share returns the table's value for text, or v, which it may keep.
+func (t *valueTable) share(text []byte, v any) any {
+	if len(text) > sharedValueMaxLen {
+		return v
+	}
+	if old, ok := t.kept[string(text)]; ok {
+		return old
+	}
+	if t.seen == nil {
+		t.seed = maphash.MakeSeed()
+		t.seen = make(map[uint64]struct{}, 256)
+		t.kept = make(map[string]any, 256)
+	}
+	h := maphash.Bytes(t.seed, text)
+	if _, ok := t.seen[h]; !ok {
+		if len(t.seen) >= valueTableEntries {
+			clear(t.seen)
+		}
+		t.seen[h] = struct{}{}
+		return v
+	}
+	if len(t.kept) >= valueTableEntries || t.keptBytes+len(text) > valueTableMaxBytes {
+		clear(t.kept)
+		t.keptBytes = 0
+	}
+	t.kept[string(text)] = v
+	t.keptBytes += len(text)
+	return v
+}
+
 // jsonValueParser decodes one JSON document held in data into
 // unstructured values: map[string]interface{}, []interface{}, string,
 // int64 (an integer literal that fits), float64, bool and nil.
 type jsonValueParser struct {
-	data  []byte
-	pos   int
-	depth int
-	strs  *stringTable
+	data   []byte
+	pos    int
+	depth  int
+	strs   *stringTable
+	values *valueTable // nil: no map or slice is shared
 	// pairs and elems are stacks shared by every nested object and array:
 	// a container's members wait there until its end is read and the map
 	// or slice can be made at its final size.
@@ -97,9 +155,10 @@ type jsonPair struct {
 
 var errJSONSyntax = errors.New("invalid JSON")
 
-// decodeUnstructuredJSON decodes data, one JSON object, into u.
-func decodeUnstructuredJSON(data []byte, u *unstructured.Unstructured, strs *stringTable) error {
-	p := jsonValueParser{data: data, strs: strs}
+// decodeUnstructuredJSON decodes data, one JSON object, into u. The
+// object itself is never shared; its parts may be, through values.
+func decodeUnstructuredJSON(data []byte, u *unstructured.Unstructured, strs *stringTable, values *valueTable) error {
+	p := jsonValueParser{data: data, strs: strs, values: values}
 	m, err := p.document()
 	if err != nil {
 		return err
@@ -113,8 +172,8 @@ func decodeUnstructuredJSON(data []byte, u *unstructured.Unstructured, strs *str
 // say nothing of their kind get the list's, as apimachinery's JSON scheme
 // does (the server leaves them out of typed lists). It returns the list's
 // own apiVersion and kind.
-func decodeUnstructuredListJSON(data []byte, list *unstructured.UnstructuredList, strs *stringTable) (apiVersion, kind string, err error) {
-	p := jsonValueParser{data: data, strs: strs}
+func decodeUnstructuredListJSON(data []byte, list *unstructured.UnstructuredList, strs *stringTable, values *valueTable) (apiVersion, kind string, err error) {
+	p := jsonValueParser{data: data, strs: strs, values: values}
 	m, err := p.document()
 	if err != nil {
 		return "", "", err
@@ -210,13 +269,13 @@ func (p *jsonValueParser) object() (map[string]any, error) {
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
+	start := p.pos
 	p.pos++ // '{'
 	base := len(p.pairs)
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
 		p.pos++
-		p.depth--
-		return map[string]any{}, nil
+		return p.sharedObject(start, map[string]any{}), nil
 	}
 	for {
 		p.skipSpace()
@@ -257,21 +316,39 @@ func (p *jsonValueParser) object() (map[string]any, error) {
 	}
 	clear(pairs) // let go of the values
 	p.pairs = p.pairs[:base]
+	return p.sharedObject(start, m), nil
+}
+
+// sharedObject ends an object that began at start: the table's copy of
+// an equal one, if it has one and the object is not the document itself.
+func (p *jsonValueParser) sharedObject(start int, m map[string]any) map[string]any {
 	p.depth--
-	return m, nil
+	if p.values == nil || p.depth == 0 {
+		return m
+	}
+	return p.values.share(p.data[start:p.pos], m).(map[string]any)
+}
+
+// sharedArray is sharedObject for an array.
+func (p *jsonValueParser) sharedArray(start int, a []any) []any {
+	p.depth--
+	if p.values == nil {
+		return a
+	}
+	return p.values.share(p.data[start:p.pos], a).([]any)
 }
 
 func (p *jsonValueParser) array() ([]any, error) {
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
+	start := p.pos
 	p.pos++ // '['
 	base := len(p.elems)
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == ']' {
 		p.pos++
-		p.depth--
-		return []any{}, nil
+		return p.sharedArray(start, []any{}), nil
 	}
 	for {
 		val, err := p.value()
@@ -296,8 +373,7 @@ func (p *jsonValueParser) array() ([]any, error) {
 	copy(out, p.elems[base:])
 	clear(p.elems[base:])
 	p.elems = p.elems[:base]
-	p.depth--
-	return out, nil
+	return p.sharedArray(start, out), nil
 }
 
 // str reads a string. A plain one (printable ASCII, no escapes) is taken

@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,18 +37,18 @@ func TestUnstructuredJSONMatchesApimachinery(t *testing.T) {
 		var want unstructured.Unstructured
 		require.NoError(t, want.UnmarshalJSON([]byte(in)), in)
 		var got unstructured.Unstructured
-		require.NoError(t, decodeUnstructuredJSON([]byte(in), &got, &stringTable{}), in)
+		require.NoError(t, decodeUnstructuredJSON([]byte(in), &got, &stringTable{}, &valueTable{}), in)
 		assert.Equal(t, want.Object, got.Object, in)
 	}
 	for _, in := range invalidCorpus {
 		var u unstructured.Unstructured
-		assert.ErrorIs(t, decodeUnstructuredJSON([]byte(in), &u, &stringTable{}), errJSONSyntax, "%q", in)
+		assert.ErrorIs(t, decodeUnstructuredJSON([]byte(in), &u, &stringTable{}, &valueTable{}), errJSONSyntax, "%q", in)
 	}
 }
 
 func TestUnstructuredJSONIntegersStayInt64(t *testing.T) {
 	var u unstructured.Unstructured
-	require.NoError(t, decodeUnstructuredJSON([]byte(`{"spec":{"replicas":3,"ratio":0.5,"big":1e2}}`), &u, nil))
+	require.NoError(t, decodeUnstructuredJSON([]byte(`{"spec":{"replicas":3,"ratio":0.5,"big":1e2}}`), &u, nil, nil))
 	spec := u.Object["spec"].(map[string]any)
 	assert.Equal(t, int64(3), spec["replicas"])
 	assert.Equal(t, 0.5, spec["ratio"])
@@ -61,7 +63,7 @@ func TestUnstructuredListJSONMatchesApimachinery(t *testing.T) {
 	var want unstructured.UnstructuredList
 	require.NoError(t, want.UnmarshalJSON([]byte(in)))
 	var got unstructured.UnstructuredList
-	apiVersion, kind, err := decodeUnstructuredListJSON([]byte(in), &got, &stringTable{})
+	apiVersion, kind, err := decodeUnstructuredListJSON([]byte(in), &got, &stringTable{}, &valueTable{})
 	require.NoError(t, err)
 	assert.Equal(t, "x/v1", apiVersion)
 	assert.Equal(t, "GizmoList", kind)
@@ -69,7 +71,7 @@ func TestUnstructuredListJSONMatchesApimachinery(t *testing.T) {
 	assert.Equal(t, want.Items, got.Items)
 
 	for _, bad := range []string{`{"kind":"L","items":{}}`, `{"kind":"L","items":[1]}`} {
-		_, _, err := decodeUnstructuredListJSON([]byte(bad), &got, nil)
+		_, _, err := decodeUnstructuredListJSON([]byte(bad), &got, nil, nil)
 		assert.Error(t, err, bad)
 	}
 }
@@ -79,8 +81,8 @@ func TestUnstructuredListJSONMatchesApimachinery(t *testing.T) {
 func TestStringTableSharesAndIsBounded(t *testing.T) {
 	var tab stringTable
 	var a, b unstructured.Unstructured
-	require.NoError(t, decodeUnstructuredJSON([]byte(`{"metadata":{"namespace":"shop"}}`), &a, &tab))
-	require.NoError(t, decodeUnstructuredJSON([]byte(`{"metadata":{"namespace":"shop"}}`), &b, &tab))
+	require.NoError(t, decodeUnstructuredJSON([]byte(`{"metadata":{"namespace":"shop"}}`), &a, &tab, nil))
+	require.NoError(t, decodeUnstructuredJSON([]byte(`{"metadata":{"namespace":"shop"}}`), &b, &tab, nil))
 	assert.Same(t, unsafe.StringData(a.GetNamespace()), unsafe.StringData(b.GetNamespace()))
 	for i := range 3 * stringTableEntries {
 		tab.get([]byte(strings.Repeat("x", i%20) + strconv.Itoa(i)))
@@ -97,7 +99,7 @@ func TestStringTableSharesAndIsBounded(t *testing.T) {
 func TestUnstructuredJSONDepthIsBounded(t *testing.T) {
 	deep := `{"a":` + strings.Repeat("[", maxJSONDepth+1) + strings.Repeat("]", maxJSONDepth+1) + `}`
 	var u unstructured.Unstructured
-	assert.ErrorIs(t, decodeUnstructuredJSON([]byte(deep), &u, nil), errJSONSyntax)
+	assert.ErrorIs(t, decodeUnstructuredJSON([]byte(deep), &u, nil, nil), errJSONSyntax)
 }
 
 // FuzzUnstructuredJSON: on any input, the one-pass decoder and
@@ -112,7 +114,7 @@ func FuzzUnstructuredJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var want, got unstructured.Unstructured
 		wantErr := want.UnmarshalJSON(in)
-		gotErr := decodeUnstructuredJSON(in, &got, &stringTable{})
+		gotErr := decodeUnstructuredJSON(in, &got, &stringTable{}, &valueTable{})
 		if wantErr != nil {
 			// apimachinery also refuses an object without a kind, which
 			// the decoder leaves to the kind checks after it.
@@ -126,4 +128,32 @@ func FuzzUnstructuredJSON(f *testing.F) {
 		}
 		assert.Equal(t, want.Object, got.Object)
 	})
+}
+
+// With a value table, equal small objects and arrays of different
+// objects are one map or slice, from the third on (the first is only
+// noted); the objects themselves never are; without one, nothing is.
+func TestValueTableSharesEqualParts(t *testing.T) {
+	obj := `{"kind":"K","metadata":{"name":"%d"},"spec":{"ports":[{"port":80}],"empty":{}}}`
+	decode := func(values *valueTable) []unstructured.Unstructured {
+		out := make([]unstructured.Unstructured, 4)
+		for i := range out {
+			require.NoError(t, decodeUnstructuredJSON([]byte(fmt.Sprintf(obj, i)), &out[i], nil, values))
+		}
+		return out
+	}
+	ptr := func(u unstructured.Unstructured, path ...string) uintptr {
+		v, _, _ := unstructured.NestedFieldNoCopy(u.Object, path...)
+		return reflect.ValueOf(v).Pointer()
+	}
+	shared := decode(&valueTable{})
+	for _, path := range [][]string{{"spec"}, {"spec", "ports"}, {"spec", "empty"}} {
+		assert.Equal(t, ptr(shared[2], path...), ptr(shared[3], path...), "%v", path)
+		assert.NotEqual(t, ptr(shared[0], path...), ptr(shared[3], path...), "%v: the first is only noted", path)
+	}
+	assert.NotEqual(t, ptr(shared[2], "metadata"), ptr(shared[3], "metadata"), "unequal parts stay apart")
+	assert.NotEqual(t, reflect.ValueOf(shared[2].Object).Pointer(), reflect.ValueOf(shared[3].Object).Pointer())
+	own := decode(nil)
+	assert.NotEqual(t, ptr(own[2], "spec", "ports"), ptr(own[3], "spec", "ports"))
+	assert.Equal(t, own[3].Object, shared[3].Object)
 }
