@@ -105,8 +105,11 @@
 // labels, images, node names...): intern.go keeps one copy of each in a
 // bounded table per ListerWatcher. When the caller's context carries an
 // informer's cache (internal/reuse), a list or a WatchList also hands on
-// the cached object for every unchanged item (relist_reuse.go). Both are
-// optimisations; deleting them changes nothing but memory.
+// the cached object for every unchanged item (relist_reuse.go). Unstructured
+// objects share their keys and short strings through a table per list or
+// watch stream, and, with Options.ShareValues, their equal small maps and
+// slices (unstructured_json.go). All are optimisations; deleting them
+// changes nothing but memory.
 //
 // # A server is not trusted
 //
