@@ -51,6 +51,17 @@
 //   - A factory's namespace and selectors filter on the server: its listers
 //     see only what matches.
 //
+// # Custom resources without Go types
+//
+// ForDynamic watches any resource, a CRD's included, as
+// *unstructured.Unstructured: the kind and scope come from
+// FactoryOptions.Resources or from the server's discovery, and the
+// informer is in every other way a typed one (lister, indexes, transform,
+// handlers). client.ForDynamic writes the same objects. A CRD deleted
+// while its informer runs is reported once (reflector.KindNotServed), and
+// its informer carries on when the CRD is created again. ExampleForDynamic
+// walks it from CRD to cache.
+//
 // # Memory
 //
 // The cache holds about 0.4 of client-go's bytes for the same pods, and a

@@ -24,6 +24,10 @@ var (
 	// ErrUnknownType is returned by the factory for a Go type that its scheme
 	// does not know, so it cannot tell which resource to watch.
 	ErrUnknownType = errors.New("type is not registered in the scheme")
+	// ErrUnknownResource is returned by ForDynamic for a resource that
+	// FactoryOptions.Resources does not name and the server's discovery
+	// does not list: a CRD not created yet, or a misspelt plural.
+	ErrUnknownResource = errors.New("resource not known to the factory or the server")
 	// ErrFactoryShutDown is returned when an informer is requested from a
 	// factory that has been shut down.
 	ErrFactoryShutDown = errors.New("factory is shut down")

@@ -46,7 +46,9 @@ type FactoryOptions struct {
 	// Resource are filled in per informer.
 	Informer Options
 	// ListerWatcher builds the client for one resource. Nil means the HTTP
-	// client of reflector/wire, on the factory's one rest.Client.
+	// client of reflector/wire, on the factory's one rest.Client. For a
+	// dynamic informer (ForDynamic) it must deliver
+	// *unstructured.Unstructured.
 	// Tests and benchmarks use it to feed informers from memory. It is
 	// called with the factory's lock held, once per informer, so it must not
 	// call the factory's own methods. Namespace and the selectors above are
@@ -138,6 +140,9 @@ func NewFactory(cfg rest.Config, opts FactoryOptions) *Factory {
 // a function, and, with an error for which meta.IsNoMatchError is true, a
 // kind the server's discovery does not list.
 func For[T runtime.Object](f *Factory) (*SharedInformer[T], error) {
+	if isUnstructured[T]() {
+		return nil, fmt.Errorf("informer: an unstructured object names no resource, use ForDynamic: %w", ErrUnknownType)
+	}
 	obj, err := newObject[T]()
 	if err != nil {
 		return nil, err
@@ -181,13 +186,18 @@ func informerFor[T runtime.Object](f *Factory, r Resource, metadataOnly bool) (*
 
 // scopedFor returns the factory's informer of T for r in scope, making it
 // on first use. Its key, and name, is the resource and the scope's
-// selection (scope.go): one informer per selection.
+// selection (scope.go): one informer per selection; a dynamic informer
+// (dynamic.go) is another than a typed one of the same selection.
 func scopedFor[T runtime.Object](f *Factory, r Resource, metadataOnly bool, scope Scope) (*ScopedInformer[T], error) {
 	sel, err := f.selectionOf(r, scope)
 	if err != nil {
 		return nil, fmt.Errorf("informer: %s: %w", informerKey(r, metadataOnly), err)
 	}
 	key := f.scopedKey(r, metadataOnly, sel)
+	dynamic := isUnstructured[T]() // dynamic.go
+	if dynamic {
+		key += dynamicKeySuffix
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.shutdown {
@@ -219,7 +229,7 @@ func scopedFor[T runtime.Object](f *Factory, r Resource, metadataOnly bool, scop
 	// wired to that informer's cache (relist_reuse.go), then the reflector
 	// between (newScoped).
 	inf, err := newScoped[T](key, sel.namespaces, opts, f.fast, func(ns string, d decoders) (reflector.ListerWatcher, error) {
-		return f.listerWatcher(r, metadataOnly, sel.in(ns), d)
+		return f.listerWatcher(r, metadataOnly, dynamic, sel.in(ns), d)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("informer: %s: %w", key, err)
@@ -241,9 +251,10 @@ func informerKey(r Resource, metadataOnly bool) string {
 }
 
 // listerWatcher builds the client of one watch: r, in the namespace and
-// with the selectors of ws; the caller's (FactoryOptions.ListerWatcher), or
-// reflector/wire's with the informer's decoders d.
-func (f *Factory) listerWatcher(r Resource, metadataOnly bool, ws wireScope, d decoders) (reflector.ListerWatcher, error) {
+// with the selectors of ws, decoded as unstructured objects when dynamic;
+// the caller's (FactoryOptions.ListerWatcher), or reflector/wire's with the
+// informer's decoders d.
+func (f *Factory) listerWatcher(r Resource, metadataOnly, dynamic bool, ws wireScope, d decoders) (reflector.ListerWatcher, error) {
 	if f.opts.ListerWatcher != nil {
 		// It is told no scope: it can serve only the factory's own.
 		if own := f.ownSelection(r); own.in(own.namespaces[0]) != ws {
@@ -264,6 +275,10 @@ func (f *Factory) listerWatcher(r Resource, metadataOnly bool, ws wireScope, d d
 		Decoded:       d.decoded,
 		// The decoders skip what the Transform would drop.
 		DropManagedFields: d.dropManagedFields,
+		Unstructured:      dynamic,
+		// Unstructured objects share equal small maps and slices as they
+		// are decoded on the same condition as typed ones (decoders).
+		ShareValues: dynamic && d.decoded != nil,
 	})
 }
 

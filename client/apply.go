@@ -68,62 +68,11 @@ func (r *Resource[T]) ApplyStatus(ctx context.Context, obj T, opts ApplyOptions)
 
 func (r *Resource[T]) apply(ctx context.Context, obj T, subresource string, opts ApplyOptions) (T, error) {
 	out, _ := newObject[T]()
-	body, _, err := r.c.encode(obj, r.res.Kind.GroupVersion(), false)
+	body, _, err := r.c.encode(obj, r.res.Kind, false)
 	if err != nil {
 		return out, err
 	}
 	return out, r.c.apply(ctx, r.res, body, subresource, opts, r.protobuf, out)
-}
-
-// UnstructuredResource writes objects of one resource as
-// *unstructured.Unstructured: for kinds without a Go type, and for the
-// server-side apply of exactly the fields you set. It is safe for
-// concurrent use.
-type UnstructuredResource struct {
-	c   *Client
-	res informer.Resource
-}
-
-// ForUnstructured returns the client of res's objects as
-// *unstructured.Unstructured. res says where they live, as the informers'
-// informer.Resource does; its Kind is checked against every answer.
-func ForUnstructured(c *Client, res informer.Resource) *UnstructuredResource {
-	return &UnstructuredResource{c: c, res: res}
-}
-
-// Get reads one object from the server.
-func (u *UnstructuredResource) Get(ctx context.Context, namespace, name string, opts metav1.GetOptions) (*unstructured.Unstructured, error) {
-	out := &unstructured.Unstructured{}
-	q, err := queryOf(&opts)
-	if err != nil {
-		return out, err
-	}
-	req := request{method: http.MethodGet, res: u.res, namespace: namespace, name: name, query: q}
-	return out, u.c.do(ctx, "get", req, out)
-}
-
-// Apply is Resource.Apply for an unstructured object: only the fields obj
-// holds are sent and owned. obj needs apiVersion, kind and name (and a
-// namespace for a namespaced resource).
-func (u *UnstructuredResource) Apply(ctx context.Context, obj *unstructured.Unstructured, opts ApplyOptions) (*unstructured.Unstructured, error) {
-	return u.apply(ctx, obj, "", opts)
-}
-
-// ApplyStatus is Apply to the status subresource.
-func (u *UnstructuredResource) ApplyStatus(ctx context.Context, obj *unstructured.Unstructured, opts ApplyOptions) (*unstructured.Unstructured, error) {
-	return u.apply(ctx, obj, "status", opts)
-}
-
-func (u *UnstructuredResource) apply(ctx context.Context, obj *unstructured.Unstructured, subresource string, opts ApplyOptions) (*unstructured.Unstructured, error) {
-	out := &unstructured.Unstructured{}
-	if obj.GroupVersionKind() != u.res.Kind {
-		return out, fmt.Errorf("client: apply of a %v to %s: %w", obj.GroupVersionKind(), u.res.Plural, ErrInvalidObject)
-	}
-	body, err := obj.MarshalJSON()
-	if err != nil {
-		return out, fmt.Errorf("client: encoding %s: %w", u.res.Kind.Kind, err)
-	}
-	return out, u.c.apply(ctx, u.res, body, subresource, opts, false, out)
 }
 
 // apply sends an apply patch of body, an encoded object, to the object it

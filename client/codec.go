@@ -12,10 +12,15 @@ import (
 	"github.com/seed31a95821/informer/rest"
 )
 
-// encode serialises obj as gv's version of its kind, in protobuf when the
+// encode serialises obj as gvk's version of its kind, in protobuf when the
 // config asks for it and the type has a protobuf form, else JSON. It
-// returns the body and its Content-Type.
-func (c *Client) encode(obj runtime.Object, gv schema.GroupVersion, protobuf bool) ([]byte, string, error) {
+// returns the body and its Content-Type. An unstructured object is sent as
+// it is, and must be of kind gvk.
+func (c *Client) encode(obj runtime.Object, gvk schema.GroupVersionKind, protobuf bool) ([]byte, string, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return encodeUnstructured(u, gvk)
+	}
+	gv := gvk.GroupVersion()
 	mediaType := rest.ContentTypeJSON
 	if protobuf && c.cfg.ContentType == rest.ContentTypeProtobuf {
 		mediaType = rest.ContentTypeProtobuf
@@ -39,8 +44,11 @@ func (c *Client) decode(contentType string, data []byte, into runtime.Object, re
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrMalformedResponse, err)
 	}
-	if u, ok := into.(*unstructured.Unstructured); ok {
+	switch u := into.(type) {
+	case *unstructured.Unstructured:
 		return decodeUnstructured(mediaType, data, u, res.Kind)
+	case *unstructured.UnstructuredList:
+		return decodeUnstructured(mediaType, data, u, listKindOf(res.Kind))
 	}
 	info, ok := runtime.SerializerInfoForMediaType(c.codecs.SupportedMediaTypes(), mediaType)
 	if !ok {
@@ -71,17 +79,42 @@ func (c *Client) kindOf(obj runtime.Object) (schema.GroupVersionKind, error) {
 	return gvks[0], nil
 }
 
+// unstructuredObject is *unstructured.Unstructured or
+// *unstructured.UnstructuredList: a JSON body decodes into either with
+// apimachinery's unstructured decoding, integers kept as int64.
+type unstructuredObject interface {
+	runtime.Object
+	UnmarshalJSON([]byte) error
+}
+
 // decodeUnstructured reads a JSON body into u, which must then be of kind
 // want: the requests of an UnstructuredResource ask for JSON only.
-func decodeUnstructured(mediaType string, data []byte, u *unstructured.Unstructured, want schema.GroupVersionKind) error {
+func decodeUnstructured(mediaType string, data []byte, u unstructuredObject, want schema.GroupVersionKind) error {
 	if mediaType != rest.ContentTypeJSON {
 		return fmt.Errorf("%w: an unstructured answer in %s", ErrMalformedResponse, mediaType)
 	}
 	if err := u.UnmarshalJSON(data); err != nil {
 		return fmt.Errorf("%w: %v", ErrMalformedResponse, err)
 	}
-	if got := u.GroupVersionKind(); got != want {
+	if got := u.GetObjectKind().GroupVersionKind(); got != want {
 		return fmt.Errorf("%w: the body is a %v, want a %v", ErrMalformedResponse, got, want)
 	}
 	return nil
+}
+
+// encodeUnstructured is encode for an unstructured object: JSON, as it
+// is, and refused unless it says it is of kind want.
+func encodeUnstructured(u *unstructured.Unstructured, want schema.GroupVersionKind) ([]byte, string, error) {
+	if got := u.GroupVersionKind(); got != want {
+		return nil, "", fmt.Errorf("client: a %v sent to the %v resource: %w", got, want, ErrInvalidObject)
+	}
+	data, err := u.MarshalJSON()
+	if err != nil {
+		return nil, "", fmt.Errorf("client: encoding %s: %w", want.Kind, err)
+	}
+	return data, rest.ContentTypeJSON, nil
+}
+
+func listKindOf(kind schema.GroupVersionKind) schema.GroupVersionKind {
+	return kind.GroupVersion().WithKind(kind.Kind + "List")
 }

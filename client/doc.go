@@ -1,7 +1,8 @@
 // Package client is the write side of a controller: "read from the lister,
 // write through the client". It sends Get, List, Create, Update,
 // UpdateStatus, Patch, Apply, ApplyStatus and Delete for any type registered
-// in a scheme (and Apply for *unstructured.Unstructured), over
+// in a scheme, and for *unstructured.Unstructured objects of any resource
+// (ForDynamic: the dynamic client, for kinds without a Go type), over
 // the same rest.Config as the informers, and returns the server's errors as
 // *apierrors.StatusError so that apierrors.IsConflict, IsNotFound and the
 // rest work as with client-go.
@@ -27,7 +28,8 @@
 // cannot be read): a type is written where it is read. A type the scheme
 // does not know is refused at once (ErrUnknownType), before any request. A 404 for the resource itself
 // (a CRD not installed) is an *UnservedError, distinct from a 404 for one
-// object, and is never retried.
+// object, and is never retried. ForDynamic finds a resource's kind and
+// scope with informer.ResourceForGVR, as informer.ForDynamic does.
 //
 // # Server-side apply
 //

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -66,10 +67,9 @@ func (r *Resource[T]) Get(ctx context.Context, namespace, name string, opts meta
 // List reads every object of namespace ("" for all namespaces, or a
 // cluster-scoped kind) that opts selects, and the list's resourceVersion.
 func (r *Resource[T]) List(ctx context.Context, namespace string, opts metav1.ListOptions) ([]T, string, error) {
-	listKind := r.res.Kind.GroupVersion().WithKind(r.res.Kind.Kind + "List")
-	list, err := r.c.scheme.New(listKind)
+	list, err := r.newList()
 	if err != nil {
-		return nil, "", fmt.Errorf("client: %s: %w", listKind, ErrUnknownType)
+		return nil, "", err
 	}
 	q, err := queryOf(&opts)
 	if err != nil {
@@ -182,10 +182,25 @@ func (r *Resource[T]) write(ctx context.Context, verb, method string, obj T, sub
 	}
 	req := r.request(method, m.GetNamespace(), name, q)
 	req.subresource = subresource
-	if req.body, req.contentType, err = r.c.encode(obj, r.res.Kind.GroupVersion(), r.protobuf); err != nil {
+	if req.body, req.contentType, err = r.c.encode(obj, r.res.Kind, r.protobuf); err != nil {
 		return out, err
 	}
 	return out, r.c.do(ctx, verb, req, out)
+}
+
+// newList makes an empty list for List to decode into: T's list type in
+// the scheme, or an unstructured list for a dynamic client.
+func (r *Resource[T]) newList() (runtime.Object, error) {
+	var zero T
+	if _, ok := any(zero).(*unstructured.Unstructured); ok {
+		return &unstructured.UnstructuredList{}, nil
+	}
+	listKind := listKindOf(r.res.Kind)
+	list, err := r.c.scheme.New(listKind)
+	if err != nil {
+		return nil, fmt.Errorf("client: %s: %w", listKind, ErrUnknownType)
+	}
+	return list, nil
 }
 
 func (r *Resource[T]) request(method, namespace, name string, q url.Values) request {

@@ -72,11 +72,17 @@ type Client struct {
 	opts Options
 	now  func() time.Time // time.Now; tests move it
 
-	mu      sync.Mutex    // guards snap, err, readAt, wait and reading
-	snap    *Snapshot     // the last good read; nil before one
-	err     error         // why the last read failed; nil after a good one
-	readAt  time.Time     // when the last read ended; zero before one
-	wait    time.Duration // before the next read may start: minInterval, doubled per failure
+	mu     sync.Mutex    // guards snap, err, readAt, wait, early and reading
+	snap   *Snapshot     // the last good read; nil before one
+	err    error         // why the last read failed; nil after a good one
+	readAt time.Time     // when the last read ended; zero before one
+	wait   time.Duration // before the next read may start: minInterval, doubled per failure
+	// early is the one Refresh allowed before the interval is up: granted
+	// by each good read the interval allowed, spent by a read that comes
+	// early. So a kind created just after a read (a CRD the program has
+	// just made) is found by the first miss, and a storm of misses still
+	// costs at most one read more per interval.
+	early   bool
 	reading chan struct{} // closed when the read in progress ends; nil when none is
 }
 
@@ -94,7 +100,8 @@ func (c *Client) Snapshot(ctx context.Context) (*Snapshot, error) {
 
 // Refresh reads the documents again, unless the last read ended less than
 // MinRefreshInterval ago (or less than the backoff after failures): then
-// it returns the Snapshot at hand without a request. A failed read keeps
+// it returns the Snapshot at hand without a request. One early Refresh is
+// allowed after each good read that was not itself early. A failed read keeps
 // the last good Snapshot, which it returns; the error (wrapping
 // ErrUnreachable) comes only when there is none.
 func (c *Client) Refresh(ctx context.Context) (*Snapshot, error) {
@@ -104,23 +111,33 @@ func (c *Client) Refresh(ctx context.Context) (*Snapshot, error) {
 // load returns the Snapshot at hand, reading first if there is none or if
 // refresh asks for it, when the interval allows.
 func (c *Client) load(ctx context.Context, refresh bool) (*Snapshot, error) {
+	snap, _, err := c.loadRead(ctx, refresh)
+	return snap, err
+}
+
+// loadRead is load, and whether this call read the documents.
+func (c *Client) loadRead(ctx context.Context, refresh bool) (*Snapshot, bool, error) {
 	c.mu.Lock()
 	if ch := c.reading; ch != nil { // share the read in progress
 		c.mu.Unlock()
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%w: %w", ErrUnreachable, ctx.Err())
+			return nil, false, fmt.Errorf("%w: %w", ErrUnreachable, ctx.Err())
 		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		return c.resultLocked()
+		snap, err := c.resultLocked()
+		return snap, true, err
 	}
 	due := c.readAt.IsZero() || c.now().Sub(c.readAt) >= c.wait
-	if !due || (c.snap != nil && !refresh) {
+	early := !due && refresh && c.early && c.err == nil
+	if (!due && !early) || (c.snap != nil && !refresh) {
 		defer c.mu.Unlock()
-		return c.resultLocked()
+		snap, err := c.resultLocked()
+		return snap, false, err
 	}
+	c.early = false
 	ch := make(chan struct{})
 	c.reading = ch
 	c.mu.Unlock()
@@ -132,7 +149,9 @@ func (c *Client) load(ctx context.Context, refresh bool) (*Snapshot, error) {
 	c.reading = nil
 	close(ch)
 	c.recordLocked(snap, err, ctx.Err() != nil)
-	return c.resultLocked()
+	c.early = due && err == nil
+	snap, err = c.resultLocked()
+	return snap, true, err
 }
 
 // recordLocked keeps the outcome of a read and sets the wait before the

@@ -34,14 +34,15 @@ var (
 )
 
 // lookup runs fn on the latest mapper, and, on a miss, once more on a
-// refreshed one.
+// refreshed one, unless this very lookup read the documents: nothing
+// fresher could be had.
 func (m *Mapper) lookup(ctx context.Context, fn func(meta.RESTMapper) error) error {
-	snap, err := m.c.Snapshot(ctx)
+	snap, read, err := m.c.loadRead(ctx, false)
 	if err != nil {
 		return err
 	}
 	err = fn(snap.mapper)
-	if !meta.IsNoMatchError(err) {
+	if !meta.IsNoMatchError(err) || read {
 		return err
 	}
 	fresh, ferr := m.c.Refresh(ctx)

@@ -17,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/runtime/serializer/cbor"
 
 	"github.com/seed31a95821/informer/fakeapi/table"
 )
@@ -26,7 +28,17 @@ const (
 	mediaJSON     = runtime.ContentTypeJSON
 	mediaYAML     = runtime.ContentTypeYAML
 	mediaProtobuf = runtime.ContentTypeProtobuf
+	mediaCBOR     = runtime.ContentTypeCBOR
 )
+
+// newCodecs is the server's serializers: JSON, YAML and protobuf, and CBOR
+// when Options.CBOR.
+func newCodecs(opts Options) serializer.CodecFactory {
+	if opts.CBOR {
+		return serializer.NewCodecFactory(opts.Scheme, serializer.WithSerializer(cbor.NewSerializerInfo))
+	}
+	return serializer.NewCodecFactory(opts.Scheme)
+}
 
 // Response shapes a client may ask for with the "as" media-type parameter
 // (and asTable, the Table of kubectl get: fakeapi/table).
@@ -86,6 +98,10 @@ func (s *Server) acceptable(c acceptCandidate, protobufOK bool) (encoding, bool)
 		return s.encodingFor(mediaJSON, as), true
 	case mediaYAML:
 		return s.encodingFor(mediaYAML, as), true
+	case mediaCBOR:
+		if s.opts.CBOR && as == asFull {
+			return s.encodingFor(mediaCBOR, as), true
+		}
 	case mediaProtobuf:
 		if as == asTable {
 			break // Tables are served as JSON or YAML only

@@ -83,6 +83,11 @@ type Options struct {
 	HistoryLimit int
 	// Now is the clock for creationTimestamp. Nil means time.Now.
 	Now func() time.Time
+	// CBOR serves application/cbor (and watches as application/cbor-seq)
+	// to clients that ask for it, as kube-apiserver does with its
+	// CBORServingAndStorage feature gate on. Off, as there by default,
+	// such clients get their next choice, or 406.
+	CBOR bool
 }
 
 func (o Options) withDefaults() Options {
@@ -184,7 +189,7 @@ func NewServer(opts Options) (*Server, error) {
 	s := &Server{
 		opts:      opts,
 		reg:       reg,
-		codecs:    serializer.NewCodecFactory(opts.Scheme),
+		codecs:    newCodecs(opts),
 		strict:    admission.NewStrictDecoders(opts.Scheme),
 		apply:     apply.NewManagers(opts.Scheme, isDefaultKind),
 		faults:    newFaults(),

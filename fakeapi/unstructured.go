@@ -1,13 +1,13 @@
 package fakeapi
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
 // Custom resources have no Go type: their objects are stored as
@@ -92,7 +92,9 @@ func unstructuredSpecChanged(a, b *unstructured.Unstructured) bool {
 // resource.
 func decodeUnstructuredPatched(ri *resourceInfo, patched []byte) (runtime.Object, error) {
 	var doc map[string]any
-	if err := json.Unmarshal(patched, &doc); err != nil {
+	// utiljson keeps integers as int64, as the real server's unstructured
+	// decoding does; encoding/json would make every number a float64.
+	if err := utiljson.Unmarshal(patched, &doc); err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the patched object is not valid JSON: %v", err))
 	}
 	u := &unstructured.Unstructured{Object: doc}

@@ -76,8 +76,11 @@ func newWatchStream(s *Server, w http.ResponseWriter, flusher http.Flusher, enc 
 // server uses chunked transfer encoding, and each flush sends a chunk.
 func (ws *watchStream) writeHeader() {
 	contentType := ws.enc.mediaType
-	if contentType == mediaProtobuf {
+	switch contentType {
+	case mediaProtobuf:
 		contentType += ";stream=watch"
+	case mediaCBOR:
+		contentType = runtime.ContentTypeCBORSequence // CBOR objects back to back (RFC 8742)
 	}
 	ws.w.Header().Set("Content-Type", contentType)
 	ws.w.Header().Set("Cache-Control", "no-cache, private")

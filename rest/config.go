@@ -12,9 +12,13 @@ import (
 
 // Media types this package speaks. The protobuf one is Kubernetes' own
 // envelope format ("k8s\x00" magic + runtime.Unknown), not bare protobuf.
+// CBOR (RFC 8949) is what kube-apiserver serves, behind its
+// CBORServingAndStorage feature gate, to clients that ask for it; its
+// watch streams are CBOR sequences (application/cbor-seq).
 const (
 	ContentTypeJSON     = "application/json"
 	ContentTypeProtobuf = "application/vnd.kubernetes.protobuf"
+	ContentTypeCBOR     = "application/cbor"
 )
 
 // Defaults applied when the matching Config field is zero.
@@ -111,7 +115,11 @@ type Config struct {
 	UserAgent string
 	// ContentType selects the wire encoding: "" negotiates (protobuf for
 	// built-in types, which decodes several times faster, JSON otherwise),
-	// ContentTypeJSON or ContentTypeProtobuf force one.
+	// ContentTypeJSON or ContentTypeProtobuf force one. ContentTypeCBOR
+	// asks for CBOR, then JSON, where the module decodes CBOR (the
+	// unstructured objects of a dynamic informer, reflector/wire's
+	// Options.Unstructured) and negotiates as "" everywhere else; a
+	// server without CBOR answers JSON.
 	ContentType string
 
 	// MaxFrameBytes bounds one watch frame (default DefaultMaxFrameBytes).
@@ -186,7 +194,8 @@ func (c Config) Validate() error {
 		{c.KeyFile != "" && len(c.KeyData) > 0, "KeyData", "set together with KeyFile; choose one form"},
 		{c.CAFile != "" && len(c.CAData) > 0, "CAData", "set together with CAFile; choose one form"},
 		{c.Insecure && (c.CAFile != "" || len(c.CAData) > 0), "Insecure", "a CA bundle and Insecure contradict each other"},
-		{c.ContentType != "" && c.ContentType != ContentTypeJSON && c.ContentType != ContentTypeProtobuf, "ContentType", "must be empty, " + ContentTypeJSON + " or " + ContentTypeProtobuf},
+		{c.ContentType != "" && c.ContentType != ContentTypeJSON && c.ContentType != ContentTypeProtobuf && c.ContentType != ContentTypeCBOR,
+			"ContentType", "must be empty, " + ContentTypeJSON + ", " + ContentTypeProtobuf + " or " + ContentTypeCBOR},
 		{c.MaxFrameBytes < 0, "MaxFrameBytes", "must not be negative"},
 		{c.MaxFrameBytes > 1<<32-1, "MaxFrameBytes", "must fit the 32-bit length prefix of protobuf frames"},
 		{c.MaxObjectBytes < 0, "MaxObjectBytes", "must not be negative"},

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
 )
 
 // maxErrorBodyBytes bounds how much of an error response we read: a Status
@@ -71,6 +72,10 @@ func decodeStatus(contentType string, body []byte) (*metav1.Status, bool) {
 		var env runtime.Unknown
 		if !bytes.HasPrefix(body, protobufMagic) || env.Unmarshal(body[len(protobufMagic):]) != nil ||
 			env.Kind != "Status" || env.ContentEncoding != "" || status.Unmarshal(env.Raw) != nil {
+			return nil, false
+		}
+	} else if mediaType == ContentTypeCBOR {
+		if direct.Unmarshal(body, status) != nil || status.Kind != "Status" {
 			return nil, false
 		}
 	} else if json.Unmarshal(body, status) != nil || status.Kind != "Status" {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -251,7 +252,7 @@ func DecodePatch(body []byte, kind schema.GroupVersionKind) (*unstructured.Unstr
 	}
 	var doc map[string]any
 	if err == nil {
-		err = json.Unmarshal(data, &doc)
+		err = utiljson.Unmarshal(data, &doc) // integers stay int64, as on the real server
 	}
 	if err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err))

@@ -111,8 +111,11 @@
 // or leaves maps alone), a protobuf decoder decodes each of a pod's
 // repeated parts (containers, volumes, tolerations, labels, owner
 // references...) once per watch stream or list page and hands the same
-// value to every pod that repeats its bytes (protobuf_parts.go). All are
-// optimisations; deleting them changes nothing but memory and time.
+// value to every pod that repeats its bytes (protobuf_parts.go).
+// Unstructured objects share their keys and short strings through a table
+// per list or watch stream, and, with Options.ShareValues, their equal
+// small maps and slices (unstructured_json.go). All are optimisations;
+// deleting them changes nothing but memory and time.
 //
 // # Skipping managedFields
 //
@@ -133,8 +136,16 @@
 //
 // # Limits, deliberately
 //
-//   - Only Go types known to a scheme are decoded (plus PartialObjectMetadata
-//     for any resource); there is no unstructured mode for custom resources.
+//   - Typed objects are decoded only into Go types known to a scheme (plus
+//     PartialObjectMetadata for any resource). Options.Unstructured
+//     decodes any resource into *unstructured.Unstructured instead: JSON
+//     in one pass (unstructured_json.go), or CBOR where the server serves
+//     it and rest.Config.ContentType is rest.ContentTypeCBOR
+//     (unstructured_cbor.go, apimachinery's decoding). A custom resource
+//     has no protobuf form; typed objects are never decoded from CBOR.
+//   - A CBOR watch frame nested deeper than 32 levels is refused as
+//     malformed: apimachinery's CBOR framer, which finds the frame's end,
+//     checks it with its library's default limits.
 //   - JSON is decoded with encoding/json, which matches keys without regard
 //     to case where the API server's decoder is case-sensitive. Servers never
 //     send differently cased keys, so only hand-written input can tell.

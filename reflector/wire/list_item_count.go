@@ -22,7 +22,21 @@ import (
 func checkItemCount(mediaType string, body []byte, maxItems int) error {
 	// Every item takes at least two bytes of the body (an element and a
 	// comma; a protobuf field key and length), so a cap above half the
-	// body cannot be reached: ordinary pages are not scanned at all.
+	// body cannot be reached: ordinary pages are not scanned at all. A
+	// CBOR item takes one byte at least, and its array says its length.
+	if mediaType == rest.ContentTypeCBOR {
+		if maxItems >= len(body) {
+			return nil
+		}
+		n, err := countCBORItems(body) // unstructured_cbor.go
+		if err != nil {
+			return fmt.Errorf("%w: counting list items: %w", ErrMalformedObject, err)
+		}
+		if n > maxItems {
+			return fmt.Errorf("%w: more than %d items in one page", ErrTooManyItems, maxItems)
+		}
+		return nil
+	}
 	if maxItems >= len(body)/2+1 {
 		return nil
 	}

@@ -35,6 +35,21 @@ type Options struct {
 	// whole objects, and decodes into *metav1.PartialObjectMetadata(List).
 	// It works for any resource, including ones Scheme does not know.
 	MetadataOnly bool
+	// Unstructured decodes into *unstructured.Unstructured(List) instead of
+	// a Go type of Scheme: any resource can be watched, given its kind
+	// (which every object is checked against, as in the typed mode).
+	// Integers keep their integer type (int64), as apimachinery's
+	// unstructured decoding does. The server is asked for JSON, or, when
+	// the rest.Config's ContentType is rest.ContentTypeCBOR, for CBOR
+	// first (unstructured_cbor.go).
+	Unstructured bool
+	// ShareValues lets the unstructured objects decoded from JSON share
+	// their equal small maps and slices with each other (a condition, a
+	// port list, a managedFields entry), as well as their strings: a cache
+	// of similar objects then holds each such part once. Set it only when
+	// nobody modifies a decoded object in place; an informer's factory
+	// sets it when the informer's Transform is none or StripManagedFields.
+	ShareValues bool
 
 	// NoWatchList declares that the server does not implement WatchList
 	// (sendInitialEvents=true, KEP-3157; kube-apiserver enables it by
@@ -110,7 +125,7 @@ func New(rc *rest.Client, res apiresource.Resource, opts Options) (*ListerWatche
 	if opts.Scheme == nil {
 		opts.Scheme = defaultScheme()
 	}
-	tgt, err := newTarget(opts.Scheme, res.Kind, opts.MetadataOnly)
+	tgt, err := targetFor(opts, res.Kind)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +140,22 @@ func New(rc *rest.Client, res apiresource.Resource, opts Options) (*ListerWatche
 	lw := &ListerWatcher{rc: rc, cfg: cfg, res: res, gvr: gvr, opts: opts, target: tgt}
 	lw.baseURL = rc.URL(gvr, opts.Namespace)
 	lw.acceptList, lw.acceptWatch = acceptHeaders(cfg.ContentType, tgt.protobuf, opts.MetadataOnly)
+	if opts.Unstructured && cfg.ContentType == rest.ContentTypeCBOR {
+		lw.acceptList, lw.acceptWatch = cborAccept, cborAccept // unstructured_cbor.go
+	}
 	return lw, nil
+}
+
+// targetFor picks what the ListerWatcher decodes into: metadata, an
+// unstructured object, or the scheme's Go type for kind.
+func targetFor(opts Options, kind schema.GroupVersionKind) (*target, error) {
+	switch {
+	case opts.Unstructured && opts.MetadataOnly:
+		return nil, &rest.ConfigError{Field: "Unstructured", Reason: "and MetadataOnly exclude each other"}
+	case opts.Unstructured:
+		return newUnstructuredTarget(kind, opts.ShareValues), nil
+	}
+	return newTarget(opts.Scheme, kind, opts.MetadataOnly)
 }
 
 // SupportsWatchList reports whether the reflector may try WatchList with
@@ -225,11 +255,22 @@ func (lw *ListerWatcher) watch(ctx context.Context, opts metav1.ListOptions) (*W
 		return nil, err
 	}
 	var dec eventDecoder
-	if mediaType == rest.ContentTypeProtobuf {
+	switch {
+	case mediaType == rest.ContentTypeProtobuf:
 		pd := newProtobufEventDecoder(resp.Body, lw.cfg.MaxFrameBytes, lw.target)
 		pd.objects = newProtoDecoder(lw.target, lw.shareParts())
 		dec = pd
-	} else {
+	case mediaType == rest.ContentTypeCBOR && lw.target.isUnstructured():
+		if dec, err = newCBOREventDecoder(resp.Body, lw.cfg.MaxFrameBytes, lw.target); err != nil { // unstructured_cbor.go
+			cancel()
+			resp.Body.Close()
+			return nil, err
+		}
+	case mediaType == rest.ContentTypeCBOR:
+		cancel()
+		resp.Body.Close()
+		return nil, fmt.Errorf("wire: watch %s: %w: CBOR for a typed object", lw.gvr.Resource, rest.ErrUnsupportedMediaType)
+	default:
 		dec = newJSONEventDecoder(resp.Body, lw.cfg.MaxFrameBytes, lw.target)
 	}
 	dec = lw.reuseWatch(opts, dec)

@@ -42,6 +42,7 @@ type target struct {
 	// (json_managed_fields.go; nil: they are decoded, then dropped).
 	dropManagedFields bool
 	jsonSkip          *jsonSkip
+	shareValues       bool // unstructured objects share equal maps and slices (unstructured.go)
 }
 
 // newTarget resolves the Go types for gvr: PartialObjectMetadata(List) in
@@ -165,10 +166,16 @@ func (t *target) decodeList(mediaType string, body []byte) (runtime.Object, erro
 func (t *target) decodeListWith(mediaType string, body []byte, pd *protoDecoder) (runtime.Object, []partSet, error) {
 	list := t.newList()
 	var hits []partSet
-	apiVersion, kind, err := decodeObjectWith(mediaType, body, list, func(raw []byte) (err error) {
-		hits, err = pd.decodeList(raw, list)
-		return err
-	}, t.jsonSkip.jsonInto(list))
+	var apiVersion, kind string
+	var err error
+	if t.isUnstructured() || mediaType == rest.ContentTypeCBOR {
+		apiVersion, kind, err = t.decodeListBody(mediaType, body, list) // unstructured.go
+	} else {
+		apiVersion, kind, err = decodeObjectWith(mediaType, body, list, func(raw []byte) (err error) {
+			hits, err = pd.decodeList(raw, list)
+			return err
+		}, t.jsonSkip.jsonInto(list))
+	}
 	if err != nil {
 		return nil, nil, err
 	}

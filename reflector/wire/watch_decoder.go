@@ -65,9 +65,10 @@ func parseEventType(s string) (watch.EventType, error) {
 
 // jsonEventDecoder decodes newline- or whitespace-separated JSON events.
 type jsonEventDecoder struct {
-	limit *frameLimiter
-	dec   *json.Decoder
-	t     *target
+	limit             *frameLimiter
+	dec               *json.Decoder
+	t                 *target
+	unstructuredState // unstructured.go
 }
 
 func newJSONEventDecoder(r io.Reader, maxFrame int64, t *target) *jsonEventDecoder {
@@ -145,8 +146,7 @@ func (d *jsonEventDecoder) readEventFields() (ev watch.Event, deferred json.RawM
 				}
 				continue
 			}
-			ev.Object = d.t.newForEvent(ev.Type)
-			if err := d.dec.Decode(d.t.jsonSkip.jsonInto(ev.Object)); err != nil {
+			if ev.Object, err = d.decodeObjectValue(ev.Type); err != nil {
 				return ev, nil, err
 			}
 		case key == "type" || key == "object":
