@@ -102,8 +102,9 @@
 // # Memory
 //
 // Decoded objects share the strings that repeat across them (namespaces,
-// labels, images, node names...): intern.go keeps one copy of each in a
-// bounded table per ListerWatcher. When the caller's context carries an
+// labels, images, node names...): an internal/share table per
+// ListerWatcher keeps one copy of each, within a budget (its doc.go says
+// why that is safe and how it is bounded). When the caller's context carries an
 // informer's cache (internal/reuse), a list or a WatchList also hands on
 // the cached object for every unchanged item (relist_reuse.go). Both are
 // optimisations; deleting them changes nothing but memory.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/seed31a95821/informer/internal/share"
 	"github.com/seed31a95821/informer/rest"
 	"reflect"
 
@@ -36,7 +37,7 @@ type target struct {
 	itemAPIVersion     string       // itemGVK.GroupVersion().String(), precomputed
 	metadataOnly       bool         // decode as PartialObjectMetadata, kind unchecked
 	protobuf           bool         // itemType implements protoUnmarshaler
-	strings            *internTable // shares repeated strings (intern.go); nil: none
+	strings            *share.Table // interns repeated strings (internal/share); nil: none
 }
 
 // newTarget resolves the Go types for gvr: PartialObjectMetadata(List) in
@@ -128,7 +129,7 @@ func (t *target) finishEventObject(typ watch.EventType, obj runtime.Object, apiV
 	// Unlike client-go, which strips apiVersion/kind from typed objects,
 	// every object we deliver says what it is, whatever the encoding.
 	obj.GetObjectKind().SetGroupVersionKind(t.itemGVK)
-	t.strings.intern(obj)
+	t.strings.Strings(obj)
 	return obj
 }
 
@@ -152,7 +153,7 @@ func (t *target) decodeList(mediaType string, body []byte) (runtime.Object, erro
 			return fmt.Errorf("%w: list item %d is a %s %s, want %s", ErrUnexpectedKind, i, apiVersion, kind, t.itemGVK)
 		}
 		item.GetObjectKind().SetGroupVersionKind(t.itemGVK)
-		t.strings.intern(item)
+		t.strings.Strings(item)
 		i++
 		return nil
 	})
