@@ -44,8 +44,17 @@ func (s *SharedInformer[T]) admitTransform(user func(runtime.Object) (runtime.Ob
 // than reflector/wire's are then cached as they come.
 func (s *SharedInformer[T]) newReuse(user func(runtime.Object) (runtime.Object, error)) *reuse.Cache {
 	c := reuse.New(s.idx.Get)
-	if user == nil || reflect.ValueOf(user).Pointer() == reflect.ValueOf(StripManagedFields).Pointer() {
+	switch {
+	case user == nil:
 		c.Prepare = s.shared.Share
+	case reflect.ValueOf(user).Pointer() == reflect.ValueOf(StripManagedFields).Pointer():
+		// Strip first: the table would otherwise keep, until its budget
+		// ages them out, every object's managedFields documents, which the
+		// Transform drops next (0.37 became 0.44 of client-go's heap).
+		c.Prepare = func(obj runtime.Object) {
+			_, _ = StripManagedFields(obj)
+			s.shared.Share(obj)
+		}
 	}
 	return c
 }
