@@ -71,9 +71,9 @@
 // the cached object for every item whose UID and resourceVersion have not
 // changed. Cached objects therefore share parts with each other, which is
 // one more reason never to modify them. Each of these is an optimisation
-// in a file of its own (reflector/wire/intern.go, internal/share,
-// internal/reuse), which a Factory wires into the ListerWatcher it builds
-// for an informer (relist_reuse.go).
+// in a package of its own (internal/share, internal/reuse), which a
+// Factory wires into the ListerWatcher it builds for an informer
+// (relist_reuse.go).
 //
 // docs/ in the repository has a reading order (docs/README.md), a glossary,
 // tours of one event and of a relist, each performed by a test, the rules of

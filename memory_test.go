@@ -13,12 +13,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/seed31a95821/informer"
 	"github.com/seed31a95821/informer/fakeapi"
+	"github.com/seed31a95821/informer/internal/realobj"
 	"github.com/seed31a95821/informer/internal/realpod"
 	"github.com/seed31a95821/informer/reflector"
 	"github.com/seed31a95821/informer/rest"
@@ -74,47 +77,141 @@ func lookup(t *testing.T, inf *informer.SharedInformer[*corev1.Pod], p *corev1.P
 }
 
 // BenchmarkCachedPodHeap syncs an informer on n realistic pods (about 7 KB
-// of JSON each) and reports the heap the informer retains per cached pod,
-// after a collection: the figure docs/benchmarks.md compares with
-// client-go's (bench/cmd/compare).
+// of JSON each), updates every pod once in random order as a kubelet does
+// after a container restart, and reports the heap the informer retains
+// per cached pod once synced (B/pod) and after the churn (B/pod-churned):
+// the figures docs/benchmarks.md compares with client-go's
+// (bench/cmd/compare). Two populations: pods in replica sets of ten
+// (realpod.New), and the same with 30% of the pods from a template of their
+// own (realpod.Mixed).
 //
 //	go test -run '^$' -bench CachedPodHeap -benchtime 1x .
 func BenchmarkCachedPodHeap(b *testing.B) {
 	const n = 5000
-	srv, err := fakeapi.NewServer(fakeapi.Options{})
-	require.NoError(b, err)
-	defer srv.Close()
-	for i := range n {
-		_, err := srv.Create(realpod.New(i))
+	for _, pop := range []struct {
+		name string
+		pod  func(int) *corev1.Pod
+	}{{"replicasets", realpod.New}, {"unique30", realpod.Mixed}} {
+		srv, err := fakeapi.NewServer(fakeapi.Options{})
 		require.NoError(b, err)
-	}
-	for _, ct := range []string{rest.ContentTypeJSON, rest.ContentTypeProtobuf} {
-		b.Run(ct[len("application/"):], func(b *testing.B) {
-			var perPod float64
-			for b.Loop() {
-				perPod = cachedHeapPerPod(b, srv, ct, n)
-			}
-			b.ReportMetric(perPod, "B/pod")
-		})
+		for i := range n {
+			_, err := srv.Create(pop.pod(i))
+			require.NoError(b, err)
+		}
+		churn := func(i, round int) kruntime.Object {
+			p := realpod.Restarted(pop.pod(i), i, round, time.Now())
+			p.Annotations["bench.informer/written"] = fmt.Sprint(time.Now().UnixNano())
+			return p
+		}
+		for _, ct := range []string{rest.ContentTypeJSON, rest.ContentTypeProtobuf} {
+			b.Run(pop.name+"/"+ct[len("application/"):], func(b *testing.B) {
+				benchCachedHeap[*corev1.Pod](b, srv, ct, n, churn, "B/pod")
+			})
+		}
+		srv.Close()
 	}
 }
 
-func cachedHeapPerPod(b *testing.B, srv *fakeapi.Server, ct string, n int) float64 {
-	before := heapAfterGC()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	f := informer.NewFactory(rest.Config{Host: srv.URL(), ContentType: ct}, informer.FactoryOptions{})
-	defer f.Shutdown()
-	inf, err := informer.For[*corev1.Pod](f)
-	require.NoError(b, err)
-	f.Start(ctx)
-	for name, ok := range f.WaitForCacheSync(ctx) {
-		require.True(b, ok, "%s did not sync", name)
+// BenchmarkCachedObjectHeap is BenchmarkCachedPodHeap for the other kinds
+// a cluster holds many of (internal/realobj): the heap an informer retains
+// per cached object once synced, and after every object was written once
+// in random order.
+//
+//	go test -run '^$' -bench CachedObjectHeap -benchtime 1x .
+func BenchmarkCachedObjectHeap(b *testing.B) {
+	const n = 2000
+	run := func(name string, obj func(int) kruntime.Object, bench func(*testing.B, *fakeapi.Server, func(int, int) kruntime.Object)) {
+		srv, err := fakeapi.NewServer(fakeapi.Options{})
+		require.NoError(b, err)
+		defer srv.Close()
+		for i := range n {
+			_, err := srv.Create(obj(i))
+			require.NoError(b, err)
+		}
+		churn := func(i, round int) kruntime.Object { return realobj.Touch(obj(i), round) }
+		b.Run(name, func(b *testing.B) { bench(b, srv, churn) })
 	}
-	require.Equal(b, n, len(inf.Indexer().List()), fmt.Sprint("cached pods"))
-	perPod := float64(heapAfterGC()-before) / float64(n)
-	runtime.KeepAlive(inf)
-	return perPod
+	const ct = rest.ContentTypeProtobuf
+	run("configmaps", func(i int) kruntime.Object { return realobj.ConfigMap(i) }, func(b *testing.B, srv *fakeapi.Server, churn func(int, int) kruntime.Object) {
+		benchCachedHeap[*corev1.ConfigMap](b, srv, ct, n, churn, "B/obj")
+	})
+	run("secrets", func(i int) kruntime.Object { return realobj.Secret(i) }, func(b *testing.B, srv *fakeapi.Server, churn func(int, int) kruntime.Object) {
+		benchCachedHeap[*corev1.Secret](b, srv, ct, n, churn, "B/obj")
+	})
+	run("deployments", func(i int) kruntime.Object { return realobj.Deployment(i) }, func(b *testing.B, srv *fakeapi.Server, churn func(int, int) kruntime.Object) {
+		benchCachedHeap[*appsv1.Deployment](b, srv, ct, n, churn, "B/obj")
+	})
+	run("replicasets", func(i int) kruntime.Object { return realobj.ReplicaSet(i) }, func(b *testing.B, srv *fakeapi.Server, churn func(int, int) kruntime.Object) {
+		benchCachedHeap[*appsv1.ReplicaSet](b, srv, ct, n, churn, "B/obj")
+	})
+	run("nodes", func(i int) kruntime.Object { return realobj.Node(i) }, func(b *testing.B, srv *fakeapi.Server, churn func(int, int) kruntime.Object) {
+		benchCachedHeap[*corev1.Node](b, srv, ct, n, churn, "B/obj")
+	})
+}
+
+// benchCachedHeap reports cachedHeap's two figures in unit and unit
+// "-churned"; each iteration churns with a round of its own.
+func benchCachedHeap[T kruntime.Object](b *testing.B, srv *fakeapi.Server, ct string, n int, churn func(i, round int) kruntime.Object, unit string) {
+	var synced, churned float64
+	round := 0
+	for b.Loop() {
+		synced, churned = cachedHeap[T](b, srv, ct, n, churn, round)
+		round++
+	}
+	b.ReportMetric(synced, unit)
+	b.ReportMetric(churned, unit+"-churned")
+}
+
+// cachedHeap syncs an informer of T on srv's n objects and returns the
+// heap it retains per object; then writes every object once, in random
+// order, with churn(i, round), waits until the cache holds every write,
+// and returns the heap it retains per object then. The second figure is
+// the heap with the informer less the heap once it is shut down: the
+// server, in this process too, grew with the writes.
+func cachedHeap[T kruntime.Object](b *testing.B, srv *fakeapi.Server, ct string, n int, churn func(i, round int) kruntime.Object, round int) (synced, churned float64) {
+	before := heapAfterGC()
+	var with int64
+	func() { // the informer lives in here; once it returns, nothing holds it
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		f := informer.NewFactory(rest.Config{Host: srv.URL(), ContentType: ct}, informer.FactoryOptions{})
+		defer f.Shutdown()
+		inf, err := informer.For[T](f)
+		require.NoError(b, err)
+		f.Start(ctx)
+		for name, ok := range f.WaitForCacheSync(ctx) {
+			require.True(b, ok, "%s did not sync", name)
+		}
+		require.Equal(b, n, len(inf.Indexer().List()), "cached objects")
+		synced = float64(heapAfterGC()-before) / float64(n)
+
+		for _, i := range realpod.ChurnOrder(n, round) {
+			_, err := srv.Update(churn(i, round))
+			require.NoError(b, err)
+		}
+		want := fmt.Sprint(round)
+		require.Eventually(b, func() bool {
+			for _, o := range inf.Indexer().List() {
+				m, err := meta.Accessor(o)
+				if err != nil || m.GetAnnotations()[realobj.RoundAnnotation] != want {
+					return false
+				}
+			}
+			return true
+		}, time.Minute, 10*time.Millisecond, "the cache did not see every write")
+		with = heapAfterGC()
+	}()
+	// The HTTP transport's connection goroutines may hold the last
+	// request's context, and through it the informer, a moment after
+	// Shutdown: wait for at least half of the cache to be released.
+	without := heapAfterGC()
+	for deadline := time.Now().Add(10 * time.Second); float64(with-without) < synced*float64(n)/2 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		without = heapAfterGC()
+	}
+	require.Greater(b, float64(with-without), synced*float64(n)/2, "the informer was not released after Shutdown")
+	churned = float64(with-without) / float64(n)
+	return synced, churned
 }
 
 func heapAfterGC() int64 {

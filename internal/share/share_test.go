@@ -1,23 +1,39 @@
 package share
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/seed31a95821/informer/internal/realobj"
 	"github.com/seed31a95821/informer/internal/realpod"
 )
 
 func mapID(m any) uintptr { return reflect.ValueOf(m).Pointer() }
+
+func sameString[S ~string](a, b S) bool {
+	return unsafe.StringData(string(a)) == unsafe.StringData(string(b))
+}
+
+// decoded is what the wire hands on: obj with its strings interned.
+func decoded[T runtime.Object](t *Table, obj T) T {
+	t.Strings(obj)
+	return obj
+}
 
 // Sharing changes which map an object points to, never what it holds.
 func TestObjectsSharesEqualValuesOnly(t *testing.T) {
@@ -25,7 +41,7 @@ func TestObjectsSharesEqualValuesOnly(t *testing.T) {
 	apply := tbl.Objects(nil)
 	var pods []*corev1.Pod
 	for i := range 2 * realpod.Replicas {
-		p := realpod.New(i)
+		p := decoded(&tbl, realpod.New(i))
 		want := p.DeepCopy()
 		got, err := apply(p)
 		require.NoError(t, err)
@@ -39,8 +55,30 @@ func TestObjectsSharesEqualValuesOnly(t *testing.T) {
 	assert.Same(t, &a.Spec.Containers[0], &b.Spec.Containers[0], "one template's containers")
 	assert.NotSame(t, &a.Spec.Containers[0], &other.Spec.Containers[0], "another image")
 	assert.Same(t, &a.Spec.Tolerations[0], &other.Spec.Tolerations[0], "the default tolerations")
+	assert.Same(t, &a.OwnerReferences[0], &b.OwnerReferences[0], "one owner")
 	assert.Same(t, &a.ManagedFields[0].FieldsV1.Raw[0], &b.ManagedFields[0].FieldsV1.Raw[0], "one owner's managedFields")
 	assert.NotSame(t, &a.ManagedFields[1].FieldsV1.Raw[0], &b.ManagedFields[1].FieldsV1.Raw[0], "each pod's own status fields")
+	assert.True(t, sameString(a.Status.ContainerStatuses[1].ImageID, other.Status.ContainerStatuses[1].ImageID), "strings")
+	assert.False(t, sameString(a.Name, b.Name), "names are not interned")
+}
+
+// The two passes keep to their own: Strings never replaces a map or a
+// slice (a Transform may still modify them), Share never a string.
+func TestStringsAndShareKeepToTheirOwn(t *testing.T) {
+	var tbl Table
+	a, b := realpod.New(0), realpod.New(1)
+	tbl.Strings(a)
+	labels, containers := mapID(b.Labels), &b.Spec.Containers[0]
+	tbl.Strings(b)
+	assert.Equal(t, labels, mapID(b.Labels))
+	assert.Same(t, containers, &b.Spec.Containers[0])
+	assert.True(t, sameString(a.Labels["app"], b.Labels["app"]))
+
+	c, d := realpod.New(0), realpod.New(1)
+	tbl.Share(c)
+	tbl.Share(d)
+	assert.Equal(t, mapID(c.Labels), mapID(d.Labels))
+	assert.False(t, sameString(c.Namespace, d.Namespace), "Share leaves strings alone")
 }
 
 // Quantities that compare equal but print differently are different
@@ -51,11 +89,14 @@ func TestResourceListsDifferingOnlyInFormStayApart(t *testing.T) {
 		return &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{
 			Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(q)}}}}}}
 	}
-	a, b := mk("1Gi"), mk("1073741824")
+	a, b, c := mk("1Gi"), mk("1073741824"), mk("1Gi")
+	c.Spec.Containers[0].Name = "other" // another slice, the same list
 	tbl.Share(a)
 	tbl.Share(b)
+	tbl.Share(c)
 	assert.NotEqual(t, mapID(a.Spec.Containers[0].Resources.Limits), mapID(b.Spec.Containers[0].Resources.Limits))
 	assert.Equal(t, "1073741824", b.Spec.Containers[0].Resources.Limits.Memory().String())
+	assert.Equal(t, mapID(a.Spec.Containers[0].Resources.Limits), mapID(c.Spec.Containers[0].Resources.Limits))
 }
 
 func TestObjectsRunsTheTransformFirst(t *testing.T) {
@@ -71,16 +112,142 @@ func TestObjectsRunsTheTransformFirst(t *testing.T) {
 	assert.Equal(t, "by transform", got.(*corev1.Pod).Labels["set"])
 }
 
-// Only distinct values: the table churns within its slots.
-func TestTableIsBounded(t *testing.T) {
+// A value whose hash another value holds is not shared: a hash says where
+// to look, equality decides.
+func TestAHashCollisionSharesNothing(t *testing.T) {
 	var tbl Table
-	for i := range 10 * slots {
-		tbl.Share(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"k": fmt.Sprint(i)}}})
+	tbl.lock()
+	defer tbl.mu.Unlock()
+	a, b := []byte("one"), []byte("two")
+	same := func(x []byte) func([]byte) bool { return func(kept []byte) bool { return bytes.Equal(kept, x) } }
+	assert.Equal(t, "one", string(find(&tbl, 42, a, 3, same(a))))
+	got := find(&tbl, 42, b, 3, same(b))
+	assert.Same(t, &b[0], &got[0], "the colliding value is its own")
+	assert.Same(t, &a[0], &find(&tbl, 42, []byte("one"), 3, same(a))[0], "the first keeps its place")
+	got2 := find(&tbl, 42, map[string]string{"a": "b"}, 3, func(map[string]string) bool { return true })
+	assert.Equal(t, map[string]string{"a": "b"}, got2, "another type under the same hash")
+}
+
+// Pods arrive in random order, siblings far apart, many more templates
+// than a fixed array of slots has room for: every template's values are
+// still found when their twins arrive (issue 33: after a random-order
+// churn a fixed table lost most of them).
+func TestSharingDoesNotDependOnArrivalOrder(t *testing.T) {
+	const deployments = 800
+	var tbl Table
+	order := rand.New(rand.NewPCG(1, 2)).Perm(deployments * realpod.Replicas)
+	labels := map[string]map[uintptr]bool{}
+	containers := map[string]map[*corev1.Container]bool{}
+	for _, i := range order {
+		p := decoded(&tbl, realpod.New(i))
+		tbl.Share(p)
+		app := p.Labels["app"]
+		if labels[app] == nil {
+			labels[app], containers[app] = map[uintptr]bool{}, map[*corev1.Container]bool{}
+		}
+		labels[app][mapID(p.Labels)] = true
+		containers[app][&p.Spec.Containers[0]] = true
 	}
-	assert.Len(t, tbl.slot, slots)
-	for _, e := range tbl.slot {
-		assert.LessOrEqual(t, len(e.key)+len(e.raw), maxBytes+1)
+	require.Len(t, labels, deployments)
+	for app := range labels {
+		assert.Len(t, labels[app], 1, "%s: its pods' labels are one map", app)
+		assert.Len(t, containers[app], 1, "%s: its pods' containers are one slice", app)
 	}
+	assert.LessOrEqual(t, tbl.Stats().Bytes, DefaultBudget)
+}
+
+// Only distinct values: the table ages within its budget, never past it,
+// and forgets what it met once before what it keeps meeting, however
+// recent the former.
+func TestTableStaysWithinItsBudgetAndKeepsWhatRepeats(t *testing.T) {
+	tbl := Table{Budget: 256 << 10}
+	popular := func() *metav1.PartialObjectMetadata {
+		p := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "popular",
+			Labels: map[string]string{"app": "popular", "tier": "web"}}}
+		tbl.Strings(p)
+		tbl.Share(p)
+		return p
+	}
+	first := popular()
+	long := strings.Repeat("x", maxString+1)
+	for i := range 30_000 {
+		o := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: fmt.Sprint("ns-", i),
+			Labels: map[string]string{"k": fmt.Sprint(i), "long": long}}}
+		tbl.Strings(o)
+		tbl.Share(o)
+		require.LessOrEqual(t, tbl.Stats().Bytes, tbl.Budget, "after %d distinct objects", i)
+		if i%100 == 0 {
+			p := popular()
+			require.True(t, sameString(first.Namespace, p.Namespace), "a string met every 100 objects, after %d", i)
+			require.Equal(t, mapID(first.Labels), mapID(p.Labels), "a map met every 100 objects, after %d", i)
+		}
+	}
+	st := tbl.Stats()
+	assert.Greater(t, st.Strings, 100, "the table is in use")
+	assert.Less(t, st.Strings+st.Values, 10_000, "it forgot what it met once")
+	for k := range tbl.strs {
+		assert.LessOrEqual(t, len(k), maxString)
+	}
+
+	var none *Table
+	none.Strings(&corev1.Pod{}) // a nil table does nothing, and does not panic
+	none.Share(&corev1.Pod{})
+	assert.Zero(t, none.Stats())
+}
+
+// Secrets share data only with data equal byte for byte: a whole map, or
+// the values two maps have in common.
+func TestSecretsShareOnlyEqualData(t *testing.T) {
+	var tbl Table
+	var secrets []*corev1.Secret
+	for i := range 12 {
+		s := realobj.Secret(i)
+		want := s.DeepCopy()
+		tbl.Strings(s)
+		tbl.Share(s)
+		require.True(t, equality.Semantic.DeepEqual(want, s), "secret %d changed", i)
+		secrets = append(secrets, s)
+	}
+	tokenA, tokenB := secrets[0], secrets[4]
+	assert.NotEqual(t, mapID(tokenA.Data), mapID(tokenB.Data), "each token is its own")
+	assert.Same(t, &tokenA.Data["ca.crt"][0], &tokenB.Data["ca.crt"][0], "the cluster's CA is one")
+	assert.NotEqual(t, tokenA.Data["token"], tokenB.Data["token"])
+	assert.Equal(t, mapID(secrets[1].Data), mapID(secrets[5].Data), "the pull secret, equal in every namespace")
+
+	x := &corev1.Secret{Data: map[string][]byte{"k": []byte("v1")}}
+	y := &corev1.Secret{Data: map[string][]byte{"k": []byte("v2")}}
+	tbl.Share(x)
+	tbl.Share(y)
+	assert.Equal(t, "v2", string(y.Data["k"]))
+	assert.NotEqual(t, mapID(x.Data), mapID(y.Data))
+}
+
+// The other kinds' walkers share what repeats and change nothing.
+func TestOtherKindsShareWhatRepeats(t *testing.T) {
+	var tbl Table
+	share := func(o runtime.Object) runtime.Object {
+		want := o.DeepCopyObject()
+		tbl.Strings(o)
+		tbl.Share(o)
+		require.True(t, equality.Semantic.DeepEqual(want, o), "%T changed", o)
+		return o
+	}
+	cm0, cm5 := share(realobj.ConfigMap(0)).(*corev1.ConfigMap), share(realobj.ConfigMap(5)).(*corev1.ConfigMap)
+	assert.Equal(t, mapID(cm0.Data), mapID(cm5.Data), "every namespace's kube-root-ca.crt")
+	cm3, cm4 := share(realobj.ConfigMap(3)).(*corev1.ConfigMap), share(realobj.ConfigMap(4)).(*corev1.ConfigMap)
+	assert.NotEqual(t, mapID(cm3.Data), mapID(cm4.Data))
+
+	n0, n3 := share(realobj.Node(0)).(*corev1.Node), share(realobj.Node(3)).(*corev1.Node)
+	assert.Equal(t, mapID(n0.Status.Capacity), mapID(n3.Status.Capacity))
+	assert.Same(t, &n0.Status.Images[0], &n3.Status.Images[0], "one pool's images")
+	assert.True(t, sameString(n0.Status.NodeInfo.KubeletVersion, n3.Status.NodeInfo.KubeletVersion))
+
+	d := share(realobj.Deployment(0)).(*appsv1.Deployment)
+	rs := share(realobj.ReplicaSet(0)).(*appsv1.ReplicaSet)
+	assert.Same(t, &d.Spec.Template.Spec.Containers[0], &rs.Spec.Template.Spec.Containers[0], "a template and its ReplicaSet's")
+	assert.Equal(t, mapID(d.Spec.Template.Labels), mapID(rs.Spec.Template.Labels))
+	pod := share(realpod.New(0)).(*corev1.Pod)
+	assert.Same(t, &d.Spec.Template.Spec.Volumes[0], &pod.Spec.Volumes[0], "and its pods'")
 }
 
 // BenchmarkShare is what sharing adds to each decoded pod, to be read
@@ -105,6 +272,30 @@ func BenchmarkShare(b *testing.B) {
 			b.StartTimer()
 		}
 		tbl.Share(batch[len(batch)-1])
+		batch = batch[:len(batch)-1]
+	}
+}
+
+// BenchmarkStrings is what interning adds to each decoded pod.
+//
+//	go test -run '^$' -bench Strings -benchmem ./internal/share/
+func BenchmarkStrings(b *testing.B) {
+	src := make([]*corev1.Pod, 1000)
+	for i := range src {
+		src[i] = realpod.New(i)
+	}
+	var tbl Table
+	var batch []*corev1.Pod
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(batch) == 0 {
+			b.StopTimer()
+			for _, p := range src {
+				batch = append(batch, p.DeepCopy())
+			}
+			b.StartTimer()
+		}
+		tbl.Strings(batch[len(batch)-1])
 		batch = batch[:len(batch)-1]
 	}
 }

@@ -102,8 +102,9 @@
 // # Memory
 //
 // Decoded objects share the strings that repeat across them (namespaces,
-// labels, images, node names...): intern.go keeps one copy of each in a
-// bounded table per ListerWatcher. Given the cache its objects go to
+// labels, images, node names...): an internal/share table per
+// ListerWatcher keeps one copy of each, within a budget (its doc.go says
+// why that is safe and how it is bounded). Given the cache its objects go to
 // (Options.Relist, which an informer's Factory sets), a list or a
 // WatchList also hands on the cached object for every unchanged item
 // (relist_reuse.go). When the caller also promises never to modify what

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -21,14 +22,24 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/seed31a95821/informer/internal/realpod"
+	"github.com/seed31a95821/informer/internal/share"
 )
 
 // realPodList encodes pods 0..n-1 of the realistic fixture as a list body.
 func realPodList(t testing.TB, contentType string, n int) []byte {
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	return podListOf(t, contentType, realpod.New, order)
+}
+
+// podListOf encodes pod(i) for each i of order as a list body.
+func podListOf(t testing.TB, contentType string, pod func(int) *corev1.Pod, order []int) []byte {
 	t.Helper()
 	list := &corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}}
-	for i := range n {
-		p := realpod.New(i)
+	for _, i := range order {
+		p := pod(i)
 		p.ResourceVersion = fmt.Sprint(100 + i)
 		list.Items = append(list.Items, *p)
 	}
@@ -58,7 +69,7 @@ func podTarget(t testing.TB, intern bool) *target {
 	tgt, err := newTarget(NewScheme(), podsResource.Kind, false)
 	require.NoError(t, err)
 	if intern {
-		tgt.strings = newInternTable()
+		tgt.strings = &share.Table{Budget: share.StringsBudget}
 	}
 	return tgt
 }
@@ -151,60 +162,49 @@ func writeWatchFrame(t *testing.T, w *bytes.Buffer, ct string, pod *corev1.Pod) 
 	w.Write(frame)
 }
 
-// A server that sends only distinct values cannot make the table grow: it
-// keeps at most internSlots strings of at most internMaxLen bytes.
-func TestInternTableIsBounded(t *testing.T) {
-	tbl := newInternTable()
-	long := string(bytes.Repeat([]byte("x"), internMaxLen+1))
-	for i := range 10 * internSlots {
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: fmt.Sprintf("ns-%d", i), Labels: map[string]string{"k": long}}}
-		tbl.intern(pod)
-	}
-	held, bytesHeld := 0, 0
-	for _, s := range tbl.slots {
-		if s != "" {
-			held++
-			bytesHeld += len(s)
-		}
-		assert.LessOrEqual(t, len(s), internMaxLen)
-	}
-	assert.Len(t, tbl.slots, internSlots)
-	assert.LessOrEqual(t, bytesHeld, internSlots*internMaxLen)
-	assert.Greater(t, held, internSlots/2, "the table should be in use")
-	var nilTable *internTable
-	nilTable.intern(&corev1.Pod{}) // does nothing, and does not panic
-}
-
 // BenchmarkListHeapPerPod decodes a list of realistic pods as a relist
 // does, keeps every pod (each in its own allocation, as the cache holds
 // them) and reports what they retain after a collection, per pod, with and
-// without the intern table:
+// without the string table, on three populations: replica sets of ten in
+// name order, the same in random order (siblings far apart), and 30% of
+// the pods from templates of their own:
 //
 //	go test -run '^$' -bench ListHeapPerPod ./reflector/wire/
 func BenchmarkListHeapPerPod(b *testing.B) {
 	const n = 5000
+	pops := []struct {
+		name  string
+		pod   func(int) *corev1.Pod
+		order []int
+	}{
+		{"replicasets", realpod.New, slices.Sorted(slices.Values(realpod.ChurnOrder(n, 0)))},
+		{"replicasets-random", realpod.New, realpod.ChurnOrder(n, 1)},
+		{"unique30", realpod.Mixed, slices.Sorted(slices.Values(realpod.ChurnOrder(n, 0)))},
+	}
 	for _, ct := range internContentTypes {
-		body := realPodList(b, ct, n)
-		for _, intern := range []bool{false, true} {
-			b.Run(fmt.Sprintf("%s/intern=%v", ct[len("application/"):], intern), func(b *testing.B) {
-				b.ReportAllocs()
-				var perPod float64
-				for b.Loop() {
-					tgt := podTarget(b, intern)
-					before := heapLive()
-					list, err := tgt.decodeList(ct, body)
-					require.NoError(b, err)
-					kept := make([]*corev1.Pod, 0, n)
-					for i := range list.(*corev1.PodList).Items {
-						p := list.(*corev1.PodList).Items[i]
-						kept = append(kept, &p)
+		for _, pop := range pops {
+			body := podListOf(b, ct, pop.pod, pop.order)
+			for _, intern := range []bool{false, true} {
+				b.Run(fmt.Sprintf("%s/%s/intern=%v", ct[len("application/"):], pop.name, intern), func(b *testing.B) {
+					b.ReportAllocs()
+					var perPod float64
+					for b.Loop() {
+						tgt := podTarget(b, intern)
+						before := heapLive()
+						list, err := tgt.decodeList(ct, body)
+						require.NoError(b, err)
+						kept := make([]*corev1.Pod, 0, n)
+						for i := range list.(*corev1.PodList).Items {
+							p := list.(*corev1.PodList).Items[i]
+							kept = append(kept, &p)
+						}
+						list = nil
+						perPod = float64(heapLive()-before) / n
+						runtime.KeepAlive(kept)
 					}
-					list = nil
-					perPod = float64(heapLive()-before) / n
-					runtime.KeepAlive(kept)
-				}
-				b.ReportMetric(perPod, "B/pod")
-			})
+					b.ReportMetric(perPod, "B/pod")
+				})
+			}
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/seed31a95821/informer/apiresource"
+	"github.com/seed31a95821/informer/internal/share"
 	"github.com/seed31a95821/informer/rest"
 )
 
@@ -129,7 +130,7 @@ func New(rc *rest.Client, res apiresource.Resource, opts Options) (*ListerWatche
 	if err != nil {
 		return nil, err
 	}
-	tgt.strings = newInternTable()
+	tgt.strings = &share.Table{Budget: share.StringsBudget}
 	if opts.DropManagedFields {
 		tgt.dropManagedFields = true
 		tgt.jsonSkip = newJSONSkip(tgt.itemType, tgt.listType)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/seed31a95821/informer/internal/share"
 	"github.com/seed31a95821/informer/rest"
 	"reflect"
 
@@ -36,7 +37,7 @@ type target struct {
 	itemAPIVersion     string       // itemGVK.GroupVersion().String(), precomputed
 	metadataOnly       bool         // decode as PartialObjectMetadata, kind unchecked
 	protobuf           bool         // itemType implements protoUnmarshaler
-	strings            *internTable // shares repeated strings (intern.go); nil: none
+	strings            *share.Table // interns repeated strings (internal/share); nil: none
 	// dropManagedFields: objects are delivered without managedFields
 	// (Options.DropManagedFields); jsonSkip then skips them in JSON
 	// (json_managed_fields.go; nil: they are decoded, then dropped).
@@ -138,7 +139,7 @@ func (t *target) finishEventObject(typ watch.EventType, obj runtime.Object, apiV
 	// every object we deliver says what it is, whatever the encoding.
 	obj.GetObjectKind().SetGroupVersionKind(t.itemGVK)
 	t.dropManaged(obj)
-	withPartsHidden(obj, hits, t.strings.intern)
+	withPartsHidden(obj, hits, t.strings.Strings)
 	return obj
 }
 
@@ -192,7 +193,7 @@ func (t *target) decodeListWith(mediaType string, body []byte, pd *protoDecoder)
 		}
 		item.GetObjectKind().SetGroupVersionKind(t.itemGVK)
 		t.dropManaged(item)
-		withPartsHidden(item, partsOf(hits, i), t.strings.intern)
+		withPartsHidden(item, partsOf(hits, i), t.strings.Strings)
 		i++
 		return nil
 	})

@@ -59,7 +59,7 @@ func benchDecodePath(b *testing.B, mediaType string, stream []byte, n int, drop,
 	if err != nil {
 		b.Fatal(err)
 	}
-	tgt.strings = newInternTable()
+	tgt.strings = &share.Table{Budget: share.StringsBudget}
 	if drop {
 		tgt.dropManagedFields = true
 		tgt.jsonSkip = newJSONSkip(tgt.itemType, tgt.listType)
@@ -115,7 +115,7 @@ func BenchmarkListDecodeParts(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			tgt.strings = newInternTable()
+			tgt.strings = &share.Table{Budget: share.StringsBudget}
 			tgt.dropManagedFields = v.drop
 			table := new(share.Table)
 			c := reuse.New(func(string) (runtime.Object, bool) { return nil, false })

@@ -207,7 +207,7 @@ func TestPartsDecodeListsAsTheGeneratedUnmarshal(t *testing.T) {
 func TestSharedPartsAreNotWrittenAfterDelivery(t *testing.T) {
 	tgt, err := newTarget(NewScheme(), podsResource.Kind, false)
 	require.NoError(t, err)
-	tgt.strings = newInternTable()
+	tgt.strings = &share.Table{Budget: share.StringsBudget}
 	enc := newWireEncoder(rest.ContentTypeProtobuf)
 	var stream []byte
 	pods := partsPopulation(200)

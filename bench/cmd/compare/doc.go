@@ -29,7 +29,8 @@
 // decoding included); a burst with 100 handlers, one of them slow; heap per
 // cached pod after every pod is updated once in random order with a
 // kubelet's status change, and on a second server whose pods have a
-// template of their own three times in ten (population.go); and the
+// template of their own three times in ten, synced and after such a churn
+// (population.go, internal/realpod); and the
 // component benchmarks of this module (components.go): the pipeline from
 // decoded objects (decoding excluded), writes and read p99 with paced
 // readers, the selector against a full scan and with an index on both

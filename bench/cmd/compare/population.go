@@ -1,76 +1,29 @@
 package main
 
 import (
-	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/seed31a95821/informer/internal/realpod"
 )
 
-// A cache built from one list of pods stamped from a few templates is the
-// kindest case for an informer that shares equal strings between objects:
-// a real cluster's pods drift from their templates as kubelets update their
-// status one by one, and many pods come from templates of their own. The
-// two populations here measure those cases: every pod updated once, in
-// random order, with the status change a kubelet writes when a container
-// restarts (restarted); and a population in which three pods in ten have a
-// template of their own (mixedPod).
+// The populations of the heap rows besides the first list: internal/realpod
+// says why they matter.
 
 // uniqueEvery and uniqueOf: pod i has a template of its own when
 // i%uniqueOf < uniqueEvery, 30% of the pods.
-const uniqueEvery, uniqueOf = 3, 10
+const uniqueEvery, uniqueOf = realpod.UniqueEvery, realpod.UniqueOf
 
-// mixedPod is realpod's pod i, unless it is one of the 30% that get a
-// template of their own: their image, version, template hash, config
-// checksum and environment are theirs alone.
-func mixedPod(i int) *corev1.Pod {
-	p := realpod.New(i)
-	if i%uniqueOf >= uniqueEvery {
-		return p
-	}
-	own := fmt.Sprintf("%08x", uint32(i)*2246822519)
-	version := "1.24." + strconv.Itoa(i)
-	p.Labels["pod-template-hash"] = own
-	p.Labels["app.kubernetes.io/version"] = version
-	p.Annotations["checksum/config"] = own + own
-	app := &p.Spec.Containers[0]
-	app.Image = "registry.example.com/shop/" + p.Labels["app"] + ":" + version
-	app.Env = append(app.Env, corev1.EnvVar{Name: "BUILD", Value: own})
-	p.Status.ContainerStatuses[0].Image = app.Image
-	return p
-}
-
-// restarted is pod i as a kubelet writes it after the app container's
-// restart at: a new running state, the last one terminated, the restart
-// count up and the readiness conditions moved. round keeps two churns'
-// writes apart.
-func restarted(i, round int, at time.Time) *corev1.Pod {
-	p := realpod.New(i)
-	now := metav1.NewTime(at.Truncate(time.Second))
-	cs := &p.Status.ContainerStatuses[0]
-	cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-		ExitCode: 137, Reason: "OOMKilled", StartedAt: cs.State.Running.StartedAt, FinishedAt: now,
-		ContainerID: cs.ContainerID}}
-	cs.State.Running = &corev1.ContainerStateRunning{StartedAt: now}
-	cs.RestartCount = int32(round + 1)
-	cs.ContainerID = fmt.Sprintf("containerd://%032x%032x", i, round+1)
-	for j := range p.Status.Conditions {
-		switch p.Status.Conditions[j].Type {
-		case corev1.PodReady, corev1.ContainersReady:
-			p.Status.Conditions[j].LastTransitionTime = now
-		}
-	}
+// restarted is pod i of the population pod as a kubelet writes it after
+// the app container's restart at (realpod.Restarted), stamped with the
+// time of the write.
+func restarted(pod func(int) *corev1.Pod, i, round int, at time.Time) *corev1.Pod {
+	p := realpod.Restarted(pod(i), i, round, at)
 	p.Annotations[writtenAt] = strconv.FormatInt(at.UnixNano(), 10)
-	p.Annotations["bench.informer/round"] = strconv.Itoa(round)
 	return p
 }
 
 // churnOrder is every pod index below n once, in an order fixed by round.
-func churnOrder(n, round int) []int {
-	return rand.New(rand.NewPCG(uint64(n), uint64(round))).Perm(n)
-}
+func churnOrder(n, round int) []int { return realpod.ChurnOrder(n, round) }

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"slices"
 	"time"
+
+	"github.com/seed31a95821/informer/internal/realpod"
 )
 
 // plan is what one run measures.
@@ -108,7 +110,7 @@ func (x *runner) run(p plan) error {
 		// order: after the other scenarios, which it changes the pods of.
 		for round := range p.roundsAt(n) {
 			for _, side := range sides(round) {
-				if err := x.churnHeap(side, "json", n, round); err != nil {
+				if err := x.churnHeap(x.c, " after random-order churn", side, "json", n, round); err != nil {
 					return err
 				}
 			}
@@ -286,12 +288,14 @@ func (x *runner) manyHandlers(side, enc string, n, m, handlers, round int) error
 	return nil
 }
 
-// churnHeap syncs a side, updates every pod once in random order
-// (cluster.churn) and records the heap per cached pod after that: objects
-// decoded one by one from watch events, as a cache holds them after hours
-// of a real cluster, not the list the informer started from.
-func (x *runner) churnHeap(side, enc string, n, round int) error {
-	ch, err := x.spawn(side, enc, false, 1, false)
+// churnHeap syncs a side on cluster c, updates every pod once in random
+// order (cluster.churn) and records the heap per cached pod after that,
+// in the row whose name ends with what: objects decoded one by one from watch events,
+// as a cache holds them after hours of a real cluster, not the list the
+// informer started from.
+func (x *runner) churnHeap(c *cluster, what, side, enc string, n, round int) error {
+	log.Printf("%s %s, %d pods%s", side, enc, n, what)
+	ch, err := spawn(x.ctx, sideConfig{Side: side, URL: c.srv.URL(), Encoding: enc, Handlers: 1, Profile: x.profileDir})
 	if err != nil {
 		return err
 	}
@@ -304,7 +308,7 @@ func (x *runner) churnHeap(side, enc string, n, round int) error {
 	if _, err := ch.call(command{Op: "events-arm"}); err != nil {
 		return err
 	}
-	since, err := x.c.churn(3000 + round)
+	since, err := c.churn(3000 + round)
 	if err != nil {
 		return err
 	}
@@ -318,27 +322,29 @@ func (x *runner) churnHeap(side, enc string, n, round int) error {
 	if after.Cached != n {
 		return fmt.Errorf("%s: %d pods cached after the churn, want %d", side, after.Cached, n)
 	}
-	x.r.add(fmt.Sprintf("heap per cached pod %s %s after random-order churn", sizeName(n), enc), "KB", "lower", side,
+	x.r.add(fmt.Sprintf("heap per cached pod %s %s%s", sizeName(n), enc, what), "KB", "lower", side,
 		perPod(synced.Baseline, after.Retained, n))
 	return nil
 }
 
 // mixedHeap seeds a second server with n pods of which 30% have a
-// template of their own (mixedPod) and records each side's heap per
-// cached pod once synced, rounds times, the sides in turn.
+// template of their own (realpod.Mixed) and records each side's heap per
+// cached pod once synced, rounds times, the sides in turn; then the same
+// after a random-order churn of that population.
 func (x *runner) mixedHeap(n, rounds int) error {
 	c, err := newCluster()
 	if err != nil {
 		return err
 	}
 	defer c.srv.Close()
-	c.pod = mixedPod
+	c.pod = realpod.Mixed
 	if err := c.grow(n); err != nil {
 		return err
 	}
+	unique := fmt.Sprintf("%d%% unique templates", 100*uniqueEvery/uniqueOf)
 	for round := range max(rounds, 2) {
 		for _, side := range sides(round) {
-			log.Printf("%s json, %d pods, 30%% unique templates", side, n)
+			log.Printf("%s json, %d pods, %s", side, n, unique)
 			ch, err := spawn(x.ctx, sideConfig{Side: side, URL: c.srv.URL(), Encoding: "json", Handlers: 1})
 			if err != nil {
 				return err
@@ -349,8 +355,16 @@ func (x *runner) mixedHeap(n, rounds int) error {
 			if err != nil {
 				return err
 			}
-			x.r.add(fmt.Sprintf("heap per cached pod %s json, %d%% unique templates", sizeName(n), 100*uniqueEvery/uniqueOf),
+			x.r.add(fmt.Sprintf("heap per cached pod %s json, %s", sizeName(n), unique),
 				"KB", "lower", side, perPod(rep.Baseline, rep.Retained, n))
+		}
+	}
+	// After the rows above, which it changes the pods of.
+	for round := range max(rounds, 2) {
+		for _, side := range sides(round) {
+			if err := x.churnHeap(c, ", "+unique+", after random-order churn", side, "json", n, round); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -18,8 +18,8 @@ type cluster struct {
 	srv  *fakeapi.Server
 	pods int
 	cm   int // config maps written to move the resourceVersion on
-	// pod is the generator grow seeds with: realpod.New unless set
-	// (mixedPod for the unique-template population).
+	// pod is the generator grow seeds with: realpod.New, or realpod.Mixed
+	// for the unique-template population.
 	pod func(int) *corev1.Pod
 }
 
@@ -34,17 +34,13 @@ func newCluster() (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cluster{srv: srv}, nil
+	return &cluster{srv: srv, pod: realpod.New}, nil
 }
 
 // grow seeds realistic pods until the server holds n.
 func (c *cluster) grow(n int) error {
 	for ; c.pods < n; c.pods++ {
-		gen := c.pod
-		if gen == nil {
-			gen = realpod.New
-		}
-		if _, err := c.srv.Create(gen(c.pods)); err != nil {
+		if _, err := c.srv.Create(c.pod(c.pods)); err != nil {
 			return fmt.Errorf("seeding pod %d: %w", c.pods, err)
 		}
 	}
@@ -112,7 +108,7 @@ func (c *cluster) releaseBacklog() (time.Time, error) {
 func (c *cluster) churn(round int) (time.Time, error) {
 	start := time.Now()
 	for _, i := range churnOrder(c.pods, round) {
-		if _, err := c.srv.Update(restarted(i, round, time.Now())); err != nil {
+		if _, err := c.srv.Update(restarted(c.pod, i, round, time.Now())); err != nil {
 			return start, fmt.Errorf("churning pod %d: %w", i, err)
 		}
 	}

@@ -1,0 +1,178 @@
+package share
+
+import (
+	"hash/maphash"
+	"sync"
+)
+
+const (
+	// DefaultBudget is what a Table may keep when its Budget is zero: the
+	// bytes of the values it holds, estimated, and its own bookkeeping
+	// (doc.go, "Bounded").
+	DefaultBudget = 64 << 20
+
+	// StringsBudget is the budget of a table that only interns strings,
+	// as reflector/wire's decoders do.
+	StringsBudget = 16 << 20
+
+	maxString = 256      // longer strings are rarely repeated: never kept
+	maxValue  = 64 << 10 // the largest map, slice or byte slice kept
+	maxHits   = 255      // hits saturate here
+
+	// The bookkeeping of one entry, charged with its content: a map slot
+	// (key, value and control byte at 7/8 load) and, for a value, the
+	// interface header boxed when it was kept.
+	stringOverhead = 48
+	valueOverhead  = 72
+)
+
+// Table holds one copy of each value it meets, by content, within a budget
+// in bytes. It is safe for concurrent use. The zero value is ready to use,
+// with DefaultBudget. A nil *Table shares nothing.
+type Table struct {
+	// Budget is the most the table keeps, in bytes (DefaultBudget when
+	// zero). Set it before first use.
+	Budget int
+
+	mu    sync.Mutex             // guards everything below; held for one whole object
+	seed  maphash.Seed           // set on first use
+	strs  map[string]stringEntry // kept strings by content
+	vals  map[uint64]valueEntry  // kept values by the hash of their content
+	used  int                    // bytes charged for strs and vals
+	key   []byte                 // scratch: the rendering being looked up
+	other []byte                 // scratch: a kept value's rendering, to compare
+}
+
+// stringEntry is one kept string: Go's map gives back a value, not the
+// key it holds, so the copy to share is kept in the value too.
+type stringEntry struct {
+	s    string
+	hits uint8
+}
+
+// valueEntry is one kept map, slice or byte slice.
+type valueEntry struct {
+	value any
+	cost  int32 // bytes charged to the budget
+	hits  uint8
+}
+
+// Stats is what a Table holds: entries and the bytes charged to its budget.
+type Stats struct {
+	Strings, Values, Bytes int
+}
+
+// Stats returns what t holds now.
+func (t *Table) Stats() Stats {
+	if t == nil {
+		return Stats{}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return Stats{Strings: len(t.strs), Values: len(t.vals), Bytes: t.used}
+}
+
+// lock takes mu and makes the table ready on first use.
+func (t *Table) lock() {
+	t.mu.Lock()
+	if t.strs == nil {
+		t.seed = maphash.MakeSeed()
+		t.strs = make(map[string]stringEntry)
+		t.vals = make(map[uint64]valueEntry)
+	}
+}
+
+func (t *Table) budget() int {
+	if t.Budget > 0 {
+		return t.Budget
+	}
+	return DefaultBudget
+}
+
+// str returns the kept string equal to s, or keeps s. Callers hold mu.
+func (t *Table) str(s string) string {
+	if len(s) == 0 || len(s) > maxString {
+		return s
+	}
+	if e, ok := t.strs[s]; ok {
+		// No write once the count saturates: this runs for every string
+		// of every decoded object.
+		if e.hits < maxHits {
+			e.hits++
+			t.strs[s] = e
+		}
+		return e.s
+	}
+	if len(s)+stringOverhead > t.budget()/8 {
+		return s
+	}
+	t.makeRoom(len(s) + stringOverhead)
+	t.strs[s] = stringEntry{s: s, hits: 1}
+	return s
+}
+
+// find returns the kept value whose content hashes to h and that equal
+// finds equal to v, or keeps v, charged cost bytes. Another value that
+// hashes to h keeps its place: v is then returned as it is. Callers hold
+// mu.
+func find[V any](t *Table, h uint64, v V, cost int, equal func(kept V) bool) V {
+	if e, ok := t.vals[h]; ok {
+		if kept, ok := e.value.(V); ok && equal(kept) {
+			if e.hits < maxHits {
+				e.hits++
+				t.vals[h] = e
+			}
+			return kept
+		}
+		return v
+	}
+	cost += valueOverhead
+	if cost > t.budget()/8 {
+		return v
+	}
+	t.makeRoom(cost)
+	t.vals[h] = valueEntry{value: v, cost: int32(cost), hits: 1}
+	return v
+}
+
+// makeRoom charges cost bytes and, when that passes the budget, ages the
+// table until it is back under three quarters of it. Each pass halves
+// every entry's hits and forgets the entries it finds at zero: a value met
+// once (it starts at one) is forgotten at the second pass after it
+// arrived, unless it is met again, which leaves a quarter of the budget
+// of other arrivals for its twin to come; a value met many times, as the
+// values many cached objects hold are, outlives as many halvings. Nine
+// passes empty any table (hits saturate at 255), so the loop is bounded.
+// Callers hold mu.
+func (t *Table) makeRoom(cost int) {
+	t.used += cost
+	if t.used <= t.budget() {
+		return
+	}
+	low := t.budget() / 4 * 3
+	for pass := 0; t.used > low && pass < 9; pass++ {
+		t.age()
+	}
+}
+
+// age is one pass of makeRoom over every entry.
+func (t *Table) age() {
+	for k, e := range t.strs {
+		if e.hits == 0 {
+			delete(t.strs, k)
+			t.used -= len(k) + stringOverhead
+			continue
+		}
+		e.hits /= 2
+		t.strs[k] = e
+	}
+	for k, e := range t.vals {
+		if e.hits == 0 {
+			delete(t.vals, k)
+			t.used -= int(e.cost)
+			continue
+		}
+		e.hits /= 2
+		t.vals[k] = e
+	}
+}
