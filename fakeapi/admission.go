@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/seed31a95821/informer/fakeapi/admission"
-	"github.com/seed31a95821/informer/fakeapi/crd"
+	"github.com/seed31a95821/informer/fakeapi/internal/admission"
+	"github.com/seed31a95821/informer/fakeapi/internal/crd"
 )
 
 // What a real server does to an object sent over HTTP between decoding it
@@ -29,7 +29,7 @@ import (
 //  4. Validation of the spec (admission.Validate, admission.AdmitUpdate):
 //     422 Invalid with the field causes of the real server.
 //
-// fakeapi/admission holds the rules of steps 1 to 4 that need nothing but
+// fakeapi/internal/admission holds the rules of steps 1 to 4 that need nothing but
 // the object; this file holds the ones that need the store (the namespace
 // must exist, a Service's cluster IP is allocated) and calls the others.
 //

@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/seed31a95821/informer/fakeapi/admission"
+	"github.com/seed31a95821/informer/fakeapi/internal/admission"
 )
 
 // serveGet answers GET on one object (or its status).
@@ -243,7 +243,7 @@ func (s *Server) decodeObject(r *http.Request, req requestInfo) (runtime.Object,
 
 // checkFields applies the request's fieldValidation directive to the
 // fields of data (the body, or a patched document when patched is set)
-// that its kind does not have (fakeapi/admission). Custom resources,
+// that its kind does not have (fakeapi/internal/admission). Custom resources,
 // which have no Go type here, are not checked.
 func (s *Server) checkFields(req requestInfo, data []byte, mediaType string, patched []byte) error {
 	if req.res.unstructured || req.fieldValidation == admission.Ignore { // Ignore: nothing to find

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/seed31a95821/informer/apiresource"
-	"github.com/seed31a95821/informer/fakeapi/crd"
+	"github.com/seed31a95821/informer/fakeapi/internal/crd"
 )
 
 // Custom resources come and go with their CustomResourceDefinitions:
@@ -19,7 +19,7 @@ import (
 // (unstructured.go), with the status subresource and the
 // additionalPrinterColumns of the CRD's storage version, and its schema in
 // /openapi/v3. Deleting the CRD deletes its objects and stops serving and
-// publishing them. fakeapi/crd reads, checks and describes the definition;
+// publishing them. fakeapi/internal/crd reads, checks and describes the definition;
 // this file changes what the server serves.
 //
 // Not reproduced: validation, pruning and defaulting against the CRD's

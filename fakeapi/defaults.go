@@ -10,7 +10,7 @@ import (
 // What the real server's registry strategies add to an object on its own,
 // for every write (Go API included): metadata.generation, and a
 // namespace's label, finalizer and phase. The decoder's field defaults and
-// the create rules of HTTP writes are in fakeapi/admission and admission.go.
+// the create rules of HTTP writes are in fakeapi/internal/admission and admission.go.
 // Each rule was found by the conformance test in integration/
 // (docs/fakeapi.md).
 

@@ -53,8 +53,8 @@
 // StatefulSets, {name}/scale below. Verbs: get, list, watch, create,
 // update (PUT), delete, deletecollection, and patch of every type the real
 // server takes: JSON merge patch, strategic merge patch, JSON patch
-// (fakeapi/patch), and server-side apply with managedFields and conflicts
-// (fakeapi/apply). Errors are metav1.Status objects with the real codes,
+// (fakeapi/internal/patch), and server-side apply with managedFields and conflicts
+// (fakeapi/internal/apply). Errors are metav1.Status objects with the real codes,
 // reasons and causes (404 NotFound, 409 AlreadyExists, 409 Conflict, 422
 // Invalid, 400 BadRequest, 410 Expired, 504 with the ResourceVersionTooLarge
 // cause, 413, 415, 401, 405, 406); a path outside every API group gets the
@@ -73,17 +73,17 @@
 // metadata-only for "as=PartialObjectMetadata;g=meta.k8s.io;v=v1" (or
 // ...List); and a Table with the real server's columns for
 // "as=Table;g=meta.k8s.io;v=v1", which is what kubectl get prints
-// (fakeapi/table).
+// (fakeapi/internal/table).
 // Discovery (/api, /apis, group versions) is served in both the aggregated
 // form (apidiscovery.k8s.io/v2, which kubectl and client-go ask for first)
 // and the legacy one; /version, and /openapi/v2 and /openapi/v3 with the
 // real server's own documents, recorded from kube-apiserver by
-// scripts/record-openapi.sh (fakeapi/openapi), serve kubectl explain and
+// scripts/record-openapi.sh (fakeapi/internal/openapi), serve kubectl explain and
 // kubectl's validation.
 //
 // # What an HTTP write goes through
 //
-// As on the real server (admission.go, fakeapi/admission): defaults (a pod's restartPolicy, a
+// As on the real server (admission.go, fakeapi/internal/admission): defaults (a pod's restartPolicy, a
 // Deployment's strategy, a Service's cluster IP), the namespace check (404
 // for a write into a namespace that does not exist; default, kube-system,
 // kube-public and kube-node-lease are created on first use), the create
@@ -108,7 +108,7 @@
 // with Server.Create of an *unstructured.Unstructured) serves its custom
 // resource at once, stored as unstructured objects, with its status
 // subresource and additionalPrinterColumns, and publishes its schema in
-// /openapi/v3 for kubectl explain (customresources.go, fakeapi/crd).
+// /openapi/v3 for kubectl explain (customresources.go, fakeapi/internal/crd).
 // cmd/fakeapi -crd FILE does it at start.
 //
 // # Your own types
@@ -180,7 +180,7 @@
 // managedFields of HTTP writes are recorded with the real server's
 // machinery (structured-merge-diff), writes to /scale included, which are
 // tracked on the Scale and translated to the workload as the real server
-// does (fieldmanager.go, scale.go, fakeapi/apply). Writes through the Go
+// does (fieldmanager.go, scale.go, fakeapi/internal/apply). Writes through the Go
 // API record nothing.
 //
 // docs/fakeapi.md has the conformance table that compares this server with
@@ -217,14 +217,15 @@
 // What makes the server look like kube-apiserver to kubectl, rather than
 // only to an informer, lives in packages of its own, each with a doc.go
 // saying what it imitates. They know nothing of the server and depend only
-// on apimachinery: the core calls them.
+// on apimachinery: the core calls them. They are internal: libraries of
+// this server, not API of the module.
 //
-//	fakeapi/table       the Tables kubectl get prints, with the real columns
-//	fakeapi/openapi     the recorded OpenAPI documents kubectl explain and apply read
-//	fakeapi/patch       JSON merge, strategic merge and JSON patches
-//	fakeapi/apply       managedFields and server-side apply, with the real machinery
-//	fakeapi/admission   defaults, create and update rules, validation, fieldValidation
-//	fakeapi/crd         CustomResourceDefinitions: read, validate, establish, publish
+//	fakeapi/internal/table       the Tables kubectl get prints, with the real columns
+//	fakeapi/internal/openapi     the recorded OpenAPI documents kubectl explain and apply read
+//	fakeapi/internal/patch       JSON merge, strategic merge and JSON patches
+//	fakeapi/internal/apply       managedFields and server-side apply, with the real machinery
+//	fakeapi/internal/admission   defaults, create and update rules, validation, fieldValidation
+//	fakeapi/internal/crd         CustomResourceDefinitions: read, validate, establish, publish
 //
 // # Goroutines
 //

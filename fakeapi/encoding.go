@@ -20,7 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/runtime/serializer/cbor"
 
-	"github.com/seed31a95821/informer/fakeapi/table"
+	"github.com/seed31a95821/informer/fakeapi/internal/table"
 )
 
 // Media types the server speaks.
@@ -41,7 +41,7 @@ func newCodecs(opts Options) serializer.CodecFactory {
 }
 
 // Response shapes a client may ask for with the "as" media-type parameter
-// (and asTable, the Table of kubectl get: fakeapi/table).
+// (and asTable, the Table of kubectl get: fakeapi/internal/table).
 // Metadata-only informers ask for PartialObjectMetadata(List) so the
 // server strips everything but metadata.
 const (

@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/seed31a95821/informer/fakeapi/apply"
-	"github.com/seed31a95821/informer/fakeapi/patch"
+	"github.com/seed31a95821/informer/fakeapi/internal/apply"
+	"github.com/seed31a95821/informer/fakeapi/internal/patch"
 )
 
 // managedFields and server-side apply. kube-apiserver records, in
@@ -29,26 +29,26 @@ import (
 // must not overwrite. Writes through the Go API (Server.Create, Update)
 // record nothing: they come from no client.
 //
-// The machinery is fakeapi/apply's (apimachinery's managedfields package,
+// The machinery is fakeapi/internal/apply's (apimachinery's managedfields package,
 // with the recorded schemas, and an approximation where it cannot be
 // used); this file connects it to requests: trackWrite records every HTTP
 // write, serveApply answers an apply patch. A write to /scale is tracked on
 // its Scale and translated to the workload (scale.go).
 
 // fieldManagerFor returns the field manager of a resource or one of its
-// subresources (fakeapi/apply builds each once).
+// subresources (fakeapi/internal/apply builds each once).
 func (s *Server) fieldManagerFor(ri *resourceInfo, subresource string) (*managedfields.FieldManager, error) {
 	return s.apply.For(applyTarget(ri), subresource)
 }
 
-// applyTarget describes a served resource to fakeapi/apply.
+// applyTarget describes a served resource to fakeapi/internal/apply.
 func applyTarget(ri *resourceInfo) apply.Target {
 	return apply.Target{Kind: ri.Kind, StatusSubresource: ri.StatusSubresource, Unstructured: ri.unstructured}
 }
 
 // isDefaultKind tells whether kind is one of DefaultResources, which the
 // recorded OpenAPI documents describe; a custom Go type registered by a
-// test, or a custom resource, is not. fakeapi/apply asks once per field
+// test, or a custom resource, is not. fakeapi/internal/apply asks once per field
 // manager it builds.
 func isDefaultKind(kind schema.GroupVersionKind) bool {
 	for _, r := range DefaultResources() {

@@ -22,7 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/seed31a95821/informer/apiresource"
-	"github.com/seed31a95821/informer/fakeapi/patch"
+	"github.com/seed31a95821/informer/fakeapi/internal/patch"
 )
 
 // The patch media types, short for the tests that send patches.

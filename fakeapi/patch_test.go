@@ -89,7 +89,7 @@ func TestHostilePatchesAreBounded(t *testing.T) {
 	}
 	code, body, _ := do(t, http.MethodPatch, url, mediaJSONPatch, "["+strings.Join(ops, ",")+"]")
 	require.Contains(t, []int{http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity}, code, "%s", body)
-	// Far more copy operations than allowed (fakeapi/patch allows 64): 413
+	// Far more copy operations than allowed (fakeapi/internal/patch allows 64): 413
 	// before any work.
 	many := make([]string, 1000)
 	for i := range many {

@@ -9,11 +9,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/seed31a95821/informer/fakeapi/patch"
+	"github.com/seed31a95821/informer/fakeapi/internal/patch"
 )
 
-// The PATCH verb. fakeapi/patch decodes the patch types of the real server
-// (JSON merge, strategic merge, JSON patch) and fakeapi/apply the fourth,
+// The PATCH verb. fakeapi/internal/patch decodes the patch types of the real server
+// (JSON merge, strategic merge, JSON patch) and fakeapi/internal/apply the fourth,
 // server-side apply. Every patch is applied inside the store's critical
 // section, so it always applies to the latest state; a resourceVersion
 // inside the patch acts as a precondition, exactly as in an update.

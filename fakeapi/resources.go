@@ -32,7 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/seed31a95821/informer/apiresource"
-	"github.com/seed31a95821/informer/fakeapi/table"
+	"github.com/seed31a95821/informer/fakeapi/internal/table"
 )
 
 // ServedResource describes one collection the server serves: where it

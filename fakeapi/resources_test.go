@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/seed31a95821/informer/apiresource"
-	"github.com/seed31a95821/informer/fakeapi/openapi"
+	"github.com/seed31a95821/informer/fakeapi/internal/openapi"
 )
 
 func TestResourceRegistration(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/seed31a95821/informer/fakeapi/admission"
-	"github.com/seed31a95821/informer/fakeapi/apply"
+	"github.com/seed31a95821/informer/fakeapi/internal/admission"
+	"github.com/seed31a95821/informer/fakeapi/internal/apply"
 )
 
 // The URL layout is the real server's:
@@ -84,7 +84,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveOpenAPI answers /openapi/v2, /openapi/v3 and /openapi/v3/{gv} with
-// the real server's documents (fakeapi/openapi), which kubectl explain,
+// the real server's documents (fakeapi/internal/openapi), which kubectl explain,
 // kubectl's validation and server-side apply read.
 func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {

@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/seed31a95821/informer/apiresource"
-	"github.com/seed31a95821/informer/fakeapi/admission"
-	"github.com/seed31a95821/informer/fakeapi/patch"
+	"github.com/seed31a95821/informer/fakeapi/internal/admission"
+	"github.com/seed31a95821/informer/fakeapi/internal/patch"
 )
 
 // The scale subresource: {name}/scale reads and writes a workload's
@@ -221,7 +221,7 @@ func scaleOwners(ri *resourceInfo, workload runtime.Object, scale *autoscalingv1
 // trackScale records a /scale write in the managedFields of obj, the new
 // state of the stored workload, from current and want, the Scale before
 // and after. Where the Scale's field manager cannot be built (a scheme
-// without autoscaling/v1), the approximation of fakeapi/apply records
+// without autoscaling/v1), the approximation of fakeapi/internal/apply records
 // the write instead.
 func (s *Server) trackScale(st *store, req requestInfo, obj, stored runtime.Object, current, want *autoscalingv1.Scale,
 	owners *managedfields.ScaleHandler) error {

@@ -18,10 +18,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 
 	"github.com/seed31a95821/informer/apiresource"
-	"github.com/seed31a95821/informer/fakeapi/admission"
-	"github.com/seed31a95821/informer/fakeapi/apply"
-	"github.com/seed31a95821/informer/fakeapi/crd"
-	"github.com/seed31a95821/informer/fakeapi/openapi"
+	"github.com/seed31a95821/informer/fakeapi/internal/admission"
+	"github.com/seed31a95821/informer/fakeapi/internal/apply"
+	"github.com/seed31a95821/informer/fakeapi/internal/crd"
+	"github.com/seed31a95821/informer/fakeapi/internal/openapi"
 )
 
 // Defaults for the zero Options.

@@ -6,7 +6,7 @@
 # by hand would be a second, wrong copy of Kubernetes; generating them needs the whole
 # kubernetes build. So we record them from the real server the integration tests already build
 # (scripts/real-apiserver.sh), once per Kubernetes version, and commit them gzip-compressed
-# (fakeapi/openapi/*.gz, embedded into the package).
+# (fakeapi/internal/openapi/*.gz, embedded into the package).
 #
 # Usage:
 #   scripts/record-openapi.sh            start a real server, record, stop it
@@ -18,7 +18,7 @@
 set -euo pipefail
 
 readonly ROOT=$(cd "$(dirname "$0")/.." && pwd)
-readonly OUT=$ROOT/fakeapi/openapi
+readonly OUT=$ROOT/fakeapi/internal/openapi
 # The group versions fakeapi serves (fakeapi/resources.go) or reads (CRDs).
 readonly GROUP_VERSIONS=(api/v1 apis/apps/v1 apis/apiextensions.k8s.io/v1)
 

@@ -23,9 +23,9 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/yaml"
 
-	"github.com/seed31a95821/informer/fakeapi/admission"
-	"github.com/seed31a95821/informer/fakeapi/openapi"
-	"github.com/seed31a95821/informer/fakeapi/patch"
+	"github.com/seed31a95821/informer/fakeapi/internal/admission"
+	"github.com/seed31a95821/informer/fakeapi/internal/openapi"
+	"github.com/seed31a95821/informer/fakeapi/internal/patch"
 )
 
 // Target is what a field manager is built for: a served resource, as the
@@ -279,7 +279,7 @@ func (unstructuredConverter) Convert(in, out, _ any) error {
 	u, ok := in.(*unstructured.Unstructured)
 	o, ok2 := out.(*unstructured.Unstructured)
 	if !ok || !ok2 {
-		return fmt.Errorf("fakeapi/apply: cannot convert %T to %T", in, out)
+		return fmt.Errorf("fakeapi/internal/apply: cannot convert %T to %T", in, out)
 	}
 	o.Object = runtime.DeepCopyJSON(u.Object)
 	return nil
@@ -288,7 +288,7 @@ func (unstructuredConverter) Convert(in, out, _ any) error {
 func (unstructuredConverter) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner) (runtime.Object, error) {
 	if gvk, ok := gv.KindForGroupVersionKinds([]schema.GroupVersionKind{in.GetObjectKind().GroupVersionKind()}); !ok ||
 		gvk != in.GetObjectKind().GroupVersionKind() {
-		return nil, fmt.Errorf("fakeapi/apply: custom resources are served in one version, not %v", gv)
+		return nil, fmt.Errorf("fakeapi/internal/apply: custom resources are served in one version, not %v", gv)
 	}
 	return in, nil
 }

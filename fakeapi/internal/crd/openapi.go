@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/seed31a95821/informer/fakeapi/openapi"
+	"github.com/seed31a95821/informer/fakeapi/internal/openapi"
 )
 
 // The OpenAPI v3 document of a custom resource's group version, as the

@@ -17,7 +17,7 @@
 // apimachinery's managedfields package (structured-merge-diff), the real
 // server's own machinery (Managers, managers.go). It needs each type's
 // schema: for the built-in types, the recorded OpenAPI v3 documents of
-// fakeapi/openapi (list types, map keys); for other types, a schema deduced
+// fakeapi/internal/openapi (list types, map keys); for other types, a schema deduced
 // from the objects, which treats every list as atomic, as the real server
 // does for custom resources without one. Where that machinery cannot be
 // used, Record (approximate.go) writes entries of the real shape with

@@ -26,12 +26,12 @@ import (
 //     and set image send it for built-in types.
 //   - JSON patch (RFC 6902): a list of add/remove/replace/move/copy/test
 //     operations on JSON pointers.
-//   - Apply patch: server-side apply (fakeapi/apply).
+//   - Apply patch: server-side apply (fakeapi/internal/apply).
 const (
 	MediaMerge          = "application/merge-patch+json"
 	MediaStrategicMerge = "application/strategic-merge-patch+json"
 	MediaJSONPatch      = "application/json-patch+json"
-	// MediaApply is server-side apply's, which fakeapi/apply decodes.
+	// MediaApply is server-side apply's, which fakeapi/internal/apply decodes.
 	MediaApply = "application/apply-patch+yaml"
 )
 

@@ -28,7 +28,7 @@ type swaggerV2 struct {
 func parseV2(v2 []byte) (*swaggerV2, error) {
 	var swagger swaggerV2
 	if err := json.Unmarshal(v2, &swagger); err != nil {
-		return nil, fmt.Errorf("fakeapi/openapi: the v2 OpenAPI document: %w", err)
+		return nil, fmt.Errorf("fakeapi/internal/openapi: the v2 OpenAPI document: %w", err)
 	}
 	return &swagger, nil
 }

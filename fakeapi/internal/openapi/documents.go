@@ -64,7 +64,7 @@ type Documents struct {
 
 	crdMu sync.RWMutex // guards crd
 	// crd holds the documents of custom resources' group versions
-	// (fakeapi/crd builds them).
+	// (fakeapi/internal/crd builds them).
 	crd map[string]Doc
 }
 
@@ -127,11 +127,11 @@ func loadDoc(name string) (Doc, error) {
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
 	if err != nil {
-		return Doc{}, fmt.Errorf("fakeapi/openapi: %s: %w", name, err)
+		return Doc{}, fmt.Errorf("fakeapi/internal/openapi: %s: %w", name, err)
 	}
 	data, err := io.ReadAll(zr)
 	if err != nil {
-		return Doc{}, fmt.Errorf("fakeapi/openapi: %s: %w", name, err)
+		return Doc{}, fmt.Errorf("fakeapi/internal/openapi: %s: %w", name, err)
 	}
 	return NewDoc(data), nil
 }

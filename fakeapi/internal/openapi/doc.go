@@ -17,12 +17,12 @@
 // for with a stale hash is redirected (301) to the current one. A built-in
 // group version with no recorded v3 document gets one derived from the v2
 // document (derived.go). Custom resources' documents are built by
-// fakeapi/crd and published here with Documents.SetCRD.
+// fakeapi/internal/crd and published here with Documents.SetCRD.
 //
 // # Its place
 //
 // It is one of fakeapi's fidelity packages: an informer never reads
 // OpenAPI. The fakeapi core routes /openapi/ to Documents.Serve and keeps
-// one Documents per server; fakeapi/apply reads the recorded schemas
+// one Documents per server; fakeapi/internal/apply reads the recorded schemas
 // (RecordedV3Paths, RecordedV3). This package knows nothing of the server.
 package openapi

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed31a95821/informer/apiresource"
-	"github.com/seed31a95821/informer/fakeapi/table"
+	"github.com/seed31a95821/informer/fakeapi/internal/table"
 )
 
 // Kind is the kind of a CustomResourceDefinition.
