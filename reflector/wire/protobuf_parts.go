@@ -10,8 +10,8 @@ package wire
 // volumes, tolerations, affinity, labels and owner, byte for byte. A
 // decoder that meets those bytes again takes the value it decoded the
 // first time instead of decoding them (and allocating them) again, and
-// whatever is shared later (intern.go, internal/share) is then already
-// shared. BenchmarkWatchDecodeParts (watch_decoder_bench_test.go) measures
+// whatever is shared later (internal/share's table) is then already
+// shared. BenchmarkWatchDecodeParts (protobuf_parts_bench_test.go) measures
 // it.
 //
 // Why it is correct: the parts are split off the pod's bytes by field
