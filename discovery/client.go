@@ -115,9 +115,15 @@ func (c *Client) load(ctx context.Context, refresh bool) (*Snapshot, error) {
 	return snap, err
 }
 
-// loadRead is load, and whether this call read the documents.
+// loadRead is load, and whether this call read the documents itself. A
+// call that joins another's read did not: that read may have begun before
+// what the caller looks for existed.
 func (c *Client) loadRead(ctx context.Context, refresh bool) (*Snapshot, bool, error) {
 	c.mu.Lock()
+	if c.snap != nil && !refresh { // the Snapshot at hand, even while a Refresh reads
+		defer c.mu.Unlock()
+		return c.snap, false, nil
+	}
 	if ch := c.reading; ch != nil { // share the read in progress
 		c.mu.Unlock()
 		select {
@@ -128,15 +134,16 @@ func (c *Client) loadRead(ctx context.Context, refresh bool) (*Snapshot, bool, e
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		snap, err := c.resultLocked()
-		return snap, true, err
+		return snap, false, err
 	}
 	due := c.readAt.IsZero() || c.now().Sub(c.readAt) >= c.wait
 	early := !due && refresh && c.early && c.err == nil
-	if (!due && !early) || (c.snap != nil && !refresh) {
+	if !due && !early {
 		defer c.mu.Unlock()
 		snap, err := c.resultLocked()
 		return snap, false, err
 	}
+	credit := c.early
 	c.early = false
 	ch := make(chan struct{})
 	c.reading = ch
@@ -148,8 +155,13 @@ func (c *Client) loadRead(ctx context.Context, refresh bool) (*Snapshot, bool, e
 	defer c.mu.Unlock()
 	c.reading = nil
 	close(ch)
-	c.recordLocked(snap, err, ctx.Err() != nil)
-	c.early = due && err == nil
+	cancelled := err != nil && ctx.Err() != nil
+	c.recordLocked(snap, err, cancelled)
+	if cancelled {
+		c.early = credit // a read cut short spends nothing
+	} else {
+		c.early = due && err == nil
+	}
 	snap, err = c.resultLocked()
 	return snap, true, err
 }
