@@ -275,6 +275,7 @@ func (f *Factory) listerWatcher(r Resource, metadataOnly, dynamic bool, ws wireS
 		Decoded:       d.decoded,
 		// The decoders skip what the Transform would drop.
 		DropManagedFields: d.dropManagedFields,
+		ShareParts:        d.shareParts,
 		Unstructured:      dynamic,
 		// Unstructured objects share equal small maps and slices as they
 		// are decoded on the same condition as typed ones (decoders).

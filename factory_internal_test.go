@@ -36,5 +36,5 @@ func TestFactoryDropsManagedFieldsWhileDecodingOnlyForStripManagedFields(t *test
 	assert.True(t, drops(StripManagedFields()))
 	assert.False(t, drops(Transform{}))
 	keep := func(o runtime.Object) (runtime.Object, error) { return o, nil }
-	assert.False(t, drops(Transform{Func: keep, LeavesMapsAlone: true}))
+	assert.False(t, drops(Transform{Func: keep, SetsFieldsOnly: true}))
 }

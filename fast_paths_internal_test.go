@@ -237,7 +237,7 @@ func TestCacheKeysAreOnByDefault(t *testing.T) {
 }
 
 // The decoders share equal maps before the Transform runs, in a Factory's
-// informer whose Transform declares LeavesMapsAlone: two pods of one
+// informer whose Transform declares SetsFieldsOnly: two pods of one
 // deployment reach it with one labels map. Off, or with a Transform that
 // does not declare it, each reaches it with its own, and they are shared
 // after it (the cache is as small either way).
@@ -263,7 +263,7 @@ func TestDecodeShareIsOnByDefault(t *testing.T) {
 			var mu sync.Mutex
 			seen := map[uintptr]bool{} // the labels maps the Transform was given
 			opts := FactoryOptions{}
-			opts.Informer.Transform = Transform{LeavesMapsAlone: tc.leaves, Func: func(obj runtime.Object) (runtime.Object, error) {
+			opts.Informer.Transform = Transform{SetsFieldsOnly: tc.leaves, Func: func(obj runtime.Object) (runtime.Object, error) {
 				mu.Lock()
 				defer mu.Unlock()
 				seen[reflect.ValueOf(obj.(*corev1.Pod).Labels).Pointer()] = true
@@ -289,5 +289,61 @@ func TestDecodeShareIsOnByDefault(t *testing.T) {
 			assert.Equal(t, reflect.ValueOf(pods[0].(*corev1.Pod).Labels).Pointer(),
 				reflect.ValueOf(pods[1].(*corev1.Pod).Labels).Pointer(), "the cache shares them either way")
 		})
+	}
+}
+
+// The protobuf decoder shares whole decoded parts (a template's
+// containers) only when nothing modifies a decoded object: no Transform,
+// or StripManagedFields, never a Transform of the user's. And a user's
+// Transform that writes into a container, as it may when it does not
+// declare SetsFieldsOnly, rewrites that pod alone, never every pod of its
+// template.
+func TestDecodedPartsAreSharedOnlyWhenNothingModifiesThem(t *testing.T) {
+	imageOf := func(obj runtime.Object) (runtime.Object, error) {
+		p := obj.(*corev1.Pod)
+		for i := range p.Spec.Containers {
+			p.Spec.Containers[i].Image = "img-of-" + p.Name
+		}
+		return p, nil
+	}
+	for name, tc := range map[string]struct {
+		transform Transform
+		shared    bool
+	}{
+		"none":                   {Transform{}, true},
+		"StripManagedFields":     {StripManagedFields(), true},
+		"user's, SetsFieldsOnly": {Transform{Func: imageOf, SetsFieldsOnly: true}, false},
+		"user's":                 {Transform{Func: imageOf}, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			inf := newInformer[*corev1.Pod](Options{Transform: tc.transform}, allFastPaths())
+			assert.Equal(t, tc.shared, inf.decoders().shareParts)
+		})
+	}
+
+	srv, err := fakeapi.NewServer(fakeapi.Options{})
+	require.NoError(t, err)
+	defer srv.Close()
+	for i := range 2 { // one template: equal containers
+		_, err := srv.Create(realpod.New(i))
+		require.NoError(t, err)
+	}
+	opts := FactoryOptions{}
+	opts.Informer.Transform = Transform{Func: imageOf}
+	f := NewFactory(rest.Config{Host: srv.URL(), ContentType: rest.ContentTypeProtobuf}, opts)
+	defer f.Shutdown()
+	inf, err := For[*corev1.Pod](f)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	f.Start(ctx)
+	require.True(t, f.WaitForCacheSync(ctx)["pods"])
+	for i := range 2 {
+		want := realpod.New(i)
+		got, err := inf.Lister().Get(want.Namespace, want.Name)
+		require.NoError(t, err)
+		for _, c := range got.Spec.Containers {
+			assert.Equal(t, "img-of-"+want.Name, c.Image, "each pod keeps what its own Transform set")
+		}
 	}
 }

@@ -181,7 +181,7 @@ func newInformer[T runtime.Object](opts Options, fast fastPaths) *SharedInformer
 	s.idx = indexer.New(opts.Indexers)
 	s.proc = processor.New(processor.Options{OnError: s.report})
 	s.shared = new(share.Table)
-	s.decodersShare = fast.decodeShare && (opts.Transform.Func == nil || opts.Transform.LeavesMapsAlone)
+	s.decodersShare = fast.decodeShare && (opts.Transform.Func == nil || opts.Transform.SetsFieldsOnly)
 	if fast.relist {
 		s.reuse = reuse.New(s.idx.Get)
 	}

@@ -49,6 +49,9 @@ type decoders struct {
 	// dropManagedFields: the Transform drops them (DropsManagedFields),
 	// so the decoders need not decode them.
 	dropManagedFields bool
+	// shareParts: nothing modifies a decoded object (no Transform, or
+	// StripManagedFields), so objects may share whole decoded parts.
+	shareParts bool
 }
 
 // decoders returns the informer's cache as a relist sees it, and its
@@ -71,5 +74,7 @@ func (s *SharedInformer[T]) decoders() decoders {
 		d.decoded = s.shared.Share
 	}
 	d.dropManagedFields = s.opts.Transform.DropsManagedFields
+	tr := s.opts.Transform
+	d.shareParts = s.decodersShare && (tr.Func == nil || tr.onlyManagedFields)
 	return d
 }

@@ -29,7 +29,7 @@
 // Maps, slices and byte slices can be modified in place, so Table.Share
 // sees an object only while nobody but the informer has it and nothing
 // will modify it any more: as it is decoded when the informer's Transform
-// is none or declares LeavesMapsAlone (as StripManagedFields does: it
+// is none or declares SetsFieldsOnly (as StripManagedFields does: it
 // touches no map, slice or byte slice), else after the Transform. Once cached, nobody may modify it (the
 // informer's documented contract: cached objects are shared with every
 // reader). Two cached objects that share a map are then as read-only as

@@ -71,10 +71,15 @@ type Options struct {
 	// handed on before). Nothing else holds the object yet. An informer
 	// Factory sets it to share equal maps and byte slices between the
 	// objects of its cache, when the informer's Transform leaves them
-	// alone. Setting it also promises that nothing modifies a decoded
-	// object: the protobuf decoder then lets pods share the repeated
-	// parts it decodes once (protobuf_parts.go).
+	// alone.
 	Decoded func(runtime.Object)
+	// ShareParts promises that nothing modifies a decoded object at all,
+	// not even a field of it: the protobuf decoder then lets pods share
+	// the repeated parts it decodes once (containers, volumes, affinity...:
+	// protobuf_parts.go). An informer Factory sets it when the informer's
+	// Transform is none or StripManagedFields, never for a Transform of
+	// the user's, which may set a field inside a shared part.
+	ShareParts bool
 	// DropManagedFields declares that the caller drops every object's
 	// metadata.managedFields (an informer Factory sets it when the
 	// Transform declares DropsManagedFields, as StripManagedFields does):

@@ -22,8 +22,8 @@ package wire
 //
 // Why it is safe: pods that take a part from the cache share its maps,
 // slices and pointers. Only callers that promise never to modify a decoded
-// object get this (the informer, when its Transform is none or
-// StripManagedFields: see shareParts), and nothing in this package writes
+// object get this (Options.ShareParts: the informer, when its Transform
+// is none or StripManagedFields), and nothing in this package writes
 // to a shared part: the interning and the sharing that run on a decoded
 // object do not see the parts it took from the cache (hideParts). A cache
 // belongs to one decoder, used by one goroutine: a part is written

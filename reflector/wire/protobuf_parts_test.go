@@ -215,7 +215,7 @@ func TestSharedPartsAreNotWrittenAfterDelivery(t *testing.T) {
 		stream = append(stream, enc.frame(t, watch.Modified, p)...)
 	}
 	c := reuse.New(func(string) (runtime.Object, bool) { return nil, false })
-	lw := &ListerWatcher{opts: Options{Relist: c, Decoded: new(share.Table).Share}}
+	lw := &ListerWatcher{opts: Options{Relist: c, Decoded: new(share.Table).Share, ShareParts: true}}
 	require.True(t, lw.shareParts())
 	pd := newProtobufEventDecoder(bytes.NewReader(stream), rest.DefaultMaxFrameBytes, tgt)
 	pd.objects = newProtoDecoder(tgt, lw.shareParts())

@@ -190,8 +190,6 @@ func (d *reusingDecoder) Next() (watch.Event, error) {
 }
 
 // shareParts reports whether the objects this ListerWatcher decodes may
-// share parts with each other (protobuf_parts.go): when its caller shares
-// values as they are decoded (Options.Decoded), which an informer asks for
-// only when its Transform modifies no map or slice of an object, and
-// nothing modifies an object once decoded.
-func (lw *ListerWatcher) shareParts() bool { return lw.opts.Decoded != nil }
+// share parts with each other (protobuf_parts.go): when its caller
+// promises that nothing modifies them (Options.ShareParts).
+func (lw *ListerWatcher) shareParts() bool { return lw.opts.ShareParts }
