@@ -140,18 +140,28 @@ func NewFactory(cfg rest.Config, opts FactoryOptions) *Factory {
 // a function, and, with an error for which meta.IsNoMatchError is true, a
 // kind the server's discovery does not list.
 func For[T runtime.Object](f *Factory) (*SharedInformer[T], error) {
-	if isUnstructured[T]() {
-		return nil, fmt.Errorf("informer: an unstructured object names no resource, use ForDynamic: %w", ErrUnknownType)
-	}
-	obj, err := newObject[T]()
+	r, err := resourceOf[T](f)
 	if err != nil {
 		return nil, err
 	}
+	return informerFor[T](f, r, false)
+}
+
+// resourceOf finds where T's kind lives (resolve), for For and ForScope.
+// An unstructured T names no kind: ForDynamic is for those.
+func resourceOf[T runtime.Object](f *Factory) (Resource, error) {
+	if isUnstructured[T]() {
+		return Resource{}, fmt.Errorf("informer: an unstructured object names no resource, use ForDynamic: %w", ErrUnknownType)
+	}
+	obj, err := newObject[T]()
+	if err != nil {
+		return Resource{}, err
+	}
 	r, err := f.resolve(obj)
 	if err != nil {
-		return nil, fmt.Errorf("informer: %w", err)
+		return Resource{}, fmt.Errorf("informer: %w", err)
 	}
-	return informerFor[T](f, r, false)
+	return r, nil
 }
 
 // resolve finds where obj's kind lives, by the module's one rule

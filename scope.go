@@ -56,13 +56,9 @@ type Scope struct {
 // through a ScopedInformer. A scope that cannot be watched is refused with
 // an error wrapping ErrInvalidScope; the rest of For's errors apply.
 func ForScope[T runtime.Object](f *Factory, scope Scope) (*ScopedInformer[T], error) {
-	obj, err := newObject[T]()
+	r, err := resourceOf[T](f)
 	if err != nil {
 		return nil, err
-	}
-	r, err := f.resolve(obj)
-	if err != nil {
-		return nil, fmt.Errorf("informer: %w", err)
 	}
 	return scopedFor[T](f, r, false, scope)
 }
