@@ -296,18 +296,11 @@ func (p *jsonValueParser) object() (map[string]any, error) {
 			return nil, err
 		}
 		p.pairs = append(p.pairs, jsonPair{key, val})
-		p.skipSpace()
-		if p.pos >= len(p.data) {
-			return nil, p.fail("unexpected end")
+		if more, err := p.next('}'); err != nil {
+			return nil, err
+		} else if !more {
+			break
 		}
-		if c := p.data[p.pos]; c == ',' {
-			p.pos++
-			continue
-		} else if c != '}' {
-			return nil, p.fail("want ',' or '}'")
-		}
-		p.pos++
-		break
 	}
 	pairs := p.pairs[base:]
 	m := make(map[string]any, len(pairs))
@@ -317,6 +310,24 @@ func (p *jsonValueParser) object() (map[string]any, error) {
 	clear(pairs) // let go of the values
 	p.pairs = p.pairs[:base]
 	return p.sharedObject(start, m), nil
+}
+
+// next steps over what follows a member or an element: a ',' (more
+// follow) or closing (the end of the object or array).
+func (p *jsonValueParser) next(closing byte) (more bool, err error) {
+	p.skipSpace()
+	if p.pos >= len(p.data) {
+		return false, p.fail("unexpected end")
+	}
+	switch p.data[p.pos] {
+	case ',':
+		p.pos++
+		return true, nil
+	case closing:
+		p.pos++
+		return false, nil
+	}
+	return false, p.fail("want ',' or '" + string(closing) + "'")
 }
 
 // sharedObject ends an object that began at start: the table's copy of
@@ -356,18 +367,11 @@ func (p *jsonValueParser) array() ([]any, error) {
 			return nil, err
 		}
 		p.elems = append(p.elems, val)
-		p.skipSpace()
-		if p.pos >= len(p.data) {
-			return nil, p.fail("unexpected end")
+		if more, err := p.next(']'); err != nil {
+			return nil, err
+		} else if !more {
+			break
 		}
-		if c := p.data[p.pos]; c == ',' {
-			p.pos++
-			continue
-		} else if c != ']' {
-			return nil, p.fail("want ',' or ']'")
-		}
-		p.pos++
-		break
 	}
 	out := make([]any, len(p.elems)-base)
 	copy(out, p.elems[base:])
