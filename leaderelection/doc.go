@@ -57,8 +57,10 @@
 // The guarantee is about the processes' beliefs, measured on their
 // clocks. A process that is paused (SIGSTOP, a long GC or swap, a
 // suspended VM) between checking its term and acting does not run its
-// clock-driven step-down either: when it resumes, the term's context is
-// cancelled at once, but a write it had already decided to make may go
+// clock-driven step-down either: when it resumes, the term's context
+// reports the end at once (its Err reads the monotonic clock, so no
+// worker is admitted by a Gate or starts a reconcile before the overdue
+// watchdog has run), but a write it had already decided to make may go
 // out after a successor has taken over. A Lease has no fencing token that
 // the API server would check on the controller's writes. What a
 // controller should do:

@@ -159,9 +159,11 @@ func (e *Elector) Check() error {
 }
 
 // term is one period of leadership: the context OnStartedLeading runs
-// under, the watchdog that cancels it at the authority's end whatever the
-// loop is doing, and done, closed when OnStartedLeading returned.
+// under (wrapped in a termContext), the watchdog that cancels it at the
+// authority's end whatever the loop is doing, and done, closed when
+// OnStartedLeading returned.
 type term struct {
+	ctx      context.Context
 	cancel   context.CancelFunc
 	watchdog *time.Timer
 	done     chan struct{}
@@ -273,8 +275,8 @@ func (e *Elector) untilNext() time.Duration {
 func (e *Elector) sync(ctx context.Context, t **term, reported *string) {
 	now := time.Now()
 	e.mu.Lock()
-	if *t != nil && !(*t).watchdog.Stop() {
-		e.m.StepDown() // the watchdog fired: the term is over whatever the machine thought
+	if *t != nil && (!(*t).watchdog.Stop() || (*t).ctx.Err() != nil) {
+		e.m.StepDown() // the watchdog fired, or a worker saw the authority lapse (termContext): the term is over whatever the machine thought
 	}
 	leading, end, leader := e.m.Leading(now), e.m.AuthorityEnd(), e.m.Leader()
 	e.mu.Unlock()
@@ -294,14 +296,41 @@ func (e *Elector) sync(ctx context.Context, t **term, reported *string) {
 
 func (e *Elector) startTerm(ctx context.Context, authority time.Duration) *term {
 	tctx, cancel := context.WithCancel(ctx)
-	t := &term{cancel: cancel, watchdog: time.AfterFunc(authority, cancel), done: make(chan struct{})}
+	t := &term{ctx: tctx, cancel: cancel, watchdog: time.AfterFunc(authority, cancel), done: make(chan struct{})}
 	go func() {
 		defer close(t.done)
 		if e.opts.OnStartedLeading != nil {
-			e.opts.OnStartedLeading(tctx)
+			e.opts.OnStartedLeading(&termContext{Context: tctx, cancel: cancel, leading: e.IsLeader})
 		}
 	}()
 	return t
+}
+
+// termContext is the context a term runs under. Its Err asks the clock,
+// not only the watchdog: a process resumed after a pause longer than its
+// authority (SIGSTOP, a stalled VM) has an overdue watchdog that the
+// runtime runs at some point after the resume, and a worker scheduled
+// first would find the context still live and start work for a term
+// that is over. Err closes that window: once the authority has lapsed
+// on the monotonic clock it cancels the term itself, then reports it, so
+// Err and Done agree as the context contract requires.
+type termContext struct {
+	context.Context
+	cancel  context.CancelFunc
+	leading func() bool
+}
+
+// Err is the term's error: non-nil once the term was cancelled or its
+// authority lapsed, whichever is seen first.
+func (c *termContext) Err() error {
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
+	if !c.leading() {
+		c.cancel()
+		return c.Context.Err()
+	}
+	return nil
 }
 
 // endTerm cancels the term's context and waits for its work to stop.

@@ -419,3 +419,58 @@ func TestElectorWantHandsOver(t *testing.T) {
 		wg.Wait()
 	})
 }
+
+// A process resumed after a pause longer than its authority: the term's
+// watchdog is overdue but has not run. The term's context reports the end
+// from the clock, its Done agrees, and a Gate admits no worker to the
+// term that is over.
+func TestTermContextEndsOnTheClockBeforeTheWatchdog(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var leading atomic.Bool
+		leading.Store(true)
+		parent, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		term := &termContext{Context: parent, cancel: cancel, leading: leading.Load}
+		var g Gate
+		led := make(chan struct{})
+		go func() { defer close(led); g.Lead(term) }()
+		synctest.Wait()
+		_, leave, err := g.Enter(t.Context())
+		require.NoError(t, err, "a live term admits")
+		leave()
+
+		leading.Store(false) // the authority lapsed; no watchdog has cancelled anything
+		require.ErrorIs(t, term.Err(), context.Canceled)
+		select {
+		case <-term.Done():
+		default:
+			t.Fatal("Err reported the end but Done is still open")
+		}
+		<-led
+		enterCtx, stop := context.WithTimeout(t.Context(), time.Minute)
+		defer stop()
+		_, _, err = g.Enter(enterCtx)
+		require.ErrorIs(t, err, context.DeadlineExceeded, "no worker is admitted to a lapsed term")
+	})
+}
+
+// The same lapse inside a Gate's Enter, before anyone called Err: the
+// worker is not admitted and waits for the next term.
+func TestGateAdmitsNoWorkerToALapsedTerm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var leading atomic.Bool
+		leading.Store(true)
+		parent, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		var g Gate
+		led := make(chan struct{})
+		go func() { defer close(led); g.Lead(&termContext{Context: parent, cancel: cancel, leading: leading.Load}) }()
+		synctest.Wait()
+		leading.Store(false)
+		enterCtx, stop := context.WithTimeout(t.Context(), time.Minute)
+		defer stop()
+		_, _, err := g.Enter(enterCtx)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		<-led
+	})
+}
