@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -130,6 +131,34 @@ func BenchmarkListDecodeParts(b *testing.B) {
 				lw.reuseListItems(metav1.ListOptions{}, got, hits)
 			}
 			b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N)/n, "cpu-ns/pod")
+		})
+	}
+}
+
+// BenchmarkWatchDecodePartsChurn is BenchmarkWatchDecodeParts for the
+// events of a random-order churn (realpod.ChurnOrder, realpod.Restarted):
+// every pod of 10,000 updated once, so that the pods of one template come
+// far apart and the bounded parts cache meets most parts after it has
+// forgotten them. The compare command's churn row is this regime.
+//
+// Run: go test -run '^$' -bench WatchDecodePartsChurn -benchmem ./reflector/wire/
+func BenchmarkWatchDecodePartsChurn(b *testing.B) {
+	const n = 10_000
+	enc := newWireEncoder(rest.ContentTypeProtobuf)
+	var stream []byte
+	at := time.Unix(1_700_000_000, 0)
+	for _, i := range realpod.ChurnOrder(n, 1) {
+		p := realpod.Restarted(realpod.New(i), i, 1, at)
+		p.Annotations["bench.informer/written-at"] = strconv.Itoa(i) // as compare stamps each write
+		p.ResourceVersion = strconv.Itoa(20_000 + i)
+		stream = append(stream, enc.frame(b, watch.Modified, p)...)
+	}
+	for _, v := range []struct {
+		name  string
+		parts bool
+	}{{"generated", false}, {"parts", true}} {
+		b.Run("protobuf/"+v.name, func(b *testing.B) {
+			benchDecodePath(b, rest.ContentTypeProtobuf, stream, n, false, v.parts)
 		})
 	}
 }

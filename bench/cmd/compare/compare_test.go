@@ -54,10 +54,12 @@ func TestEveryScenarioAtSmallSize(t *testing.T) {
 		"| backlog drain allocs per event 40 protobuf (end to end, decoding included) |",
 		"| burst 100 handlers one slow 40 json |",
 		"| heap per cached pod 40 json after random-order churn |", "| heap per cached pod 40 json, 30% unique templates |",
+		"| cpu per update 40 json after random-order churn |", "| cpu per update 40 protobuf after random-order churn |",
 		"| heap per cached pod 40 json, 30% unique templates, after random-order churn |", "| latency p99 100 handlers one slow 40 json |",
 	} {
 		assert.Contains(t, table, row)
 	}
+	assert.NotContains(t, table, "| heap per cached pod 40 protobuf after random-order churn |", "the churned heap row is JSON's")
 
 	var figures []map[string]any
 	b, err := os.ReadFile(jsonPath)
@@ -85,6 +87,9 @@ func TestEveryScenarioAtSmallSize(t *testing.T) {
 			assert.NotZero(t, fi.Size(), name)
 		}
 	}
+	churn, err := filepath.Glob(filepath.Join(profiles, "*-client-go-churn-40-protobuf-after-random-order-churn.child.cpu"))
+	require.NoError(t, err)
+	assert.Len(t, churn, 1, "the churn is a profiled step")
 	for _, svg := range []string{"sync-time.svg", "sync-heap.svg", "relist-heap.svg"} {
 		b, err := os.ReadFile(filepath.Join(dir, svg))
 		require.NoError(t, err)

@@ -26,9 +26,10 @@
 // from the first write, or the backlog's release, to the last event
 // handled; the informer's CPU per event; write-to-handler latency p50 and
 // p99; the informer's heap objects allocated per event, end to end,
-// decoding included); a burst with 100 handlers, one of them slow; heap per
-// cached pod after every pod is updated once in random order with a
-// kubelet's status change, and on a second server whose pods have a
+// decoding included); a burst with 100 handlers, one of them slow; the
+// informer's CPU per update while every pod is updated once in random
+// order with a kubelet's status change (JSON and protobuf), and the heap
+// per cached pod after that, and on a second server whose pods have a
 // template of their own three times in ten, synced and after such a churn
 // (population.go, internal/realpod); and the
 // component benchmarks of this module (components.go): the pipeline from

@@ -106,12 +106,16 @@ func (x *runner) run(p plan) error {
 				}
 			}
 		}
-		// Heap per cached pod once every pod has been updated, in random
-		// order: after the other scenarios, which it changes the pods of.
-		for round := range p.roundsAt(n) {
-			for _, side := range sides(round) {
-				if err := x.churnHeap(x.c, " after random-order churn", side, "json", n, round); err != nil {
-					return err
+		// Heap per cached pod and CPU per update once every pod has been
+		// updated, in random order: after the other scenarios, which it
+		// changes the pods of. The heap row is JSON's (the targets'); the
+		// CPU row is both encodings'.
+		for _, enc := range p.encodings {
+			for round := range p.roundsAt(n) {
+				for _, side := range sides(round) {
+					if err := x.churnHeap(x.c, " after random-order churn", side, enc, n, round); err != nil {
+						return err
+					}
 				}
 			}
 		}
@@ -289,10 +293,11 @@ func (x *runner) manyHandlers(side, enc string, n, m, handlers, round int) error
 }
 
 // churnHeap syncs a side on cluster c, updates every pod once in random
-// order (cluster.churn) and records the heap per cached pod after that,
-// in the row whose name ends with what: objects decoded one by one from watch events,
-// as a cache holds them after hours of a real cluster, not the list the
-// informer started from.
+// order (cluster.churn) and records, in the rows whose names end with
+// what, the informer's CPU per update over the churn and, in JSON, the
+// heap per cached pod after it: objects decoded one by one from watch
+// events, as a cache holds them after hours of a real cluster, not the
+// list the informer started from.
 func (x *runner) churnHeap(c *cluster, what, side, enc string, n, round int) error {
 	log.Printf("%s %s, %d pods%s", side, enc, n, what)
 	ch, err := spawn(x.ctx, sideConfig{Side: side, URL: c.srv.URL(), Encoding: enc, Handlers: 1, Profile: x.profileDir})
@@ -304,16 +309,28 @@ func (x *runner) churnHeap(c *cluster, what, side, enc string, n, round int) err
 	if err != nil {
 		return err
 	}
-	runtime.GC()
-	if _, err := ch.call(command{Op: "events-arm"}); err != nil {
+	tag := fmt.Sprintf("%s %s%s", sizeName(n), enc, what)
+	name, end, err := x.step(side, "churn", tag)
+	if err != nil {
+		return err
+	}
+	if _, err := ch.call(command{Op: "events-arm", Step: name}); err != nil {
 		return err
 	}
 	since, err := c.churn(3000 + round)
 	if err != nil {
 		return err
 	}
-	if _, err := ch.call(command{Op: "events-wait", N: n, Since: since.UnixNano()}); err != nil {
+	rep, err := ch.call(command{Op: "events-wait", N: n, Since: since.UnixNano()})
+	if err != nil {
 		return err
+	}
+	if err := end(); err != nil {
+		return err
+	}
+	x.r.add("cpu per update "+tag, "µs", "lower", side, rep.CPUSeconds/float64(rep.Events)*1e6)
+	if enc != "json" {
+		return nil
 	}
 	after, err := ch.call(command{Op: "heap"})
 	if err != nil {
@@ -322,8 +339,7 @@ func (x *runner) churnHeap(c *cluster, what, side, enc string, n, round int) err
 	if after.Cached != n {
 		return fmt.Errorf("%s: %d pods cached after the churn, want %d", side, after.Cached, n)
 	}
-	x.r.add(fmt.Sprintf("heap per cached pod %s %s%s", sizeName(n), enc, what), "KB", "lower", side,
-		perPod(synced.Baseline, after.Retained, n))
+	x.r.add("heap per cached pod "+tag, "KB", "lower", side, perPod(synced.Baseline, after.Retained, n))
 	return nil
 }
 
