@@ -127,9 +127,10 @@ type Freshness struct {
 	ReceivedResourceVersion string
 	// SinceAdvanced is how long ago AppliedResourceVersion last moved
 	// (0 before it first did), read coarsely: it may exceed the truth by
-	// some 10ms (freshness_clock.go), never fall short. With bookmarks on, a healthy watch moves
-	// it at least once a bookmark interval (about a minute), even when
-	// nothing changes: much longer means a watch that is held up.
+	// about 10ms (freshness_clock.go), never fall short. With bookmarks
+	// on, a healthy watch moves it at least once a bookmark interval
+	// (about a minute), even when nothing changes: much longer means a
+	// watch that is held up.
 	SinceAdvanced time.Duration
 }
 

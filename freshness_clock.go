@@ -1,10 +1,12 @@
 package informer
 
 // A fast path for the read-your-writes bookkeeping (freshness.go). Delete
-// this file and its two hooks (the call to clock.read in advanceLocked,
-// which then reads time.Since itself, and the call to stopClock in Run),
-// and the informer is still correct, only slower: Freshness's SinceAdvanced is then exact
-// instead of exact to within stampPeriod.
+// this file and its two hooks (freshness's clock field, whose read in
+// advanceLocked becomes time.Since from an epoch of freshness's own, and
+// the call to stopClock in Run), and the informer is still correct, only
+// slower; Freshness's SinceAdvanced is then exact instead of exact to
+// within stampPeriod. Its test goes with it:
+// freshness_clock_internal_test.go.
 //
 // Why it pays: on a busy watch whose events the queue applies at once
 // (inline.go), the applied resourceVersion moves with every event, and
