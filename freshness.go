@@ -49,14 +49,14 @@ type freshness struct {
 	handedSeq uint64
 	handedRV  string
 	// appliedSeq and appliedRV are the newest handed write known applied;
-	// appliedAt is when they last moved, as a time since epoch, the moment
-	// they first did (zero before). An offset from a fixed moment reads
-	// only the monotonic clock, about half the cost of time.Now, and an
-	// event pays it each time the cache catches up.
+	// appliedAt is when they last moved, as an offset from clock's epoch
+	// (zero before they first did). An event pays for reading it each
+	// time the cache catches up, so clock reads it coarsely
+	// (freshness_clock.go).
 	appliedSeq uint64
 	appliedRV  string
-	epoch      time.Time
 	appliedAt  time.Duration
+	clock      stampClock
 	// advanced is closed each time appliedRV moves, and made again only
 	// when a waiter asks for it (WaitFor): nil while nobody waits, so
 	// that an event costs no allocation.
@@ -101,10 +101,7 @@ func (s *SharedInformer[T]) advanceLocked() {
 	if f.handedSeq <= f.appliedSeq || !s.queue.Drained() {
 		return
 	}
-	if f.epoch.IsZero() {
-		f.epoch = time.Now()
-	}
-	f.appliedSeq, f.appliedRV, f.appliedAt = f.handedSeq, f.handedRV, time.Since(f.epoch)
+	f.appliedSeq, f.appliedRV, f.appliedAt = f.handedSeq, f.handedRV, f.clock.read()
 	if f.advanced != nil {
 		close(f.advanced)
 		f.advanced = nil
@@ -129,9 +126,11 @@ type Freshness struct {
 	// consumer catches up.
 	ReceivedResourceVersion string
 	// SinceAdvanced is how long ago AppliedResourceVersion last moved
-	// (0 before it first did). With bookmarks on, a healthy watch moves
-	// it at least once a bookmark interval (about a minute), even when
-	// nothing changes: much longer means a watch that is held up.
+	// (0 before it first did), read coarsely: it may exceed the truth by
+	// about 10ms (freshness_clock.go), never fall short. With bookmarks
+	// on, a healthy watch moves it at least once a bookmark interval
+	// (about a minute), even when nothing changes: much longer means a
+	// watch that is held up.
 	SinceAdvanced time.Duration
 }
 
@@ -141,8 +140,8 @@ func (s *SharedInformer[T]) Freshness() Freshness {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := Freshness{AppliedResourceVersion: f.appliedRV, ReceivedResourceVersion: f.handedRV}
-	if !f.epoch.IsZero() {
-		out.SinceAdvanced = time.Since(f.epoch) - f.appliedAt
+	if !f.clock.epoch.IsZero() {
+		out.SinceAdvanced = time.Since(f.clock.epoch) - f.appliedAt
 	}
 	return out
 }

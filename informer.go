@@ -254,6 +254,7 @@ func (s *SharedInformer[T]) Run(ctx context.Context) error {
 	// Closing the queue releases the consumer if it is waiting in Pop.
 	s.queue.Close()
 	wg.Wait()
+	s.fresh.stopClock() // freshness_clock.go
 	closeIdleConnections(s.lw)
 	return nil
 }

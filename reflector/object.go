@@ -91,7 +91,7 @@ func (r *Reflector) admitObject(obj runtime.Object) (metav1.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.validIdentity(m); err != nil {
+	if err := validIdentity(m); err != nil {
 		return nil, err
 	}
 	if err := r.scope.admit(m); err != nil {
@@ -109,9 +109,9 @@ func (r *Reflector) admitObject(obj runtime.Object) (metav1.Object, error) {
 // "b" of namespace "default/a" share the key "default/a/b", so one would
 // overwrite the other, and a name such as "../../etc" would be cached
 // under a key that names a path, not an object.
-func (r *Reflector) validIdentity(m metav1.Object) error {
+func validIdentity(m metav1.Object) error {
 	name, ns := m.GetName(), m.GetNamespace()
-	if r.identities.knownValid(name, ns) { // a fast path: identity_fast.go
+	if plainIdentity(name, ns) { // a fast path: identity_fast.go
 		return nil
 	}
 	if msgs := content.IsPathSegmentName(name); len(msgs) > 0 {

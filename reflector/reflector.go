@@ -20,10 +20,6 @@ type Reflector struct {
 	check typeCheck // read-only after New
 	scope scope     // read-only after New: what the ListerWatcher asked for
 
-	// identities is validIdentity's fast path (identity_fast.go); only
-	// the goroutine executing Run touches it.
-	identities identityMemo
-
 	running atomic.Bool // true while Run is executing
 
 	alarm     chan struct{} // capacity 1: a timer fired (see "The reflector's alarm")
