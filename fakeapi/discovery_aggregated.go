@@ -107,6 +107,9 @@ func (s *Server) discoveredResources(gv schema.GroupVersion) []apidiscoveryv2.AP
 // verbs are the resource's verbs, in discovery's order: every verb for
 // every resource, but deletecollection for namespaces.
 func (ri *resourceInfo) verbs() []string {
+	if ri.review != nil {
+		return []string{verbCreate}
+	}
 	if ri.Kind == namespaceKind {
 		return []string{verbCreate, verbDelete, verbGet, verbList, verbPatch, verbUpdate, verbWatch}
 	}

@@ -217,6 +217,12 @@ type resourceInfo struct {
 	// unstructured is true for custom resources, stored as
 	// unstructured.Unstructured (unstructured.go, customresources.go).
 	unstructured bool
+	// view, when set, makes the resource a second version of a stored
+	// one, with no objects of its own (views.go).
+	view *view
+	// review, when set, makes the resource a create-only review, answered
+	// and never stored (reviews.go).
+	review reviewFunc
 }
 
 // groupResource names the resource in error messages ("pods", "deployments.apps").

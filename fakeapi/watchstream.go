@@ -122,7 +122,7 @@ func (ws *watchStream) sendLogged(ev event, typ watch.EventType, fromPrev bool) 
 	if !ws.sharesFrames() {
 		return ws.send(typ, object(), false)
 	}
-	key := frameKey{rv: ev.rv, mediaType: ws.enc.mediaType, as: ws.enc.as, typ: typ, prev: fromPrev}
+	key := frameKey{rv: ev.rv, mediaType: ws.enc.mediaType, as: ws.enc.as, typ: typ, prev: fromPrev, view: ws.enc.view}
 	frame, err := ws.s.frames.frame(key, func() ([]byte, error) { return encodeFrame(ws.enc, typ, object()) })
 	if err != nil {
 		ws.broken = true
