@@ -29,9 +29,9 @@ const (
 // newEvent is an events.k8s.io/v1 Event that passes the API's checks.
 func newEvent(name string) *eventsv1.Event {
 	return &eventsv1.Event{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "events.k8s.io/v1", Kind: "Event"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
-		EventTime:  metav1.NewMicroTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
+		TypeMeta:            metav1.TypeMeta{APIVersion: "events.k8s.io/v1", Kind: "Event"},
+		ObjectMeta:          metav1.ObjectMeta{Namespace: "ns", Name: name},
+		EventTime:           metav1.NewMicroTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
 		ReportingController: "example.com/ctl", ReportingInstance: "ctl-0", Action: "Sync", Reason: "Synced",
 		Regarding: corev1.ObjectReference{Kind: "Pod", Namespace: "ns", Name: "web"}, Note: "synced web",
 		Type: corev1.EventTypeNormal,
