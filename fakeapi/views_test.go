@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -250,6 +251,24 @@ func TestViewsInDiscovery(t *testing.T) {
 	assert.Equal(t, "autoscaling/v2", group.PreferredVersion.GroupVersion)
 	require.Len(t, group.Versions, 2)
 	assert.Equal(t, "autoscaling/v1", group.Versions[1].GroupVersion)
+
+	// In the aggregated document too, which kubectl reads first.
+	code, body, _ = do(t, http.MethodGet, srv.URL()+"/apis", "", "",
+		"Accept", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")
+	require.Equal(t, http.StatusOK, code)
+	var aggregated apidiscoveryv2.APIGroupDiscoveryList
+	require.NoError(t, json.Unmarshal(body, &aggregated))
+	var versions []string
+	for _, g := range aggregated.Items {
+		if g.Name == "autoscaling" {
+			for _, v := range g.Versions {
+				versions = append(versions, v.Version)
+				require.Len(t, v.Resources, 1)
+				assert.Equal(t, "horizontalpodautoscalers", v.Resources[0].Resource)
+			}
+		}
+	}
+	assert.Equal(t, []string{"v2", "v1"}, versions, "a group's second version, added after other groups, is listed")
 
 	code, body, _ = do(t, http.MethodGet, srv.URL()+"/apis/events.k8s.io/v1", "", "")
 	require.Equal(t, http.StatusOK, code)
