@@ -28,7 +28,8 @@ import (
 // it knows one identity, AdminUser, the user every request is made as.
 
 // AdminUser is who every request to the server is, as far as it can tell:
-// SelfSubjectReview answers with this user, in AdminGroups, and so does a
+// SelfSubjectReview answers with this user, in the groups system:masters
+// and system:authenticated (a cluster administrator's), and so does a
 // TokenReview of Options.Token.
 const AdminUser = "fakeapi-admin"
 

@@ -45,8 +45,9 @@ const (
 // on a random loopback port with no authentication.
 type Options struct {
 	// Scheme holds the Go types of the served resources. Nil means
-	// apiresource.NewScheme(): core/v1, apps/v1, autoscaling/v1 and the
-	// meta.k8s.io types.
+	// apiresource.NewScheme(): every group of k8s.io/api and the
+	// meta.k8s.io types. A default resource (a view, a review) whose kind
+	// the scheme lacks is not served.
 	Scheme *runtime.Scheme
 	// Resources are served in addition to DefaultResources(). To serve your
 	// own type, add it to a scheme (start from apiresource.NewScheme()) and
