@@ -56,11 +56,6 @@ func isDefaultKind(kind schema.GroupVersionKind) bool {
 			return true
 		}
 	}
-	for _, v := range builtinViews() {
-		if v.served.Kind == kind {
-			return true
-		}
-	}
 	return false
 }
 

@@ -278,3 +278,53 @@ func TestViewsInDiscovery(t *testing.T) {
 	assert.Equal(t, metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}, list.APIResources[0].Verbs)
 	assert.Equal(t, []string{"ev"}, list.APIResources[0].ShortNames)
 }
+
+// The other verbs through a view: server-side apply, a v1 write to
+// /status, a field selector (the stored resource's field labels, as on
+// the real server), deletecollection, and the Go API.
+func TestViewVerbs(t *testing.T) {
+	srv := startServer(t, Options{})
+	createNamespace(t, srv, "ns")
+	applied, err := send(t, srv, http.MethodPatch, newEvents+"/applied?fieldManager=tester", "application/apply-patch+yaml",
+		jsonBody(t, newEvent("applied")))
+	require.NoError(t, err)
+	assert.Equal(t, "events.k8s.io/v1", applied.GetManagedFields()[0].APIVersion, "applied in the view's version")
+	core, err := srv.Objects(corev1.SchemeGroupVersion.WithResource("events"))
+	require.NoError(t, err)
+	require.Len(t, core, 1)
+	assert.Equal(t, "synced web", core[0].(*corev1.Event).Message)
+
+	_, err = srv.Create(&corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "other"}, Reason: "Other",
+		InvolvedObject: corev1.ObjectReference{Namespace: "ns"}})
+	require.NoError(t, err)
+	code, body, _ := do(t, http.MethodGet, srv.URL()+newEvents+"?fieldSelector=reason=Other", "", "")
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	selected := decodeJSON(t, body).(*eventsv1.EventList)
+	require.Len(t, selected.Items, 1)
+	assert.Equal(t, "other", selected.Items[0].Name)
+
+	code, body, _ = do(t, http.MethodDelete, srv.URL()+newEvents, "", "")
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	assert.Len(t, decodeJSON(t, body).(*eventsv1.EventList).Items, 2, "the deleted, in the view's list kind")
+	core, err = srv.Objects(corev1.SchemeGroupVersion.WithResource("events"))
+	require.NoError(t, err)
+	assert.Empty(t, core)
+
+	stored, err := srv.Create(&autoscalingv1.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "h"},
+		Spec: autoscalingv1.HorizontalPodAutoscalerSpec{MaxReplicas: 2, TargetCPUUtilizationPercentage: new(int32(70))}})
+	require.NoError(t, err)
+	h := stored.(*autoscalingv1.HorizontalPodAutoscaler)
+	h.Status.CurrentReplicas, h.Status.CurrentCPUUtilizationPercentage = 2, new(int32(65))
+	_, err = send(t, srv, http.MethodPut, hpaV1+"/h/status", "", h)
+	require.NoError(t, err)
+	got, err := send(t, srv, http.MethodGet, hpaV2+"/h", "", "")
+	require.NoError(t, err)
+	v2 := got.(*autoscalingv2.HorizontalPodAutoscaler)
+	assert.Equal(t, int32(2), v2.Status.CurrentReplicas)
+	require.Len(t, v2.Status.CurrentMetrics, 1)
+	assert.Equal(t, int32(65), *v2.Status.CurrentMetrics[0].Resource.Current.AverageUtilization)
+	assert.Equal(t, int32(70), *v2.Spec.Metrics[0].Resource.Target.AverageUtilization)
+	require.NoError(t, srv.Delete(h))
+	_, err = send(t, srv, http.MethodGet, hpaV2+"/h", "", "")
+	assert.True(t, apierrors.IsNotFound(err))
+}

@@ -148,6 +148,9 @@ func (ws *watchStream) sharesFrames() bool {
 // overrides the object's resourceVersion.
 func (ws *watchStream) record(typ watch.EventType, m metav1.Object, rv string, initial bool) {
 	e := SentEvent{WatchID: ws.id, Resource: ws.res.gvr, Type: typ, InitialEvent: initial, ResourceVersion: rv}
+	if ws.enc.view != nil {
+		e.Resource = ws.enc.view.gvr // the resource the client watches
+	}
 	if m != nil {
 		e.Namespace, e.Name = m.GetNamespace(), m.GetName()
 		if rv == "" {
