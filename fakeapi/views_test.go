@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -302,6 +303,22 @@ func TestViewVerbs(t *testing.T) {
 	selected := decodeJSON(t, body).(*eventsv1.EventList)
 	require.Len(t, selected.Items, 1)
 	assert.Equal(t, "other", selected.Items[0].Name)
+
+	// Protobuf too, in the view's version.
+	code, body, _ = do(t, http.MethodGet, srv.URL()+newEvents+"/other", "", "", "Accept", "application/vnd.kubernetes.protobuf")
+	require.Equal(t, http.StatusOK, code)
+	info, ok := runtime.SerializerInfoForMediaType(testCodecs.SupportedMediaTypes(), "application/vnd.kubernetes.protobuf")
+	require.True(t, ok)
+	decoded, _, err := info.Serializer.Decode(body, nil, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "Other", decoded.(*eventsv1.Event).Reason)
+
+	gone, err := send(t, srv, http.MethodDelete, newEvents+"/other", "", "")
+	require.NoError(t, err)
+	require.IsType(t, &eventsv1.Event{}, gone, "DELETE answers the final state in the view's version")
+	_, err = srv.Create(&corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "other"},
+		InvolvedObject: corev1.ObjectReference{Namespace: "ns"}})
+	require.NoError(t, err)
 
 	code, body, _ = do(t, http.MethodDelete, srv.URL()+newEvents, "", "")
 	require.Equal(t, http.StatusOK, code, "%s", body)
