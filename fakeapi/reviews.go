@@ -70,7 +70,12 @@ func reviewResources(scheme *runtime.Scheme) []*resourceInfo {
 
 // serveReview answers a POST on a review's collection.
 func (s *Server) serveReview(w http.ResponseWriter, r *http.Request, req requestInfo) {
-	if req.verb != verbCreate {
+	switch {
+	case req.name != "":
+		// A review has no objects, so no object paths.
+		s.writeError(w, r, notFoundPath())
+		return
+	case req.verb != verbCreate:
 		s.writeError(w, r, methodNotAllowed())
 		return
 	}
@@ -120,6 +125,9 @@ func reviewAccess(_ *Server, req requestInfo, obj runtime.Object) (runtime.Objec
 
 func reviewLocalAccess(_ *Server, req requestInfo, obj runtime.Object) (runtime.Object, error) {
 	sar := obj.(*authorizationv1.LocalSubjectAccessReview)
+	if a := sar.Spec.ResourceAttributes; a != nil && a.Namespace == "" {
+		a.Namespace = req.namespace // "if empty, it is defaulted"
+	}
 	if a := sar.Spec.ResourceAttributes; a != nil && a.Namespace != req.namespace {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("spec.resourceAttributes.namespace must match namespace: %v", req.namespace))
 	}

@@ -47,9 +47,10 @@ func TestAccessReviewsAreAllowed(t *testing.T) {
 	assert.True(t, other.Status.Allowed)
 
 	var local authorizationv1.LocalSubjectAccessReview
-	reviewOf(t, srv, lsar, `{"spec":{"groups":["dev"],"resourceAttributes":{"namespace":"ns","verb":"get","resource":"pods"}}}`, &local)
+	reviewOf(t, srv, lsar, `{"spec":{"groups":["dev"],"resourceAttributes":{"verb":"get","resource":"pods"}}}`, &local)
 	assert.True(t, local.Status.Allowed)
 	assert.Equal(t, "ns", local.Namespace)
+	assert.Equal(t, "ns", local.Spec.ResourceAttributes.Namespace, "defaulted from the URL")
 
 	var rules authorizationv1.SelfSubjectRulesReview
 	reviewOf(t, srv, ssrr, `{"spec":{"namespace":"ns"}}`, &rules)
@@ -80,6 +81,8 @@ func TestReviewErrors(t *testing.T) {
 	}
 	_, err := send(t, srv, http.MethodDelete, ssar, "", "")
 	assert.True(t, apierrors.IsMethodNotSupported(err), "%v", err)
+	code, _, _ := do(t, http.MethodGet, srv.URL()+ssar+"/x", "", "")
+	assert.Equal(t, http.StatusNotFound, code, "a review has no object paths")
 	_, err = srv.Objects(authorizationv1.SchemeGroupVersion.WithResource("selfsubjectaccessreviews"))
 	assert.ErrorIs(t, err, ErrNotServed)
 }
