@@ -71,6 +71,9 @@ spec:
 	require.Equal(t, "6 qps", k.Run("get", "hpa.v2.autoscaling", "web", "-o", `jsonpath={.spec.maxReplicas} {.spec.metrics[?(@.type=="Pods")].pods.metric.name}`),
 		"a v1 patch keeps the v2 metrics (the CPU one now last, as after the real conversion)")
 
+	require.Contains(t, k.Run("explain", "events.note", "--api-version=events.k8s.io/v1"), "FIELD: note <string>")
+	require.Contains(t, k.Run("explain", "selfsubjectaccessreviews.status.allowed"), "FIELD: allowed <boolean>")
+
 	require.Equal(t, "yes", k.Run("auth", "can-i", "create", "pods"))
 	require.Regexp(t, `Username\s+fakeapi-admin`, k.Run("auth", "whoami"))
 }
