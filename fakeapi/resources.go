@@ -493,7 +493,12 @@ func eventFields(obj runtime.Object) fields.Set {
 	set["involvedObject.fieldPath"] = ev.InvolvedObject.FieldPath
 	set["reason"] = ev.Reason
 	set["reportingComponent"] = ev.ReportingController
+	// An Event written through events.k8s.io/v1 has no source: the real
+	// server selects it by its reporting controller instead.
 	set["source"] = ev.Source.Component
+	if ev.Source.Component == "" {
+		set["source"] = ev.ReportingController
+	}
 	set["type"] = ev.Type
 	return set
 }

@@ -304,6 +304,14 @@ func TestViewVerbs(t *testing.T) {
 	require.Len(t, selected.Items, 1)
 	assert.Equal(t, "other", selected.Items[0].Name)
 
+	// The source of an Event written through events.k8s.io/v1, which has
+	// none, is its reporting controller, as on the real server.
+	code, body, _ = do(t, http.MethodGet, srv.URL()+coreEvents+"?fieldSelector=source=example.com/ctl", "", "")
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	bySource := decodeJSON(t, body).(*corev1.EventList)
+	require.Len(t, bySource.Items, 1)
+	assert.Equal(t, "applied", bySource.Items[0].Name)
+
 	// Protobuf too, in the view's version.
 	code, body, _ = do(t, http.MethodGet, srv.URL()+newEvents+"/other", "", "", "Accept", "application/vnd.kubernetes.protobuf")
 	require.Equal(t, http.StatusOK, code)
