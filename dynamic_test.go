@@ -3,9 +3,13 @@ package informer_test
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -124,4 +128,34 @@ func TestDynamicInformerSharesPartsOnlyWhenNothingModifiesThem(t *testing.T) {
 	for name, spec := range specs(inf) {
 		assert.Equal(t, name, spec["owner"], "a Transform that modifies an object modifies that object alone")
 	}
+}
+
+// events.k8s.io/v1 Events, which fakeapi serves as a view of core/v1
+// Events as the real server does, list and watch through ForDynamic: an
+// Event written through core/v1 is cached in its events.k8s.io/v1 shape.
+func TestForDynamicListsAndWatchesEventsV1(t *testing.T) {
+	core := func(name, message string) *corev1.Event {
+		return &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}, Message: message,
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web"}}
+	}
+	e := newEnv(t, informer.FactoryOptions{}, core("listed", "from the list"))
+	inf, err := informer.ForDynamic(e.factory, eventsv1.SchemeGroupVersion.WithResource("events"))
+	require.NoError(t, err)
+	e.start(t)
+	got, err := inf.Lister().Get("default", "listed")
+	require.NoError(t, err)
+	note, _, _ := unstructured.NestedString(got.Object, "note")
+	assert.Equal(t, "from the list", note, "message is note in events.k8s.io/v1")
+
+	_, err = e.srv.Create(core("watched", "from the watch"))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		got, err := inf.Lister().Get("default", "watched")
+		if err != nil {
+			return false
+		}
+		note, _, _ := unstructured.NestedString(got.Object, "note")
+		return note == "from the watch"
+	}, 10*time.Second, 5*time.Millisecond)
+	assert.Empty(t, e.errs.all())
 }

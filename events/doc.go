@@ -33,8 +33,8 @@
 //     get events and kubectl describe list them. kubectl describe shows the
 //     count of both ("x6 over 2m"); kubectl get events only a core/v1
 //     Event's, since the column it reads (count) is one that
-//     events.k8s.io/v1 does not let an update change. cmd/fakeapi serves
-//     core/v1 Events, and the recorder falls back to them.
+//     events.k8s.io/v1 does not let an update change. fakeapi serves
+//     both, one object in two versions, as the real server does.
 //
 // The decisions (filter, aggregate) are a state machine with time as an
 // input (correlator.go), tested without a network; the writer

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/seed31a95821/informer/events"
@@ -41,10 +42,10 @@ func ExampleRecorder_Eventf() {
 			break
 		}
 	}
-	objs, _ := srv.Objects(corev1.SchemeGroupVersion.WithResource("events"))
+	objs, _ := srv.Objects(eventsv1.SchemeGroupVersion.WithResource("events"))
 	for _, o := range objs {
-		ev := o.(*corev1.Event)
-		fmt.Println(ev.Reason, ev.Count, ev.Message)
+		ev := o.(*eventsv1.Event)
+		fmt.Println(ev.Reason, ev.Series.Count, ev.Note)
 	}
 	fmt.Printf("%+v\n", rec.Stats())
 	// Output:

@@ -15,8 +15,8 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/seed31a95821/informer/apiresource"
 	"github.com/seed31a95821/informer/events"
 	"github.com/seed31a95821/informer/fakeapi"
 	"github.com/seed31a95821/informer/rest"
@@ -62,11 +62,20 @@ func serveWith(t *testing.T, opts fakeapi.Options) *fakeapi.Server {
 	return srv
 }
 
-// A burst of 20 identical events is one core/v1 Event (fakeapi serves no
-// events.k8s.io/v1, so the recorder falls back) whose count is 20: one
+// coreOnlyScheme knows core/v1 and no events.k8s.io/v1: a server built on
+// it does not serve the new API, like an old cluster.
+func coreOnlyScheme(t *testing.T) *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	require.NoError(t, metav1.AddMetaToScheme(scheme))
+	require.NoError(t, corev1.AddToScheme(scheme))
+	return scheme
+}
+
+// A burst of 20 identical events is one core/v1 Event (the server serves
+// no events.k8s.io/v1, so the recorder falls back) whose count is 20: one
 // create and 19 patches.
 func TestBurstIsOneEventWithItsCount(t *testing.T) {
-	srv := serveWith(t, fakeapi.Options{})
+	srv := serveWith(t, fakeapi.Options{Scheme: coreOnlyScheme(t)})
 	rec := start(t, srv, events.Options{Component: "web-controller"})
 	for range 20 {
 		rec.Eventf(webPod(), corev1.EventTypeNormal, "Synced", "synced %s", "web")
@@ -87,13 +96,11 @@ func TestBurstIsOneEventWithItsCount(t *testing.T) {
 	assert.Equal(t, "web-controller", ev.ReportingController)
 }
 
-// A server that serves events.k8s.io/v1 gets those: one Event, its series
-// counting the repeats, and no core/v1 write.
+// A server that serves events.k8s.io/v1 (fakeapi does by default, as a
+// view of core/v1 Events) gets those: one Event, its series counting the
+// repeats; kubectl get events sees the same object through core/v1.
 func TestEventsAPIWhenServed(t *testing.T) {
-	scheme := apiresource.NewScheme()
-	require.NoError(t, eventsv1.AddToScheme(scheme))
-	eventsV1 := fakeapi.ServedResource{Resource: apiresource.Guess(eventsv1.SchemeGroupVersion.WithKind("Event"))}
-	srv := serveWith(t, fakeapi.Options{Scheme: scheme, Resources: []fakeapi.ServedResource{eventsV1}})
+	srv := serveWith(t, fakeapi.Options{})
 	rec := start(t, srv, events.Options{Component: "web-controller", Instance: "web-controller-0"})
 	for range 5 {
 		rec.Eventf(webPod(), corev1.EventTypeWarning, "FailedSync", "boom")
@@ -111,7 +118,9 @@ func TestEventsAPIWhenServed(t *testing.T) {
 	assert.False(t, ev.EventTime.IsZero())
 	core, err := srv.Objects(corev1.SchemeGroupVersion.WithResource("events"))
 	require.NoError(t, err)
-	assert.Empty(t, core)
+	require.Len(t, core, 1, "one object, two versions")
+	assert.Equal(t, "boom", core[0].(*corev1.Event).Message)
+	assert.Equal(t, ev.ResourceVersion, core[0].(*corev1.Event).ResourceVersion)
 }
 
 // The spam filter lets the burst through and drops the rest; another

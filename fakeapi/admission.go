@@ -122,7 +122,7 @@ func (st *store) deleteNamespace(reg *registry, ri *resourceInfo, name string, p
 		return nil, err
 	}
 	for _, content := range reg.all() {
-		if content.ClusterScoped {
+		if content.ClusterScoped || !content.stores() {
 			continue
 		}
 		b := st.bucket(content)

@@ -18,6 +18,10 @@ func (s *Server) authorized(r *http.Request) bool {
 	if !strings.HasPrefix(header, prefix) {
 		return false
 	}
-	got := strings.TrimSpace(header[len(prefix):])
-	return subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.Token)) == 1
+	return s.tokenMatches(strings.TrimSpace(header[len(prefix):]))
+}
+
+// tokenMatches compares a token with Options.Token in constant time.
+func (s *Server) tokenMatches(token string) bool {
+	return subtle.ConstantTimeCompare([]byte(token), []byte(s.opts.Token)) == 1
 }

@@ -48,6 +48,9 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, req request
 		if err := s.admitCreate(st, req, obj); err != nil {
 			return nil, err
 		}
+		if err := admitThroughView(req, obj, nil); err != nil {
+			return nil, err
+		}
 		return st.create(req.res, obj)
 	})
 }
@@ -139,6 +142,9 @@ func (st *store) updateRules(req requestInfo, obj, stored runtime.Object, track 
 	if err := admission.AdmitUpdate(req.res.Kind.GroupKind(), obj, stored, req.subresource); err != nil {
 		return nil, err
 	}
+	if err := admitThroughView(req, obj, stored); err != nil {
+		return nil, err
+	}
 	if deleted, gone, err := st.finalizerRules(req.res, obj, stored); err != nil || gone {
 		return deleted, err
 	}
@@ -224,6 +230,14 @@ func (s *Server) decodeObject(r *http.Request, req requestInfo) (runtime.Object,
 	if err != nil {
 		return nil, err
 	}
+	if req.view != nil {
+		return s.decodeThroughView(data, info, req)
+	}
+	return s.decodeBody(data, info, req)
+}
+
+// decodeBody is decodeObject once the body is read.
+func (s *Server) decodeBody(data []byte, info runtime.SerializerInfo, req requestInfo) (runtime.Object, error) {
 	into, err := s.newObject(req.res)
 	if err != nil {
 		return nil, err

@@ -55,17 +55,21 @@ func (s *Server) serveAggregated(w http.ResponseWriter, r *http.Request, enc enc
 		TypeMeta: metav1.TypeMeta{Kind: discoveryList, APIVersion: discoveryGroup + "/v2"},
 		Items:    []apidiscoveryv2.APIGroupDiscovery{},
 	}
-	byGroup := map[string]*apidiscoveryv2.APIGroupDiscovery{}
+	// byGroup holds indexes, not pointers: appending a group may move
+	// the others, and a pointer would then add a group's second version
+	// to a stale copy.
+	byGroup := map[string]int{}
 	for _, gv := range s.reg.groupVersions() {
 		if (gv.Group == "") != core {
 			continue
 		}
-		g := byGroup[gv.Group]
-		if g == nil {
+		i, ok := byGroup[gv.Group]
+		if !ok {
 			list.Items = append(list.Items, apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: gv.Group}})
-			g = &list.Items[len(list.Items)-1]
-			byGroup[gv.Group] = g
+			i = len(list.Items) - 1
+			byGroup[gv.Group] = i
 		}
+		g := &list.Items[i]
 		g.Versions = append(g.Versions, apidiscoveryv2.APIVersionDiscovery{
 			Version: gv.Version, Resources: s.discoveredResources(gv),
 			Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent,
@@ -107,6 +111,9 @@ func (s *Server) discoveredResources(gv schema.GroupVersion) []apidiscoveryv2.AP
 // verbs are the resource's verbs, in discovery's order: every verb for
 // every resource, but deletecollection for namespaces.
 func (ri *resourceInfo) verbs() []string {
+	if ri.review != nil {
+		return []string{verbCreate}
+	}
 	if ri.Kind == namespaceKind {
 		return []string{verbCreate, verbDelete, verbGet, verbList, verbPatch, verbUpdate, verbWatch}
 	}

@@ -25,7 +25,7 @@ func TestDiscoveryDocuments(t *testing.T) {
 
 	var groups metav1.APIGroupList
 	get("/apis", &groups)
-	require.Len(t, groups.Groups, 17, "every group kube-apiserver serves by default, and CRDs'")
+	require.Len(t, groups.Groups, 20, "every group kube-apiserver serves by default, and CRDs'")
 	require.Equal(t, "apps", groups.Groups[0].Name)
 	require.Equal(t, "coordination.k8s.io", groups.Groups[1].Name)
 	require.Equal(t, "apiextensions.k8s.io", groups.Groups[len(groups.Groups)-1].Name)

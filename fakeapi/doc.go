@@ -50,7 +50,8 @@
 // Routes follow the real layout: /api/v1/namespaces/{ns}/pods,
 // /api/v1/pods, /api/v1/nodes, /apis/apps/v1/namespaces/{ns}/deployments,
 // with {name}, {name}/status and, for Deployments, ReplicaSets and
-// StatefulSets, {name}/scale below. Verbs: get, list, watch, create,
+// StatefulSets, {name}/scale below. Every group kube-apiserver serves by
+// default is served (DefaultResources). Verbs: get, list, watch, create,
 // update (PUT), delete, deletecollection, and patch of every type the real
 // server takes: JSON merge patch, strategic merge patch, JSON patch
 // (fakeapi/internal/patch), and server-side apply with managedFields and conflicts
@@ -80,6 +81,24 @@
 // real server's own documents, recorded from kube-apiserver by
 // scripts/record-openapi.sh (fakeapi/internal/openapi), serve kubectl explain and
 // kubectl's validation.
+//
+// # One object, two versions; questions with no store
+//
+// As on the real server, events.k8s.io/v1 Events are the core/v1 Events,
+// and autoscaling/v1 HorizontalPodAutoscalers the autoscaling/v2 ones,
+// seen in another version (views.go, fakeapi/internal/convert): one
+// stored object, one resourceVersion, one watch stream, converted on the
+// way in and out, so an Event a recorder writes through events.k8s.io/v1
+// is listed by kubectl get events. The HPA fields v1 cannot express travel
+// in the real server's autoscaling.alpha.kubernetes.io annotations.
+//
+// The reviews of authorization.k8s.io/v1 (SelfSubjectAccessReview,
+// SubjectAccessReview, LocalSubjectAccessReview, SelfSubjectRulesReview)
+// and authentication.k8s.io/v1 (TokenReview, SelfSubjectReview) answer a
+// POST and store nothing (reviews.go). The server has no authorization:
+// every access review is allowed, and says so in its reason. It knows one
+// user, AdminUser, whom SelfSubjectReview names (kubectl auth whoami) and
+// a TokenReview of Options.Token authenticates.
 //
 // # What an HTTP write goes through
 //
@@ -212,7 +231,8 @@
 // rules; namespaces must exist), defaults.go (generation, a namespace's
 // label), finalizers.go, poddelete.go, gc.go (ownerReferences), scale.go,
 // fieldmanager.go (managedFields on every write), customresources.go and
-// unstructured.go.
+// unstructured.go; views.go (second versions of stored resources) and
+// reviews.go (the create-only reviews).
 //
 // What makes the server look like kube-apiserver to kubectl, rather than
 // only to an informer, lives in packages of its own, each with a doc.go
@@ -226,6 +246,7 @@
 //	fakeapi/internal/apply       managedFields and server-side apply, with the real machinery
 //	fakeapi/internal/admission   defaults, create and update rules, validation, fieldValidation
 //	fakeapi/internal/crd         CustomResourceDefinitions: read, validate, establish, publish
+//	fakeapi/internal/convert     the conversions of the views, and the rules of their writes
 //
 // # Goroutines
 //

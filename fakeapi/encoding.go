@@ -62,6 +62,11 @@ type encoding struct {
 	as string
 	// table converts to Tables when as is asTable.
 	table *table.Converter
+	// show, for a request on a view, converts stored objects (and lists)
+	// to it before they are shaped (views.go); Tables are built from the
+	// stored objects. view names the view, for the shared watch frames.
+	show func(runtime.Object) (runtime.Object, error)
+	view *resourceInfo
 }
 
 // acceptCandidate is one media range of an Accept header.
@@ -133,6 +138,9 @@ func (s *Server) negotiateResource(r *http.Request, req requestInfo) (encoding, 
 	enc, err := s.negotiate(r, req.res.protobuf)
 	if err == nil && enc.as == asTable {
 		enc.table, err = table.NewConverter(s.columnsFor(req.res), r.URL.Query().Get("includeObject"), s.opts.Now)
+	}
+	if err == nil && req.view != nil && enc.as != asTable {
+		enc.show, enc.view = s.showThrough(req.view), req.view
 	}
 	return enc, err
 }
@@ -265,6 +273,13 @@ func (enc encoding) encode(obj runtime.Object, w io.Writer) error {
 			return err
 		}
 		return enc.info.Serializer.Encode(shaped, w)
+	}
+	if enc.show != nil {
+		shown, err := enc.show(obj)
+		if err != nil {
+			return err
+		}
+		obj = shown
 	}
 	shaped, err := shape(obj, enc.as)
 	if err != nil {

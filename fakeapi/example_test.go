@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"strings"
 
+	batchv1beta1 "k8s.io/api/batch/v1beta1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -109,23 +109,22 @@ func ExampleServer_SeedPods() {
 
 // Serving a type beyond the defaults: describe its resource (and, for a
 // type of your own, add it to a scheme that starts from
-// apiresource.NewScheme). Here events.k8s.io/v1 Events, which the default
-// set leaves out.
+// apiresource.NewScheme). Here batch/v1beta1 CronJobs, a version
+// kube-apiserver no longer serves, for a test of an old client.
 func ExampleServedResource() {
 	srv, err := fakeapi.NewServer(fakeapi.Options{
 		Resources: []fakeapi.ServedResource{{
-			Resource: apiresource.Resource{Kind: eventsv1.SchemeGroupVersion.WithKind("Event")},
+			Resource: apiresource.Resource{Kind: batchv1beta1.SchemeGroupVersion.WithKind("CronJob")},
 		}},
 	})
 	if err != nil {
 		panic(err)
 	}
 	defer srv.Close()
-	_, _ = srv.Create(&eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "backup"},
-		EventTime: metav1.NowMicro(), ReportingController: "example.com/backup", ReportingInstance: "backup-0",
-		Action: "Backup", Reason: "Started", Type: "Normal"})
+	_, _ = srv.Create(&batchv1beta1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "backup"},
+		Spec: batchv1beta1.CronJobSpec{Schedule: "@daily"}})
 
-	resp, err := http.Get(srv.URL() + "/apis/events.k8s.io/v1/namespaces/ns/events/backup")
+	resp, err := http.Get(srv.URL() + "/apis/batch/v1beta1/namespaces/ns/cronjobs/backup")
 	if err != nil {
 		panic(err)
 	}

@@ -99,12 +99,18 @@ func (s *Server) trackWrite(req requestInfo, obj, live runtime.Object, now time.
 
 // serveApply answers PATCH with an apply patch.
 func (s *Server) serveApply(w http.ResponseWriter, r *http.Request, req requestInfo, enc encoding) {
-	patchObj, force, err := s.decodeApply(r, req)
+	// The patch, and the field manager that applies it, are of the
+	// version the client speaks: a view's, on a view (views.go).
+	spoken := req
+	if req.view != nil {
+		spoken = req.asView()
+	}
+	patchObj, force, err := s.decodeApply(r, spoken)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	fm, err := s.fieldManagerFor(req.res, req.subresource)
+	fm, err := s.fieldManagerFor(spoken.res, req.subresource)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -121,13 +127,23 @@ func (s *Server) serveApply(w http.ResponseWriter, r *http.Request, req requestI
 		if err != nil {
 			return nil, err
 		}
-		obj, err := fm.Apply(live, patchObj, req.fieldManager, force)
+		shown, err := req.shown(live)
+		if err != nil {
+			return nil, err
+		}
+		obj, err := fm.Apply(shown, patchObj, req.fieldManager, force)
 		if err != nil {
 			return nil, apply.Error(err)
 		}
-		apply.StampTimes(obj, live, st.now())
+		apply.StampTimes(obj, shown, st.now())
+		if obj, err = req.stored(obj); err != nil {
+			return nil, err
+		}
 		if created {
 			if err := s.admitCreate(st, req, obj); err != nil {
+				return nil, err
+			}
+			if err := admitThroughView(req, obj, nil); err != nil {
 				return nil, err
 			}
 			return st.create(req.res, obj)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -31,7 +32,7 @@ func TestOpenAPIDocuments(t *testing.T) {
 		Paths map[string]struct{ ServerRelativeURL string } `json:"paths"`
 	}
 	require.NoError(t, json.Unmarshal(body, &index))
-	require.Len(t, index.Paths, 18, "the served group versions only: %s", body)
+	require.Len(t, index.Paths, 22, "the served group versions only: %s", body)
 	_, _, header = do(t, http.MethodGet, srv.URL()+index.Paths["api/v1"].ServerRelativeURL, "", "")
 	require.Equal(t, "public, immutable", header.Get("Cache-Control"))
 
@@ -41,8 +42,19 @@ func TestOpenAPIDocuments(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusMovedPermanently, resp.StatusCode)
 	require.Equal(t, index.Paths["api/v1"].ServerRelativeURL, resp.Header.Get("Location"))
-	code, _, _ = do(t, http.MethodGet, srv.URL()+"/openapi/v3/apis/events.k8s.io/v1", "", "")
-	require.Equal(t, http.StatusNotFound, code)
+	code, _, _ = do(t, http.MethodGet, srv.URL()+"/openapi/v3/apis/flowcontrol.apiserver.k8s.io/v1beta3", "", "")
+	require.Equal(t, http.StatusNotFound, code, "a group version the server does not serve has no document")
+	// The views and the reviews have theirs (views.go, reviews.go).
+	for gv, schema := range map[string]string{
+		"apis/events.k8s.io/v1":         `"io.k8s.api.events.v1.Event"`,
+		"apis/autoscaling/v1":           `"io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler"`,
+		"apis/authorization.k8s.io/v1":  `"io.k8s.api.authorization.v1.SelfSubjectAccessReview"`,
+		"apis/authentication.k8s.io/v1": `"io.k8s.api.authentication.v1.SelfSubjectReview"`,
+	} {
+		code, body, _ = do(t, http.MethodGet, srv.URL()+index.Paths[gv].ServerRelativeURL, "", "")
+		require.Equal(t, http.StatusOK, code, gv)
+		require.True(t, strings.Contains(string(body), schema), "%s describes %s", gv, schema)
+	}
 
 	// coordination.k8s.io/v1 is not recorded: its document is derived
 	// from v2, with every reference resolvable.

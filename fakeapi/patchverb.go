@@ -61,6 +61,18 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, req requestI
 // applyPatch returns a new object: stored with the patch applied, decoded
 // as the resource's type and checked against the URL.
 func (s *Server) applyPatch(req requestInfo, stored runtime.Object, apply patch.Func) (runtime.Object, error) {
+	if req.view != nil {
+		// A patch is written against the version the client speaks.
+		shown, err := req.view.view.fromStorage(stored)
+		if err != nil {
+			return nil, err
+		}
+		patched, err := s.applyPatch(req.asView(), shown, apply)
+		if err != nil {
+			return nil, err
+		}
+		return req.view.view.toStorage(patched)
+	}
 	original, err := json.Marshal(stored)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)

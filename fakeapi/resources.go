@@ -73,6 +73,9 @@ type ServedResource struct {
 // with their scale subresource), and coordination.k8s.io/v1 Leases, which
 // package leaderelection elects leaders with, described one by one; then
 // every other collection kube-apiserver serves by default (moreBuiltins).
+// The server adds the second versions of two of them and the reviews
+// (views.go, reviews.go), which are not ServedResources: they have no
+// store of their own.
 func DefaultResources() []ServedResource {
 	return append(describedBuiltins(), moreBuiltins()...)
 }
@@ -125,13 +128,11 @@ func describedBuiltins() []ServedResource {
 // builtinGroups lists, by group version, the other kinds kube-apiserver
 // v1.37 serves by default (the paths of its OpenAPI document, recorded in
 // openapi/), each with its short names and whether it has a status
-// subresource. Three kinds of collection are left out: the create-only
-// reviews (TokenReview, SubjectAccessReview...), which have no list and no
-// store; events.k8s.io/v1 Events, which the real server stores with core/v1
-// Events, one object seen in two shapes, where fakeapi would keep two
-// stores (serve it with Options.Resources, as package events' tests do);
-// and autoscaling/v1 HorizontalPodAutoscalers, for the same reason: the
-// preferred autoscaling/v2 is served.
+// subresource. Two kinds of collection are served apart, as they have no
+// store of their own: events.k8s.io/v1 Events and autoscaling/v1
+// HorizontalPodAutoscalers, second versions of the core/v1 Events and
+// autoscaling/v2 HPAs listed here (builtinViews, views.go), and the
+// create-only reviews (reviewResources, reviews.go).
 var builtinGroups = []struct {
 	gv    schema.GroupVersion
 	kinds []builtinKind
@@ -217,6 +218,12 @@ type resourceInfo struct {
 	// unstructured is true for custom resources, stored as
 	// unstructured.Unstructured (unstructured.go, customresources.go).
 	unstructured bool
+	// view, when set, makes the resource a second version of a stored
+	// one, with no objects of its own (views.go).
+	view *view
+	// review, when set, makes the resource a create-only review, answered
+	// and never stored (reviews.go).
+	review reviewFunc
 }
 
 // groupResource names the resource in error messages ("pods", "deployments.apps").
@@ -486,7 +493,12 @@ func eventFields(obj runtime.Object) fields.Set {
 	set["involvedObject.fieldPath"] = ev.InvolvedObject.FieldPath
 	set["reason"] = ev.Reason
 	set["reportingComponent"] = ev.ReportingController
+	// An Event written through events.k8s.io/v1 has no source: the real
+	// server selects it by its reporting controller instead.
 	set["source"] = ev.Source.Component
+	if ev.Source.Component == "" {
+		set["source"] = ev.ReportingController
+	}
 	set["type"] = ev.Type
 	return set
 }

@@ -37,7 +37,11 @@ const (
 
 // requestInfo is what the URL and method say about a resource request.
 type requestInfo struct {
+	// res is the resource the request reads and writes: for a request on
+	// a view, the stored resource, and view is the version the client
+	// speaks (views.go).
 	res         *resourceInfo
+	view        *resourceInfo
 	verb        string
 	namespace   string
 	name        string
@@ -136,6 +140,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request) {
 		s.serveScale(w, r, req)
 		return
 	}
+	if req.res.review != nil {
+		s.serveReview(w, r, req)
+		return
+	}
 	switch req.verb {
 	case verbGet:
 		s.serveGet(w, r, req)
@@ -176,6 +184,9 @@ func (s *Server) route(r *http.Request) (requestInfo, error) {
 		return requestInfo{}, notFoundPath()
 	}
 	req.res = ri
+	if ri.view != nil {
+		req.view, req.res = ri, ri.view.storage
+	}
 	if len(rest) > 1 {
 		req.name = rest[1]
 	}

@@ -45,8 +45,9 @@ const (
 // on a random loopback port with no authentication.
 type Options struct {
 	// Scheme holds the Go types of the served resources. Nil means
-	// apiresource.NewScheme(): core/v1, apps/v1, autoscaling/v1 and the
-	// meta.k8s.io types.
+	// apiresource.NewScheme(): every group of k8s.io/api and the
+	// meta.k8s.io types. A default resource (a view, a review) whose kind
+	// the scheme lacks is not served.
 	Scheme *runtime.Scheme
 	// Resources are served in addition to DefaultResources(). To serve your
 	// own type, add it to a scheme (start from apiresource.NewScheme()) and
@@ -171,6 +172,14 @@ func NewServer(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := reg.addViews(builtinViews()); err != nil {
+		return nil, err
+	}
+	for _, ri := range reviewResources(opts.Scheme) {
+		if err := reg.add(ri); err != nil {
+			return nil, err
+		}
+	}
 	if err := reg.add(crdResource()); err != nil {
 		return nil, err
 	}
@@ -280,7 +289,12 @@ func (s *Server) Create(obj runtime.Object) (runtime.Object, error) {
 			return nil, err
 		}
 	}
-	return s.write(func(st *store) (runtime.Object, error) { return st.create(ri, obj.DeepCopyObject()) })
+	stored, obj, err := storedForm(ri, obj.DeepCopyObject())
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.write(func(st *store) (runtime.Object, error) { return st.create(stored, obj) })
+	return shownForm(ri, out, err)
 }
 
 // Update replaces the stored object with a copy of obj. A non-empty
@@ -291,7 +305,12 @@ func (s *Server) Update(obj runtime.Object) (runtime.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.write(func(st *store) (runtime.Object, error) { return st.update(ri, obj.DeepCopyObject()) })
+	stored, obj, err := storedForm(ri, obj.DeepCopyObject())
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.write(func(st *store) (runtime.Object, error) { return st.update(stored, obj) })
+	return shownForm(ri, out, err)
 }
 
 // Delete removes the object with obj's type, namespace and name, at once
@@ -307,7 +326,7 @@ func (s *Server) Delete(obj runtime.Object) error {
 		return fmt.Errorf("fakeapi: delete %T: %w", obj, err)
 	}
 	_, err = s.write(func(st *store) (runtime.Object, error) {
-		return st.delete(ri, m.GetNamespace(), m.GetName(), preconditions{})
+		return st.delete(ri.storedIn(), m.GetNamespace(), m.GetName(), preconditions{})
 	})
 	return err
 }
@@ -350,18 +369,20 @@ func (s *Server) notifyLocked() {
 // (namespace, then name). Checkers compare a client's cache with it.
 func (s *Server) Objects(gvr schema.GroupVersionResource) ([]runtime.Object, error) {
 	ri, ok := s.reg.byResource(gvr)
-	if !ok {
+	if !ok || ri.review != nil {
 		return nil, fmt.Errorf("%w: %s", ErrNotServed, gvr)
 	}
 	s.mu.Lock()
-	page, err := s.store.list(listQuery{res: ri})
+	page, err := s.store.list(listQuery{res: ri.storedIn()})
 	s.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
 	out := make([]runtime.Object, len(page.items))
 	for i, obj := range page.items {
-		out[i] = obj.DeepCopyObject()
+		if out[i], err = shownForm(ri, obj.DeepCopyObject(), nil); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

@@ -46,6 +46,9 @@ type frameKey struct {
 	// prev: the object is the event's previous state, stamped with its
 	// resourceVersion (watchStream.translate).
 	prev bool
+	// view is the version the frame shows the object in, nil for the
+	// stored one (views.go): one event, one frame per version.
+	view *resourceInfo
 }
 
 // sharedFrame is one encoded frame, built once by the first watch that

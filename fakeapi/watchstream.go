@@ -122,7 +122,7 @@ func (ws *watchStream) sendLogged(ev event, typ watch.EventType, fromPrev bool) 
 	if !ws.sharesFrames() {
 		return ws.send(typ, object(), false)
 	}
-	key := frameKey{rv: ev.rv, mediaType: ws.enc.mediaType, as: ws.enc.as, typ: typ, prev: fromPrev}
+	key := frameKey{rv: ev.rv, mediaType: ws.enc.mediaType, as: ws.enc.as, typ: typ, prev: fromPrev, view: ws.enc.view}
 	frame, err := ws.s.frames.frame(key, func() ([]byte, error) { return encodeFrame(ws.enc, typ, object()) })
 	if err != nil {
 		ws.broken = true
@@ -148,6 +148,9 @@ func (ws *watchStream) sharesFrames() bool {
 // overrides the object's resourceVersion.
 func (ws *watchStream) record(typ watch.EventType, m metav1.Object, rv string, initial bool) {
 	e := SentEvent{WatchID: ws.id, Resource: ws.res.gvr, Type: typ, InitialEvent: initial, ResourceVersion: rv}
+	if ws.enc.view != nil {
+		e.Resource = ws.enc.view.gvr // the resource the client watches
+	}
 	if m != nil {
 		e.Namespace, e.Name = m.GetNamespace(), m.GetName()
 		if rv == "" {

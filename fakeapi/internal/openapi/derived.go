@@ -13,7 +13,10 @@ import (
 // everything they refer to, with each "$ref" moved from #/definitions/ to
 // #/components/schemas/ and wrapped in allOf as the real v3 documents
 // have it, and for each object path the patch operation with its
-// fieldManager and fieldValidation parameters (which kubectl looks for).
+// fieldManager and fieldValidation parameters (which kubectl looks for);
+// a path with no patch but a post (a collection, a create-only review)
+// gets its post, so that kubectl explain finds a review's kind from its
+// resource.
 // It carries what kubectl explain and kubectl apply read; it is not
 // byte-equal to the real server's document.
 
@@ -61,12 +64,20 @@ func derivedV3Doc(swagger *swaggerV2, gvPath string) (Doc, bool, error) {
 	}
 	paths := map[string]any{}
 	for path, ops := range swagger.Paths {
-		patch, ok := ops["patch"].(map[string]any)
-		if !ok || !strings.HasPrefix(path, "/"+gvPath+"/") {
+		if !strings.HasPrefix(path, "/"+gvPath+"/") {
 			continue
 		}
-		paths[path] = map[string]any{"patch": map[string]any{
-			"x-kubernetes-group-version-kind": patch["x-kubernetes-group-version-kind"],
+		verb := "patch"
+		op, ok := ops[verb].(map[string]any)
+		if !ok {
+			verb = "post"
+			op, ok = ops[verb].(map[string]any)
+		}
+		if !ok {
+			continue
+		}
+		paths[path] = map[string]any{verb: map[string]any{
+			"x-kubernetes-group-version-kind": op["x-kubernetes-group-version-kind"],
 			"parameters": []any{
 				map[string]any{"name": "fieldManager", "in": "query", "schema": map[string]any{"type": "string"}},
 				map[string]any{"name": "fieldValidation", "in": "query", "schema": map[string]any{"type": "string"}},

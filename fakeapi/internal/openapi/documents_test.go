@@ -58,6 +58,24 @@ func TestServe(t *testing.T) {
 	require.False(t, found)
 }
 
+// A derived document names the kind of every path kubectl looks up: the
+// patch of an object, and the post of a create-only review, which has no
+// patch (kubectl explain selfsubjectaccessreviews).
+func TestDerivedPathsNameTheirKinds(t *testing.T) {
+	var d Documents
+	require.NoError(t, d.Load([]schema.GroupVersion{{Group: "authorization.k8s.io", Version: "v1"}}))
+	w, found := get(t, &d, "/openapi/v3/apis/authorization.k8s.io/v1", nil)
+	require.True(t, found)
+	var doc struct {
+		Paths map[string]map[string]struct {
+			GVK map[string]string `json:"x-kubernetes-group-version-kind"`
+		} `json:"paths"`
+	}
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &doc))
+	post := doc.Paths["/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"]["post"]
+	require.Equal(t, map[string]string{"group": "authorization.k8s.io", "version": "v1", "kind": "SelfSubjectAccessReview"}, post.GVK)
+}
+
 // Custom resources' documents come and go with SetCRD.
 func TestSetCRD(t *testing.T) {
 	var d Documents
