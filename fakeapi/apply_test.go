@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -115,4 +116,24 @@ func TestApplyUndeclaredField(t *testing.T) {
 	for _, v := range []string{"", "&fieldValidation=Strict", "&fieldValidation=Ignore"} {
 		check("update"+v, v)
 	}
+}
+
+// Every default kind can be applied, not only those of the group versions
+// whose OpenAPI v3 documents are recorded (core v1, apps, apiextensions):
+// the others get a schema deduced from the object, as custom types do.
+func TestServerSideApplyKindWithoutRecordedSchema(t *testing.T) {
+	srv := startServer(t, Options{})
+	url := srv.URL() + "/apis/coordination.k8s.io/v1/namespaces/default/leases/l?fieldManager=alice"
+	code, body, _ := do(t, http.MethodPatch, url, mediaApply,
+		`{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"l"},"spec":{"holderIdentity":"a"}}`)
+	require.Equal(t, http.StatusCreated, code, "%s", body)
+	l := decodeJSON(t, body).(*coordinationv1.Lease)
+	require.Equal(t, "a", *l.Spec.HolderIdentity)
+	require.Len(t, l.ManagedFields, 1)
+	require.Equal(t, metav1.ManagedFieldsOperationApply, l.ManagedFields[0].Operation)
+	require.Contains(t, string(l.ManagedFields[0].FieldsV1.Raw), `"f:holderIdentity"`)
+
+	code, body, _ = do(t, http.MethodPatch, strings.Replace(url, "alice", "bob", 1), mediaApply,
+		`{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"l"},"spec":{"holderIdentity":"b"}}`)
+	require.Equal(t, http.StatusConflict, code, "another manager's field: %s", body)
 }

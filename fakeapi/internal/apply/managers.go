@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -85,7 +86,7 @@ func (at *Managers) Forget(kind schema.GroupVersionKind) {
 // ("status", "scale": the manager of a /scale write tracks the Scale),
 // building it once. Its errors are *apierrors.StatusError (500).
 func (at *Managers) For(t Target, subresource string) (*managedfields.FieldManager, error) {
-	typed, err := sharedTypeConverter()
+	typed, described, err := sharedTypeConverter()
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +97,7 @@ func (at *Managers) For(t Target, subresource string) (*managedfields.FieldManag
 		return fm, nil
 	}
 	converter := typed
-	if converter == nil || !at.recorded(t.Kind) {
+	if converter == nil || !at.recorded(t.Kind) || !described[t.Kind.GroupVersion()] {
 		if at.deduced == nil {
 			at.deduced = managedfields.NewDeducedTypeConverter()
 		}
@@ -153,26 +154,36 @@ func (applyDefaulter) Default(obj runtime.Object) { admission.Default(obj) }
 var builtinTypes struct {
 	once      sync.Once
 	converter managedfields.TypeConverter
+	described map[schema.GroupVersion]bool
 	err       error
 }
 
-// sharedTypeConverter returns the shared converter of the built-in kinds.
-func sharedTypeConverter() (managedfields.TypeConverter, error) {
-	builtinTypes.once.Do(func() { builtinTypes.converter, builtinTypes.err = loadTypeConverter() })
-	return builtinTypes.converter, builtinTypes.err
+// sharedTypeConverter returns the shared converter of the built-in kinds
+// and the group versions it describes: only those whose OpenAPI v3
+// documents are recorded (core v1, apps/v1, apiextensions.k8s.io/v1).
+// A built-in kind of another group version (a Lease, a Job) gets the
+// deduced converter, as a custom type does: it knows no list keys, so
+// it owns a list whole, but apply works.
+func sharedTypeConverter() (managedfields.TypeConverter, map[schema.GroupVersion]bool, error) {
+	builtinTypes.once.Do(func() {
+		builtinTypes.converter, builtinTypes.described, builtinTypes.err = loadTypeConverter()
+	})
+	return builtinTypes.converter, builtinTypes.described, builtinTypes.err
 }
 
 // loadTypeConverter reads the schemas of every recorded group version.
-func loadTypeConverter() (managedfields.TypeConverter, error) {
+func loadTypeConverter() (managedfields.TypeConverter, map[schema.GroupVersion]bool, error) {
 	paths, err := openapi.RecordedV3Paths()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	models := map[string]*spec.Schema{}
+	described := map[schema.GroupVersion]bool{}
 	for _, path := range paths {
+		described[groupVersionOfPath(path)] = true
 		doc, err := openapi.RecordedV3(path)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var parsed struct {
 			Components struct {
@@ -180,7 +191,7 @@ func loadTypeConverter() (managedfields.TypeConverter, error) {
 			} `json:"components"`
 		}
 		if err := json.Unmarshal(doc.Data, &parsed); err != nil {
-			return nil, fmt.Errorf("fakeapi: reading the OpenAPI schemas of %s: %w", path, err)
+			return nil, nil, fmt.Errorf("fakeapi: reading the OpenAPI schemas of %s: %w", path, err)
 		}
 		for name, schema := range parsed.Components.Schemas {
 			models[name] = schema
@@ -188,9 +199,19 @@ func loadTypeConverter() (managedfields.TypeConverter, error) {
 	}
 	converter, err := managedfields.NewTypeConverter(models, false)
 	if err != nil {
-		return nil, fmt.Errorf("fakeapi: building the apply schemas: %w", err)
+		return nil, nil, fmt.Errorf("fakeapi: building the apply schemas: %w", err)
 	}
-	return converter, nil
+	return converter, described, nil
+}
+
+// groupVersionOfPath reads a recorded document's path: "api/v1" is the
+// core group's v1, "apis/apps/v1" the apps group's.
+func groupVersionOfPath(path string) schema.GroupVersion {
+	parts := strings.Split(path, "/")
+	if len(parts) == 2 {
+		return schema.GroupVersion{Version: parts[1]}
+	}
+	return schema.GroupVersion{Group: parts[len(parts)-2], Version: parts[len(parts)-1]}
 }
 
 // StampTimes sets the time of every managedFields entry this write (obj
