@@ -59,9 +59,11 @@
 // suspended VM) between checking its term and acting does not run its
 // clock-driven step-down either: when it resumes, the term's context
 // reports the end at once (its Err reads the monotonic clock, so no
-// worker is admitted by a Gate or starts a reconcile before the overdue
-// watchdog has run), but a write it had already decided to make may go
-// out after a successor has taken over. A Lease has no fencing token that
+// worker is admitted by a Gate, and a reconcile.Loop's reconcile that
+// checks its context sees the end, before the overdue watchdog has run;
+// a context you derive yourself learns it only through Done, when the
+// watchdog runs), but a write it had already decided to make may go out
+// after a successor has taken over. A Lease has no fencing token that
 // the API server would check on the controller's writes. What a
 // controller should do:
 //

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/seed31a95821/informer/metrics"
@@ -166,8 +167,22 @@ type term struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	watchdog *time.Timer
-	done     chan struct{}
+	// end is the term's own authority end, moved forward only by sync when
+	// a renew extends it while the term is unbroken. A term whose end has
+	// passed is over even if a later renew made the machine lead again:
+	// between the lapse and that renew another candidate may have led.
+	end  atomic.Pointer[time.Time]
+	done chan struct{}
 }
+
+// extend moves the term's authority end (sync, with the watchdog).
+func (t *term) extend(end time.Time) {
+	t.end.Store(&end)
+	t.watchdog.Reset(time.Until(end))
+}
+
+// lapsed tells whether the term's authority end has passed at now.
+func (t *term) lapsed(now time.Time) bool { return !now.Before(*t.end.Load()) }
 
 // Run campaigns until ctx is cancelled, then ends the term (if any),
 // waits for its work, releases the lease when ReleaseOnCancel is set and
@@ -275,8 +290,12 @@ func (e *Elector) untilNext() time.Duration {
 func (e *Elector) sync(ctx context.Context, t **term, reported *string) {
 	now := time.Now()
 	e.mu.Lock()
-	if *t != nil && (!(*t).watchdog.Stop() || (*t).ctx.Err() != nil) {
-		e.m.StepDown() // the watchdog fired, or a worker saw the authority lapse (termContext): the term is over whatever the machine thought
+	if *t != nil && (!(*t).watchdog.Stop() || (*t).ctx.Err() != nil || (*t).lapsed(now)) {
+		// The watchdog fired, a worker saw the lapse (termContext), or the
+		// term's end passed before this sync (a pause, with the renew
+		// that followed it run before the overdue watchdog): the term is
+		// over whatever the machine thought; a new one starts next round.
+		e.m.StepDown()
 	}
 	leading, end, leader := e.m.Leading(now), e.m.AuthorityEnd(), e.m.Leader()
 	e.mu.Unlock()
@@ -286,21 +305,22 @@ func (e *Elector) sync(ctx context.Context, t **term, reported *string) {
 	*reported = leader
 	switch {
 	case leading && *t == nil:
-		*t = e.startTerm(ctx, end.Sub(now))
+		*t = e.startTerm(ctx, end)
 	case leading:
-		(*t).watchdog.Reset(end.Sub(now))
+		(*t).extend(end)
 	case *t != nil:
 		e.endTerm(t)
 	}
 }
 
-func (e *Elector) startTerm(ctx context.Context, authority time.Duration) *term {
+func (e *Elector) startTerm(ctx context.Context, end time.Time) *term {
 	tctx, cancel := context.WithCancel(ctx)
-	t := &term{ctx: tctx, cancel: cancel, watchdog: time.AfterFunc(authority, cancel), done: make(chan struct{})}
+	t := &term{ctx: tctx, cancel: cancel, watchdog: time.AfterFunc(time.Until(end), cancel), done: make(chan struct{})}
+	t.end.Store(&end)
 	go func() {
 		defer close(t.done)
 		if e.opts.OnStartedLeading != nil {
-			e.opts.OnStartedLeading(&termContext{Context: tctx, cancel: cancel, leading: e.IsLeader})
+			e.opts.OnStartedLeading(&termContext{Context: tctx, cancel: cancel, lapsed: t.lapsed})
 		}
 	}()
 	return t
@@ -311,13 +331,16 @@ func (e *Elector) startTerm(ctx context.Context, authority time.Duration) *term 
 // authority (SIGSTOP, a stalled VM) has an overdue watchdog that the
 // runtime runs at some point after the resume, and a worker scheduled
 // first would find the context still live and start work for a term
-// that is over. Err closes that window: once the authority has lapsed
-// on the monotonic clock it cancels the term itself, then reports it, so
-// Err and Done agree as the context contract requires.
+// that is over. Err closes that window: once the term's own authority
+// end (term.end) has passed on the monotonic clock it cancels the term
+// itself, then reports it, so Err and Done agree as the context contract
+// requires. Contexts derived from it see the end through Done only, when
+// the watchdog or an Err has cancelled it: check the term's own Err
+// before each write (package doc, on fencing).
 type termContext struct {
 	context.Context
-	cancel  context.CancelFunc
-	leading func() bool
+	cancel context.CancelFunc
+	lapsed func(now time.Time) bool
 }
 
 // Err is the term's error: non-nil once the term was cancelled or its
@@ -326,7 +349,7 @@ func (c *termContext) Err() error {
 	if err := c.Context.Err(); err != nil {
 		return err
 	}
-	if !c.leading() {
+	if c.lapsed(time.Now()) {
 		c.cancel()
 		return c.Context.Err()
 	}

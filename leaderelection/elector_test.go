@@ -430,7 +430,7 @@ func TestTermContextEndsOnTheClockBeforeTheWatchdog(t *testing.T) {
 		leading.Store(true)
 		parent, cancel := context.WithCancel(t.Context())
 		defer cancel()
-		term := &termContext{Context: parent, cancel: cancel, leading: leading.Load}
+		term := &termContext{Context: parent, cancel: cancel, lapsed: func(time.Time) bool { return !leading.Load() }}
 		var g Gate
 		led := make(chan struct{})
 		go func() { defer close(led); g.Lead(term) }()
@@ -464,7 +464,7 @@ func TestGateAdmitsNoWorkerToALapsedTerm(t *testing.T) {
 		defer cancel()
 		var g Gate
 		led := make(chan struct{})
-		go func() { defer close(led); g.Lead(&termContext{Context: parent, cancel: cancel, leading: leading.Load}) }()
+		go func() { defer close(led); g.Lead(&termContext{Context: parent, cancel: cancel, lapsed: func(time.Time) bool { return !leading.Load() }}) }()
 		synctest.Wait()
 		leading.Store(false)
 		enterCtx, stop := context.WithTimeout(t.Context(), time.Minute)
@@ -472,5 +472,39 @@ func TestGateAdmitsNoWorkerToALapsedTerm(t *testing.T) {
 		_, _, err := g.Enter(enterCtx)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		<-led
+	})
+}
+
+// A pause longer than the authority, after which the renew runs before the
+// overdue watchdog: the machine leads again, but the term whose end passed
+// is over (another candidate may have led in between); a new term starts.
+func TestSyncEndsATermWhoseEndPassedThoughRenewed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stopped := 0
+		e, err := New(Options{Config: Config{Identity: "a"}, Lock: &MemoryStore{}, Callbacks: Callbacks{
+			OnStartedLeading: func(ctx context.Context) { <-ctx.Done() },
+			OnStoppedLeading: func() { stopped++ },
+		}})
+		require.NoError(t, err)
+		ctx := t.Context()
+		var current *term
+		reported := ""
+		e.round(ctx, true)
+		e.sync(ctx, &current, &reported)
+		require.NotNil(t, current)
+		first := current
+		first.watchdog.Reset(time.Hour) // the watchdog runs late, as after a SIGCONT
+		time.Sleep(DefaultLeaseDuration + time.Second)
+		e.round(ctx, true) // its request's deadline is the lapsed authority's: it fails, and the machine steps down
+		e.round(ctx, true)
+		require.True(t, e.IsLeader(), "the lease is taken again")
+		e.sync(ctx, &current, &reported)
+		require.Equal(t, 1, stopped, "the lapsed term ended")
+		require.Error(t, first.ctx.Err())
+		e.round(ctx, true)
+		e.sync(ctx, &current, &reported)
+		require.NotNil(t, current, "a new term")
+		require.NotSame(t, first, current)
+		e.endTerm(&current)
 	})
 }

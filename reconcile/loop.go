@@ -176,7 +176,31 @@ func within(ctx, term context.Context) (context.Context, context.CancelFunc) {
 		return work, func() { cancel(nil) }
 	}
 	detach := context.AfterFunc(term, func() { cancel(context.Cause(term)) })
-	return work, func() { detach(); cancel(nil) }
+	return &termBound{Context: work, term: term, cancel: cancel}, func() { detach(); cancel(nil) }
+}
+
+// termBound is a reconcile's context under a term. Its Err asks the
+// term's Err too, not only its Done: a leader's term reads the clock in
+// Err (leaderelection), so a reconcile that checks its context right
+// before a write sees a lapsed term even when the term's watchdog has
+// not yet run (a process resumed after a pause). It cancels itself
+// first, so that Err and Done agree.
+type termBound struct {
+	context.Context
+	term   context.Context
+	cancel context.CancelCauseFunc
+}
+
+// Err is the reconcile's error: the loop's or the term's end.
+func (c *termBound) Err() error {
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
+	if err := c.term.Err(); err != nil {
+		c.cancel(context.Cause(c.term))
+		return c.Context.Err()
+	}
+	return nil
 }
 
 // call runs Reconcile, turning a panic into a *PanicError.

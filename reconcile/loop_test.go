@@ -250,3 +250,41 @@ func TestStopFinishesOnlyTheKeysInHand(t *testing.T) {
 		require.Equal(t, []string{"first"}, reconciled)
 	})
 }
+
+// clockTerm is a term whose end is known to its Err before any timer has
+// cancelled it, as a leader's term after a pause (leaderelection).
+type clockTerm struct {
+	context.Context
+	cancel context.CancelFunc
+	lapsed chan struct{} // closed when the authority has lapsed
+}
+
+func (c *clockTerm) Err() error {
+	select {
+	case <-c.lapsed:
+		c.cancel()
+	default:
+	}
+	return c.Context.Err()
+}
+
+// A reconcile that checks its context before a write sees the term's end
+// as the term's own Err reports it, not only once a timer has cancelled it.
+func TestReconcileSeesATermThatLapsedBeforeItsTimer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		term := &clockTerm{Context: ctx, cancel: cancel, lapsed: make(chan struct{})}
+		seen := make(chan error, 1)
+		q := &workqueue.Queue[string]{}
+		l := &reconcile.Loop{Queue: q, Gate: &gate{open: map[string]bool{"mine": true}, term: term},
+			Reconcile: func(ctx context.Context, key string) (reconcile.Result, error) {
+				close(term.lapsed) // the pause: the term's end passed, nothing has cancelled it
+				seen <- ctx.Err()
+				return reconcile.Result{}, ctx.Err()
+			}}
+		stop := runLoop(t, l)
+		q.Add("mine")
+		require.ErrorIs(t, <-seen, context.Canceled)
+		require.NoError(t, stop())
+	})
+}
