@@ -1,0 +1,81 @@
+package fakeapi
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// coreEvent is newEvent as a core/v1 Event.
+func coreEvent(name string) *corev1.Event {
+	ev := newEvent(name)
+	return &corev1.Event{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Event"}, ObjectMeta: ev.ObjectMeta,
+		InvolvedObject: ev.Regarding, Reason: ev.Reason, Message: ev.Note, EventTime: ev.EventTime,
+		ReportingController: ev.ReportingController, ReportingInstance: ev.ReportingInstance, Action: ev.Action, Type: ev.Type}
+}
+
+// managers maps each managedFields entry's manager to its apiVersion.
+func managers(m metav1.Object) map[string]string {
+	out := map[string]string{}
+	for _, e := range m.GetManagedFields() {
+		out[e.Manager] = e.APIVersion
+	}
+	return out
+}
+
+// An apply through one version of an Event meets the owners who wrote
+// through the other, as on the real server: a conflicting field is a 409,
+// and the other owners keep their entries.
+func TestEventsApplyAcrossVersionsKeepsOwners(t *testing.T) {
+	srv := startServer(t, Options{})
+	createNamespace(t, srv, "ns")
+	core := coreEvent("x")
+	core.Labels = map[string]string{"a": "1"}
+	_, err := send(t, srv, http.MethodPatch, coreEvents+"/x?fieldManager=creator", "application/apply-patch+yaml", core)
+	require.NoError(t, err)
+
+	ev := newEvent("x")
+	ev.Labels = map[string]string{"a": "2"}
+	_, err = send(t, srv, http.MethodPatch, newEvents+"/x?fieldManager=applier", "application/apply-patch+yaml", ev)
+	require.True(t, apierrors.IsConflict(err), "a label the core/v1 owner set is a conflict through events.k8s.io/v1: %v", err)
+
+	ev.Labels = map[string]string{"b": "2"}
+	got, err := send(t, srv, http.MethodPatch, newEvents+"/x?fieldManager=applier", "application/apply-patch+yaml", ev)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"a": "1", "b": "2"}, got.GetLabels())
+	assert.Equal(t, map[string]string{"creator": "v1", "applier": "events.k8s.io/v1"}, managers(got))
+
+	// And the other way round: an apply through core/v1 over an
+	// events.k8s.io/v1 owner.
+	core.Labels = map[string]string{"b": "3"}
+	_, err = send(t, srv, http.MethodPatch, coreEvents+"/x?fieldManager=creator", "application/apply-patch+yaml", core)
+	require.True(t, apierrors.IsConflict(err), "a label the events.k8s.io/v1 owner set is a conflict through core/v1: %v", err)
+}
+
+// An apply through autoscaling/v1 over an HPA that autoscaling/v2
+// managers own converts between the versions: a field the other owns is a
+// conflict, force takes it, and the other's entry stays.
+func TestHPAApplyAcrossVersions(t *testing.T) {
+	srv := startServer(t, Options{})
+	createNamespace(t, srv, "ns")
+	_, err := send(t, srv, http.MethodPatch, hpaV2+"/web?fieldManager=v2owner", "application/apply-patch+yaml", v2HPA())
+	require.NoError(t, err)
+
+	h1 := &autoscalingv1.HorizontalPodAutoscaler{TypeMeta: metav1.TypeMeta{APIVersion: "autoscaling/v1", Kind: "HorizontalPodAutoscaler"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", Labels: map[string]string{"team": "a"}},
+		Spec: autoscalingv1.HorizontalPodAutoscalerSpec{MaxReplicas: 9,
+			ScaleTargetRef: autoscalingv1.CrossVersionObjectReference{Kind: "Deployment", Name: "web", APIVersion: "apps/v1"}}}
+	_, err = send(t, srv, http.MethodPatch, hpaV1+"/web?fieldManager=v1owner", "application/apply-patch+yaml", h1)
+	require.True(t, apierrors.IsConflict(err), "maxReplicas is the v2 owner's: %v", err)
+
+	got, err := send(t, srv, http.MethodPatch, hpaV1+"/web?fieldManager=v1owner&force=true", "application/apply-patch+yaml", h1)
+	require.NoError(t, err)
+	assert.Equal(t, int32(9), got.(*autoscalingv1.HorizontalPodAutoscaler).Spec.MaxReplicas)
+	assert.Equal(t, map[string]string{"v2owner": "autoscaling/v2", "v1owner": "autoscaling/v1"}, managers(got))
+}
