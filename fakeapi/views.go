@@ -28,6 +28,7 @@ import (
 //	the body of a create or update    view -> storage      decodeObject
 //	a patch                           storage -> view, patched, -> storage   applyPatch
 //	a server-side apply               the same, with the view's field manager   serveApply
+//	the managedFields of another write   tracked in the view's version          trackWrite
 //	every object answered, watched    storage -> view      encoding.encode
 //	or listed (lists item by item)
 //

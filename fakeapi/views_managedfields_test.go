@@ -79,3 +79,44 @@ func TestHPAApplyAcrossVersions(t *testing.T) {
 	assert.Equal(t, int32(9), got.(*autoscalingv1.HorizontalPodAutoscaler).Spec.MaxReplicas)
 	assert.Equal(t, map[string]string{"v2owner": "autoscaling/v2", "v1owner": "autoscaling/v1"}, managers(got))
 }
+
+// fieldsOf is the managedFields entry of manager, or fails the test.
+func fieldsOf(t *testing.T, m metav1.Object, manager string) metav1.ManagedFieldsEntry {
+	t.Helper()
+	for _, e := range m.GetManagedFields() {
+		if e.Manager == manager {
+			return e
+		}
+	}
+	t.Fatalf("no managedFields entry of %q in %+v", manager, m.GetManagedFields())
+	return metav1.ManagedFieldsEntry{}
+}
+
+// A create, update or patch through a view is tracked in the view's
+// version, with the view's paths, as the real server tracks a write in
+// the version of the request.
+func TestViewWritesTrackedInTheViewsVersion(t *testing.T) {
+	srv := startServer(t, Options{})
+	createNamespace(t, srv, "ns")
+	_, err := send(t, srv, http.MethodPatch, hpaV2+"/web?fieldManager=v2owner", "application/apply-patch+yaml", v2HPA())
+	require.NoError(t, err)
+	_, err = send(t, srv, http.MethodPatch, hpaV1+"/web?fieldManager=patcher", "application/merge-patch+json",
+		`{"spec":{"targetCPUUtilizationPercentage":60}}`)
+	require.NoError(t, err)
+	got, err := send(t, srv, http.MethodGet, hpaV2+"/web", "", "")
+	require.NoError(t, err)
+	e := fieldsOf(t, got, "patcher")
+	assert.Equal(t, "autoscaling/v1", e.APIVersion)
+	assert.Equal(t, metav1.ManagedFieldsOperationUpdate, e.Operation)
+	assert.Contains(t, string(e.FieldsV1.Raw), `"f:targetCPUUtilizationPercentage"`, "a v1 path")
+	assert.Equal(t, "autoscaling/v2", fieldsOf(t, got, "v2owner").APIVersion)
+
+	_, err = send(t, srv, http.MethodPost, newEvents+"?fieldManager=maker", "", newEvent("x"))
+	require.NoError(t, err)
+	got, err = send(t, srv, http.MethodGet, coreEvents+"/x", "", "")
+	require.NoError(t, err)
+	e = fieldsOf(t, got, "maker")
+	assert.Equal(t, "events.k8s.io/v1", e.APIVersion)
+	assert.Contains(t, string(e.FieldsV1.Raw), `"f:note"`, "an events.k8s.io/v1 path")
+	assert.NotContains(t, string(e.FieldsV1.Raw), `"f:message"`)
+}
