@@ -2,12 +2,14 @@ package fakeapi
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -119,4 +121,61 @@ func TestViewWritesTrackedInTheViewsVersion(t *testing.T) {
 	assert.Equal(t, "events.k8s.io/v1", e.APIVersion)
 	assert.Contains(t, string(e.FieldsV1.Raw), `"f:note"`, "an events.k8s.io/v1 path")
 	assert.NotContains(t, string(e.FieldsV1.Raw), `"f:message"`)
+}
+
+// The events.k8s.io/v1 view selects with its own field labels, renamed to
+// the stored core/v1 ones as the real server's field label conversion
+// does, in lists and watches; a core/v1 label whose field the view renamed
+// is refused with the real 400.
+func TestEventsViewFieldSelectors(t *testing.T) {
+	srv := startServer(t, Options{})
+	createNamespace(t, srv, "ns")
+	created, err := send(t, srv, http.MethodPost, newEvents, "", newEvent("a"))
+	require.NoError(t, err)
+	other := newEvent("b")
+	other.Regarding.Name, other.ReportingController, other.Type = "db", "example.com/other", corev1.EventTypeWarning
+	_, err = send(t, srv, http.MethodPost, newEvents, "", other)
+	require.NoError(t, err)
+
+	for sel, want := range map[string][]string{
+		"regarding.name=web":                     {"a"},
+		"regarding.kind=Pod,regarding.name!=web": {"b"},
+		"reportingController=example.com/ctl":    {"a"},
+		"type=Warning":                           {"b"},
+		"reason=Synced,metadata.name=b":          {"b"},
+		"source=example.com/other":               {"b"},
+		"metadata.namespace=ns,regarding.uid=":   {"a", "b"},
+	} {
+		code, body, _ := do(t, http.MethodGet, srv.URL()+newEvents+"?fieldSelector="+sel, "", "")
+		require.Equal(t, http.StatusOK, code, "%s: %s", sel, body)
+		list := decodeJSON(t, body).(*eventsv1.EventList)
+		var names []string
+		for _, item := range list.Items {
+			names = append(names, item.Name)
+		}
+		assert.ElementsMatch(t, want, names, sel)
+	}
+	for _, sel := range []string{"involvedObject.name=web", "reportingComponent=example.com/ctl", "note=x"} {
+		_, err := send(t, srv, http.MethodGet, newEvents+"?fieldSelector="+sel, "", "")
+		require.True(t, apierrors.IsBadRequest(err), "%s: %v", sel, err)
+		assert.Equal(t, "field label not supported: "+strings.SplitN(sel, "=", 2)[0], err.Error())
+	}
+	// core/v1 keeps its labels.
+	code, body, _ := do(t, http.MethodGet, srv.URL()+coreEvents+"?fieldSelector=involvedObject.name=web", "", "")
+	require.Equal(t, http.StatusOK, code, string(body))
+	_, err = send(t, srv, http.MethodGet, coreEvents+"?fieldSelector=regarding.name=web", "", "")
+	require.True(t, apierrors.IsBadRequest(err), "%v", err)
+
+	// A watch on the view selects the same way.
+	web, db := newEvent("c"), newEvent("d")
+	db.Regarding.Name = "db"
+	for _, ev := range []*eventsv1.Event{web, db} {
+		_, err = send(t, srv, http.MethodPost, newEvents, "", ev)
+		require.NoError(t, err)
+	}
+	w := openWatch(t, srv.URL()+newEvents+"?watch=true&fieldSelector=regarding.name=db&resourceVersion="+created.GetResourceVersion(), "")
+	for _, want := range []string{"b", "d"} {
+		ev := nextEvent(t, w)
+		assert.Equal(t, want, ev.Object.(*eventsv1.Event).Name)
+	}
 }
