@@ -169,6 +169,7 @@ func (s *Server) serveApply(w http.ResponseWriter, r *http.Request, req requestI
 		if obj, err = req.stored(obj); err != nil {
 			return nil, err
 		}
+		dropRoundTrip(obj)
 		if created {
 			if err := s.admitCreate(st, req, obj); err != nil {
 				return nil, err

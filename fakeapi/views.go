@@ -105,6 +105,16 @@ var eventsV1FieldLabels = map[string]string{
 	"reason":              "reason", "source": "source", "type": "type",
 }
 
+// dropRoundTrip removes from an autoscaling/v2 HPA written through
+// autoscaling/v2 the annotations in which autoscaling/v1 carries what it
+// has no field for, as the real server's v2 decoding does
+// (convert.DropRoundTripAnnotations); other objects are left alone.
+func dropRoundTrip(obj runtime.Object) {
+	if h, ok := obj.(*autoscalingv2.HorizontalPodAutoscaler); ok {
+		convert.DropRoundTripAnnotations(h)
+	}
+}
+
 // typed adapts a conversion between two Go types to runtime.Objects.
 func typed[In, Out runtime.Object](f func(In) (Out, error)) func(runtime.Object) (runtime.Object, error) {
 	return func(obj runtime.Object) (runtime.Object, error) {

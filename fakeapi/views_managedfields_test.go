@@ -179,3 +179,42 @@ func TestEventsViewFieldSelectors(t *testing.T) {
 		assert.Equal(t, want, ev.Object.(*eventsv1.Event).Name)
 	}
 }
+
+// A write through autoscaling/v2 does not keep the annotations in which
+// autoscaling/v1 carries what it has no field for, as the real server's v2
+// decoding drops them, whether the write is a create, a patch or an
+// apply; so they cannot override the fields on a v1 read. Other
+// annotations stay.
+func TestHPAV2WritesDropV1Annotations(t *testing.T) {
+	srv := startServer(t, Options{})
+	createNamespace(t, srv, "ns")
+	bogus := map[string]string{
+		"autoscaling.alpha.kubernetes.io/metrics":  `[{"type":"Pods","pods":{"metricName":"bogus","targetAverageValue":"1"}}]`,
+		"autoscaling.alpha.kubernetes.io/behavior": `{"ScaleUp":null,"ScaleDown":null}`,
+		"team": "a",
+	}
+	h := v2HPA()
+	h.Annotations = bogus
+	created, err := send(t, srv, http.MethodPost, hpaV2, "", h)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"team": "a"}, created.GetAnnotations(), "create")
+
+	_, err = send(t, srv, http.MethodPatch, hpaV2+"/web", "application/merge-patch+json",
+		`{"metadata":{"annotations":{"autoscaling.alpha.kubernetes.io/conditions":"[]","b":"2"}}}`)
+	require.NoError(t, err)
+	got, err := send(t, srv, http.MethodGet, hpaV2+"/web", "", "")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"team": "a", "b": "2"}, got.GetAnnotations(), "merge patch")
+
+	applied := v2HPA()
+	applied.Name = "applied"
+	applied.Annotations = bogus
+	got, err = send(t, srv, http.MethodPatch, hpaV2+"/applied?fieldManager=a", "application/apply-patch+yaml", applied)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"team": "a"}, got.GetAnnotations(), "apply")
+
+	v1, err := send(t, srv, http.MethodGet, hpaV1+"/web", "", "")
+	require.NoError(t, err)
+	assert.JSONEq(t, `[{"type":"Pods","pods":{"metricName":"qps","targetAverageValue":"100"}}]`,
+		v1.GetAnnotations()["autoscaling.alpha.kubernetes.io/metrics"], "v1 shows the fields, not the annotation sent")
+}
