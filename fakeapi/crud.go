@@ -252,6 +252,7 @@ func (s *Server) decodeBody(data []byte, info runtime.SerializerInfo, req reques
 	if err := s.checkFields(req, data, info.MediaType, nil); err != nil {
 		return nil, err
 	}
+	dropRoundTrip(obj)
 	return obj, checkIdentity(obj, req)
 }
 

@@ -65,8 +65,38 @@ func (req requestInfo) writer() apply.Writer {
 }
 
 // trackWrite records an HTTP write of obj over live (nil for a create) by
-// req's field manager.
+// req's field manager. A write through a view is tracked in the view's
+// version, with its paths, as the real server tracks a write in the
+// version of the request (and as serveApply does).
 func (s *Server) trackWrite(req requestInfo, obj, live runtime.Object, now time.Time) error {
+	if req.view == nil || req.subresource == "scale" {
+		return s.trackIn(req, obj, live, now)
+	}
+	shownObj, err := req.shown(obj)
+	if err != nil {
+		return err
+	}
+	var shownLive runtime.Object
+	if live != nil {
+		if shownLive, err = req.shown(live); err != nil {
+			return err
+		}
+	}
+	if err := s.trackIn(req.asView(), shownObj, shownLive, now); err != nil {
+		return err
+	}
+	m, err := meta.Accessor(obj)
+	sm, err2 := meta.Accessor(shownObj)
+	if err != nil || err2 != nil {
+		return apierrors.NewInternalError(errors.Join(err, err2))
+	}
+	m.SetManagedFields(sm.GetManagedFields())
+	return nil
+}
+
+// trackIn records a write of obj over live by req's field manager, in
+// req.res's version (obj and live are of it).
+func (s *Server) trackIn(req requestInfo, obj, live runtime.Object, now time.Time) error {
 	if req.subresource == "scale" {
 		// Only when scale.go's trackScale could not use the Scale's field
 		// manager: the Scale's fields are not the workload's.
@@ -139,6 +169,7 @@ func (s *Server) serveApply(w http.ResponseWriter, r *http.Request, req requestI
 		if obj, err = req.stored(obj); err != nil {
 			return nil, err
 		}
+		dropRoundTrip(obj)
 		if created {
 			if err := s.admitCreate(st, req, obj); err != nil {
 				return nil, err

@@ -56,7 +56,7 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, req requestIn
 // collection needs: its options, the encoding to answer in, and the query
 // its selectors make. It answers a bad request itself, and then ok is false.
 func (s *Server) collectionRequest(w http.ResponseWriter, r *http.Request, req requestInfo) (opts metainternalversion.ListOptions, enc encoding, q listQuery, ok bool) {
-	opts, err := parseListOptions(r, req.res)
+	opts, err := parseListOptions(r, req)
 	if err == nil {
 		enc, err = s.negotiateResource(r, req)
 	}

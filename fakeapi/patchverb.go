@@ -112,6 +112,7 @@ func (s *Server) decodePatched(req requestInfo, patched []byte) (runtime.Object,
 	if err := s.checkFields(req, patched, mediaJSON, patched); err != nil {
 		return nil, err
 	}
+	dropRoundTrip(obj)
 	return obj, checkIdentity(obj, req)
 }
 

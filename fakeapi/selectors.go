@@ -21,7 +21,7 @@ import (
 // that option combinations the real server rejects (resourceVersionMatch
 // without resourceVersion, sendInitialEvents on a list, ...) are rejected
 // here too, with the same 422 Invalid.
-func parseListOptions(r *http.Request, ri *resourceInfo) (metainternalversion.ListOptions, error) {
+func parseListOptions(r *http.Request, req requestInfo) (metainternalversion.ListOptions, error) {
 	var opts metainternalversion.ListOptions
 	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, &opts); err != nil {
 		return opts, apierrors.NewBadRequest(err.Error())
@@ -32,16 +32,46 @@ func parseListOptions(r *http.Request, ri *resourceInfo) (metainternalversion.Li
 		return opts, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
 	}
 	if opts.FieldSelector != nil {
-		for _, req := range opts.FieldSelector.Requirements() {
-			if !ri.fieldLabels[req.Field] {
-				return opts, unsupportedField(ri, req.Field)
-			}
+		stored, err := storedFieldSelector(req, opts.FieldSelector)
+		if err != nil {
+			return opts, err
 		}
+		opts.FieldSelector = stored
 	}
 	if opts.Limit < 0 {
 		opts.Limit = 0
 	}
 	return opts, nil
+}
+
+// storedFieldSelector checks that a field selector names only labels of
+// the resource the client asked for and, on a view, renames them to the
+// stored resource's labels, which the filter evaluates, as the real
+// server's field label conversion does (an events.k8s.io/v1
+// regarding.name is a stored involvedObject.name; involvedObject.name is
+// no label of the view).
+func storedFieldSelector(req requestInfo, sel fields.Selector) (fields.Selector, error) {
+	asked := req.res
+	if req.view != nil {
+		asked = req.view
+	}
+	return sel.Transform(func(label, value string) (string, string, error) {
+		if !asked.fieldLabels[label] {
+			return "", "", unsupportedField(asked, label)
+		}
+		stored := label
+		if asked.view != nil {
+			if to, ok := asked.view.fieldLabels[label]; ok {
+				stored = to
+			}
+		}
+		if !req.res.fieldLabels[stored] {
+			// The stored resource was served without that label
+			// (Options.Resources): the view cannot select on it either.
+			return "", "", unsupportedField(asked, label)
+		}
+		return stored, value, nil
+	})
 }
 
 // filter decides which objects a list or watch sees.
@@ -96,7 +126,7 @@ func (f filter) selectorMatch() func(runtime.Object) bool {
 // "field label not supported"; the others, which offer only name and
 // namespace, say so.
 func unsupportedField(ri *resourceInfo, field string) error {
-	if ri.SelectableFields != nil {
+	if ri.SelectableFields != nil || (ri.view != nil && ri.view.fieldLabels != nil) {
 		return apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", field))
 	}
 	return apierrors.NewBadRequest(fmt.Sprintf("%q is not a known field selector: only %q, %q",

@@ -28,14 +28,17 @@ import (
 //	the body of a create or update    view -> storage      decodeObject
 //	a patch                           storage -> view, patched, -> storage   applyPatch
 //	a server-side apply               the same, with the view's field manager   serveApply
+//	managedFields of other writes     tracked in the view's version          trackWrite
 //	every object answered, watched    storage -> view      encoding.encode
 //	or listed (lists item by item)
 //
-// Selectors, the resourceVersion rules, bookmarks and the watch's position
-// are the stored resource's, so a watch opened on one version sees every
-// write made through the other, at the same resourceVersion. Tables are
-// built from the stored object, as the real server prints both versions
-// with one printer.
+// Selectors are evaluated on the stored object, with the view's own field
+// labels renamed to the stored resource's (view.fieldLabels, selectors.go's
+// storedFieldSelector). The resourceVersion rules, bookmarks and the
+// watch's position are the stored resource's, so a watch opened on one
+// version sees every write made through the other, at the same
+// resourceVersion. Tables are built from the stored object, as the real
+// server prints both versions with one printer.
 
 // view is what makes a resourceInfo a second version of another.
 type view struct {
@@ -48,6 +51,10 @@ type view struct {
 	// stored state an update replaces).
 	admitCreate func(obj runtime.Object) field.ErrorList
 	admitUpdate func(obj, old runtime.Object) field.ErrorList
+	// fieldLabels, when set, are the view's field-selector labels, each
+	// mapped to the stored resource's label it selects on; when nil the
+	// view has the stored resource's labels.
+	fieldLabels map[string]string
 }
 
 // viewSpec describes one built-in view.
@@ -72,6 +79,7 @@ func builtinViews() []viewSpec {
 			admitUpdate: func(obj, old runtime.Object) field.ErrorList {
 				return convert.ValidateEventsV1Update(obj.(*corev1.Event), old.(*corev1.Event))
 			},
+			fieldLabels: eventsV1FieldLabels,
 		}},
 		{served: hpa, storage: convert.HPAv2Kind, view: view{
 			toStorage: typed(func(h *autoscalingv1.HorizontalPodAutoscaler) (*autoscalingv2.HorizontalPodAutoscaler, error) {
@@ -79,6 +87,31 @@ func builtinViews() []viewSpec {
 			}),
 			fromStorage: typed(convert.HPAToV1),
 		}},
+	}
+}
+
+// eventsV1FieldLabels are the field selectors of events.k8s.io/v1 Events
+// and the core/v1 labels they select on, as kube-apiserver's field label
+// conversion for that version maps them: the renamed fields (regarding,
+// reportingController) under their new names, and no core/v1 name that
+// changed.
+var eventsV1FieldLabels = map[string]string{
+	"metadata.name": "metadata.name", "metadata.namespace": "metadata.namespace",
+	"regarding.kind": "involvedObject.kind", "regarding.namespace": "involvedObject.namespace",
+	"regarding.name": "involvedObject.name", "regarding.uid": "involvedObject.uid",
+	"regarding.apiVersion": "involvedObject.apiVersion", "regarding.resourceVersion": "involvedObject.resourceVersion",
+	"regarding.fieldPath": "involvedObject.fieldPath",
+	"reportingController": "reportingComponent",
+	"reason":              "reason", "source": "source", "type": "type",
+}
+
+// dropRoundTrip removes from an autoscaling/v2 HPA written through
+// autoscaling/v2 the annotations in which autoscaling/v1 carries what it
+// has no field for, as the real server's v2 decoding does
+// (convert.DropRoundTripAnnotations); other objects are left alone.
+func dropRoundTrip(obj runtime.Object) {
+	if h, ok := obj.(*autoscalingv2.HorizontalPodAutoscaler); ok {
+		convert.DropRoundTripAnnotations(h)
 	}
 }
 
@@ -118,6 +151,12 @@ func (reg *registry) addViews(specs []viewSpec) error {
 		v := spec.view
 		v.storage = storage
 		ri.view = &v
+		if v.fieldLabels != nil {
+			ri.fieldLabels = map[string]bool{}
+			for label := range v.fieldLabels {
+				ri.fieldLabels[label] = true
+			}
+		}
 		if err := reg.add(ri); err != nil {
 			return err
 		}

@@ -64,7 +64,7 @@ func planWatch(opts metainternalversion.ListOptions) (watchPlan, error) {
 // about the requested resourceVersion come, as on the real server, as an
 // ERROR event inside a 200 stream.
 func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, req requestInfo) {
-	opts, err := parseListOptions(r, req.res)
+	opts, err := parseListOptions(r, req)
 	var plan watchPlan
 	if err == nil {
 		plan, err = planWatch(opts)

@@ -21,7 +21,10 @@
 // from the objects, which treats every list as atomic, as the real server
 // does for custom resources without one. Where that machinery cannot be
 // used, Record (approximate.go) writes entries of the real shape with
-// approximate field sets. ManagerName names a writer the real way.
+// approximate field sets. ManagerName names a writer the real way. A
+// resource served in two versions (fakeapi/internal/convert) has owners
+// who wrote through either; the field manager converts between them with
+// those conversions (viewconvert.go), as the real one does with its scheme.
 //
 // # Its place
 //

@@ -96,8 +96,12 @@ func (at *Managers) For(t Target, subresource string) (*managedfields.FieldManag
 	if fm := at.managers[key]; fm != nil {
 		return fm, nil
 	}
+	// One type converter must describe both versions of a resource
+	// served through two (viewPairs): the field manager converts the
+	// object between them. The recorded documents describe core/v1
+	// Events but not events.k8s.io/v1, so both Events use the deduced one.
 	converter := typed
-	if converter == nil || !at.recorded(t.Kind) || !described[t.Kind.GroupVersion()] {
+	if converter == nil || !at.describes(described, t.Kind) {
 		if at.deduced == nil {
 			at.deduced = managedfields.NewDeducedTypeConverter()
 		}
@@ -128,7 +132,7 @@ func (at *Managers) For(t Target, subresource string) (*managedfields.FieldManag
 		fm, err = managedfields.NewDefaultCRDFieldManager(converter, unstructuredConverter{}, applyDefaulter{}, unstructuredCreater{},
 			t.Kind, t.Kind.GroupVersion(), subresource, nil)
 	default:
-		fm, err = managedfields.NewDefaultFieldManager(converter, at.scheme, applyDefaulter{}, at.scheme,
+		fm, err = managedfields.NewDefaultFieldManager(converter, viewConvertor{at.scheme}, applyDefaulter{}, at.scheme,
 			t.Kind, t.Kind.GroupVersion(), subresource, reset)
 	}
 	if err != nil {
@@ -136,6 +140,14 @@ func (at *Managers) For(t Target, subresource string) (*managedfields.FieldManag
 	}
 	at.managers[key] = fm
 	return fm, nil
+}
+
+// describes tells whether the recorded schemas describe kind, and the
+// other version of it if it has one.
+func (at *Managers) describes(described map[schema.GroupVersion]bool, kind schema.GroupVersionKind) bool {
+	ok := func(k schema.GroupVersionKind) bool { return at.recorded(k) && described[k.GroupVersion()] }
+	other, paired := viewPairs[kind]
+	return ok(kind) && (!paired || ok(other))
 }
 
 // applyDefaulter applies fakeapi's defaults (admission.Default) where the

@@ -180,6 +180,20 @@ func cpuUtilization(percent int32) autoscalingv2.MetricSpec {
 			Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: &percent}}}
 }
 
+// DropRoundTripAnnotations removes the conversion's annotations from an
+// autoscaling/v2 HPA, as the real server does whenever it decodes one: v2
+// has a field for everything they carry, so an annotation a client sends
+// on v2 (copied from a v1 object, say) is not kept, and cannot override
+// the fields on the next v1 read. The other annotations stay.
+func DropRoundTripAnnotations(h *autoscalingv2.HorizontalPodAutoscaler) {
+	for _, k := range roundTripAnnotations {
+		if _, ok := h.Annotations[k]; ok {
+			h.Annotations = withoutRoundTrip(h.Annotations)
+			return
+		}
+	}
+}
+
 // roundTripAnnotations are the annotations the conversion owns.
 var roundTripAnnotations = []string{MetricsAnnotation, CurrentMetricsAnnotation, ConditionsAnnotation, BehaviorAnnotation}
 
