@@ -51,10 +51,7 @@ func TestObjectsSharesEqualValuesOnly(t *testing.T) {
 	a, b, other := pods[0], pods[1], pods[realpod.Replicas]
 	assert.Equal(t, mapID(a.Labels), mapID(b.Labels), "one deployment's labels")
 	assert.NotEqual(t, mapID(a.Labels), mapID(other.Labels), "another deployment's labels")
-	// Whether a's and other's equal resource lists end up as one map
-	// depends on the table's random seed (about one run in eight keeps two
-	// copies, found by CI at d9a4e18): a lost share, not a wrong value, and
-	// not yet understood, so it is not asserted here.
+	assert.Equal(t, mapID(a.Spec.Containers[1].Resources.Limits), mapID(other.Spec.Containers[1].Resources.Limits), "equal limits of two templates")
 	assert.Same(t, &a.Spec.Containers[0], &b.Spec.Containers[0], "one template's containers")
 	assert.NotSame(t, &a.Spec.Containers[0], &other.Spec.Containers[0], "another image")
 	assert.Same(t, &a.Spec.Tolerations[0], &other.Spec.Tolerations[0], "the default tolerations")
@@ -100,6 +97,28 @@ func TestResourceListsDifferingOnlyInFormStayApart(t *testing.T) {
 	assert.NotEqual(t, mapID(a.Spec.Containers[0].Resources.Limits), mapID(b.Spec.Containers[0].Resources.Limits))
 	assert.Equal(t, "1073741824", b.Spec.Containers[0].Resources.Limits.Memory().String())
 	assert.Equal(t, mapID(a.Spec.Containers[0].Resources.Limits), mapID(c.Spec.Containers[0].Resources.Limits))
+}
+
+// Lists whose quantities differ in a few bits of their floats, at the same
+// places, each find their own entry, whatever the table's seed: a hash
+// that summed such entries unmixed made {cpu: 1, memory: 512Mi} and
+// {cpu: 500m, memory: 256Mi} collide under one seed in eight, and the
+// second list was never kept (issue 33).
+func TestNearbyResourceListsAreKeptUnderEverySeed(t *testing.T) {
+	list := func(cpu, mem string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}
+	}
+	lists := [][2]string{{"250m", "256Mi"}, {"1", "512Mi"}, {"100m", "128Mi"}, {"500m", "256Mi"}, {"2", "1Gi"}, {"125m", "128Mi"}}
+	for seed := range 500 {
+		var tbl Table // a fresh seed each time
+		tbl.lock()
+		for _, l := range lists {
+			first := tbl.resourceList(list(l[0], l[1]))
+			again := tbl.resourceList(list(l[0], l[1]))
+			require.Equal(t, mapID(first), mapID(again), "table %d: %v is kept", seed, l)
+		}
+		tbl.mu.Unlock()
+	}
 }
 
 func TestObjectsRunsTheTransformFirst(t *testing.T) {

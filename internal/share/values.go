@@ -28,18 +28,31 @@ const (
 // mapEntryOverhead estimates a map entry's heap bytes beside its content.
 const mapEntryOverhead = 48
 
+// mix is splitmix64's finalizer: a bijection in which every input bit
+// flips about half the output bits. Sums and XORs of inputs that differ in
+// a few bits then differ in random ones, as sums of real hashes do.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
 // salt mixes a kind and a length into a content hash.
 func salt(h, kind uint64, n int) uint64 {
-	h ^= kind<<56 | uint64(n)
-	h *= 0x9e3779b97f4a7c15
-	return h ^ h>>29
+	return mix(h ^ mix(kind<<56|uint64(n)))
 }
 
 // pair hashes one map entry from its key's and its value's hashes; the
 // entries of a map are summed, so that the map's hash does not depend on
-// Go's iteration order and needs no sorting.
+// Go's iteration order and needs no sorting. Both are mixed first: a
+// value's hash need not be random (a quantity's is its float's bits), and
+// a sum of entries whose values differ in a few bits at the same places
+// would otherwise cancel out at a rate of one seed in eight (issue 33:
+// {cpu: 1, memory: 512Mi} and {cpu: 500m, memory: 256Mi}).
 func pair(k, v uint64) uint64 {
-	return (k ^ (v<<31 | v>>33)) * 0xbf58476d1ce4e5b9
+	return mix(k ^ mix(v))
 }
 
 // bytes returns the kept slice equal to raw, or keeps raw.
