@@ -61,7 +61,7 @@ func (t *Table) bytes(raw []byte) []byte {
 		return raw
 	}
 	h := salt(maphash.Bytes(t.seed, raw), kindBytes, len(raw))
-	return find(t, h, raw, len(raw), func(kept []byte) bool { return bytes.Equal(kept, raw) })
+	return find[[]byte, sliceHolder[byte]](t, h, raw, len(raw), func(kept []byte) bool { return bytes.Equal(kept, raw) })
 }
 
 // stringMap returns the kept map equal to m, or keeps m.
@@ -78,7 +78,7 @@ func (t *Table) stringMap(m map[string]string) map[string]string {
 	if cost > maxValue {
 		return m
 	}
-	return find(t, salt(h, kindStringMap, len(m)), m, cost,
+	return find[map[string]string, mapHolder[map[string]string]](t, salt(h, kindStringMap, len(m)), m, cost,
 		func(kept map[string]string) bool { return maps.Equal(kept, m) })
 }
 
@@ -97,7 +97,7 @@ func (t *Table) bytesMap(m map[string][]byte) map[string][]byte {
 	if cost > maxValue {
 		return m
 	}
-	return find(t, salt(h, kindBytesMap, len(m)), m, cost,
+	return find[map[string][]byte, mapHolder[map[string][]byte]](t, salt(h, kindBytesMap, len(m)), m, cost,
 		func(kept map[string][]byte) bool { return maps.EqualFunc(kept, m, bytes.Equal) })
 }
 
@@ -114,7 +114,7 @@ func (t *Table) resourceList(l corev1.ResourceList) corev1.ResourceList {
 		v := math.Float64bits(q.AsApproximateFloat64()) ^ maphash.String(t.seed, string(q.Format))
 		h += pair(maphash.String(t.seed, string(n)), v)
 	}
-	return find(t, salt(h, kindResources, len(l)), l, len(l)*(64+mapEntryOverhead),
+	return find[corev1.ResourceList, mapHolder[corev1.ResourceList]](t, salt(h, kindResources, len(l)), l, len(l)*(64+mapEntryOverhead),
 		func(kept corev1.ResourceList) bool { return sameResources(kept, l) })
 }
 
@@ -156,7 +156,7 @@ func sharedSlice[E any, P interface {
 	key := t.key
 	h := salt(maphash.Bytes(t.seed, key), kindSlice+kind, len(s))
 	// A struct takes about twice its protobuf bytes on the heap.
-	got := find(t, h, s, 2*len(key), func(kept []E) bool {
+	got := find[[]E, sliceHolder[E]](t, h, s, 2*len(key), func(kept []E) bool {
 		t.other, ok = render[E, P](t.other[:0], kept)
 		return ok && bytes.Equal(t.other, key)
 	})
