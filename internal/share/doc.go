@@ -42,7 +42,7 @@
 // content, never on a hash alone: byte for byte for byte slices and a
 // Secret's data, key by key for maps, by value and format for quantities
 // ("1Gi" and "1073741824" stay apart), by protobuf bytes for slices of API
-// structs (the API's own equality: a nil list and an empty one inside an
+// structs and the structs a pod's spec points to (the API's own equality: a nil list and an empty one inside an
 // element are the same to it, as on the wire). A hash only says where to
 // look, and is seeded per table so that a server cannot aim collisions;
 // one that collides anyway is simply not shared.
