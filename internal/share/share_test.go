@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	goruntime "runtime"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
+	"weak"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,10 +54,7 @@ func TestObjectsSharesEqualValuesOnly(t *testing.T) {
 	a, b, other := pods[0], pods[1], pods[realpod.Replicas]
 	assert.Equal(t, mapID(a.Labels), mapID(b.Labels), "one deployment's labels")
 	assert.NotEqual(t, mapID(a.Labels), mapID(other.Labels), "another deployment's labels")
-	// Whether a's and other's equal resource lists end up as one map
-	// depends on the table's random seed (about one run in eight keeps two
-	// copies, found by CI at d9a4e18): a lost share, not a wrong value, and
-	// not yet understood, so it is not asserted here.
+	assert.Equal(t, mapID(a.Spec.Containers[1].Resources.Limits), mapID(other.Spec.Containers[1].Resources.Limits), "equal limits of two templates")
 	assert.Same(t, &a.Spec.Containers[0], &b.Spec.Containers[0], "one template's containers")
 	assert.NotSame(t, &a.Spec.Containers[0], &other.Spec.Containers[0], "another image")
 	assert.Same(t, &a.Spec.Tolerations[0], &other.Spec.Tolerations[0], "the default tolerations")
@@ -102,6 +102,28 @@ func TestResourceListsDifferingOnlyInFormStayApart(t *testing.T) {
 	assert.Equal(t, mapID(a.Spec.Containers[0].Resources.Limits), mapID(c.Spec.Containers[0].Resources.Limits))
 }
 
+// Lists whose quantities differ in a few bits of their floats, at the same
+// places, each find their own entry, whatever the table's seed: a hash
+// that summed such entries unmixed made {cpu: 1, memory: 512Mi} and
+// {cpu: 500m, memory: 256Mi} collide under one seed in eight, and the
+// second list was never kept (issue 33).
+func TestNearbyResourceListsAreKeptUnderEverySeed(t *testing.T) {
+	list := func(cpu, mem string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}
+	}
+	lists := [][2]string{{"250m", "256Mi"}, {"1", "512Mi"}, {"100m", "128Mi"}, {"500m", "256Mi"}, {"2", "1Gi"}, {"125m", "128Mi"}}
+	for seed := range 500 {
+		var tbl Table // a fresh seed each time
+		tbl.lock()
+		for _, l := range lists {
+			first := tbl.resourceList(list(l[0], l[1]))
+			again := tbl.resourceList(list(l[0], l[1]))
+			require.Equal(t, mapID(first), mapID(again), "table %d: %v is kept", seed, l)
+		}
+		tbl.mu.Unlock()
+	}
+}
+
 func TestObjectsRunsTheTransformFirst(t *testing.T) {
 	var tbl Table
 	boom := errors.New("boom")
@@ -123,12 +145,58 @@ func TestAHashCollisionSharesNothing(t *testing.T) {
 	defer tbl.mu.Unlock()
 	a, b := []byte("one"), []byte("two")
 	same := func(x []byte) func([]byte) bool { return func(kept []byte) bool { return bytes.Equal(kept, x) } }
-	assert.Equal(t, "one", string(find(&tbl, 42, a, 3, same(a))))
-	got := find(&tbl, 42, b, 3, same(b))
+	findBytes := find[[]byte, sliceHolder[byte]]
+	assert.Equal(t, "one", string(findBytes(&tbl, 42, a, 3, same(a))))
+	got := findBytes(&tbl, 42, b, 3, same(b))
 	assert.Same(t, &b[0], &got[0], "the colliding value is its own")
-	assert.Same(t, &a[0], &find(&tbl, 42, []byte("one"), 3, same(a))[0], "the first keeps its place")
-	got2 := find(&tbl, 42, map[string]string{"a": "b"}, 3, func(map[string]string) bool { return true })
-	assert.Equal(t, map[string]string{"a": "b"}, got2, "another type under the same hash")
+	assert.Same(t, &a[0], &findBytes(&tbl, 42, []byte("one"), 3, same(a))[0], "the first keeps its place")
+	m := map[string]string{"a": "b"}
+	got2 := find[map[string]string, mapHolder[map[string]string]](&tbl, 42, m, 3, func(map[string]string) bool { return true })
+	assert.Equal(t, mapID(m), mapID(got2), "another type under the same hash")
+	goruntime.KeepAlive(a)
+}
+
+// The table holds what it keeps weakly: a value that no object holds any
+// more is collected, and its entry gives way (issue 33: after a churn the
+// table kept every pod's previous annotations alive, 0.7 KB a pod).
+func TestAValueNobodyHoldsIsCollected(t *testing.T) {
+	var tbl Table
+	p := decoded(&tbl, realpod.New(0))
+	p.Annotations["own"] = "this pod's alone" // met once
+	tbl.Share(p)
+	collected := weak.Make(&p.ManagedFields[1].FieldsV1.Raw[0])
+	annotations := weak.Make((*byte)(reflect.ValueOf(p.Annotations).UnsafePointer()))
+	labels := p.Labels // a sibling still holds these
+	p = nil
+	require.Eventually(t, func() bool {
+		goruntime.GC()
+		return annotations.Value() == nil && collected.Value() == nil
+	}, 10*time.Second, time.Millisecond, "the pod's own values are collected")
+
+	sibling := decoded(&tbl, realpod.New(1))
+	tbl.Share(sibling)
+	assert.Equal(t, mapID(labels), mapID(sibling.Labels), "a value still held is still shared")
+	before := tbl.Stats().Values
+	tbl.lock()
+	tbl.age()
+	tbl.mu.Unlock()
+	assert.Less(t, tbl.Stats().Values, before, "aging drops the entries of collected values")
+
+	// Under the hash of a collected value, a new value is kept.
+	tbl.lock()
+	defer tbl.mu.Unlock()
+	findBytes := find[[]byte, sliceHolder[byte]]
+	same := func(x []byte) func([]byte) bool { return func(kept []byte) bool { return bytes.Equal(kept, x) } }
+	func() {
+		x := bytes.Repeat([]byte("x"), 64)
+		findBytes(&tbl, 7, x, 64, same(x))
+	}()
+	y := bytes.Repeat([]byte("y"), 64)
+	require.Eventually(t, func() bool {
+		goruntime.GC()
+		return &findBytes(&tbl, 7, y, 64, same(y))[0] == &y[0] &&
+			&findBytes(&tbl, 7, bytes.Clone(y), 64, same(y))[0] == &y[0]
+	}, 10*time.Second, time.Millisecond, "y takes the collected x's place")
 }
 
 // Pods arrive in random order, siblings far apart, many more templates
@@ -141,9 +209,11 @@ func TestSharingDoesNotDependOnArrivalOrder(t *testing.T) {
 	order := rand.New(rand.NewPCG(1, 2)).Perm(deployments * realpod.Replicas)
 	labels := map[string]map[uintptr]bool{}
 	containers := map[string]map[*corev1.Container]bool{}
+	var cache []*corev1.Pod // what the table shares is what cached objects hold
 	for _, i := range order {
 		p := decoded(&tbl, realpod.New(i))
 		tbl.Share(p)
+		cache = append(cache, p)
 		app := p.Labels["app"]
 		if labels[app] == nil {
 			labels[app], containers[app] = map[uintptr]bool{}, map[*corev1.Container]bool{}
@@ -157,6 +227,7 @@ func TestSharingDoesNotDependOnArrivalOrder(t *testing.T) {
 		assert.Len(t, containers[app], 1, "%s: its pods' containers are one slice", app)
 	}
 	assert.LessOrEqual(t, tbl.Stats().Bytes, DefaultBudget)
+	goruntime.KeepAlive(cache)
 }
 
 // Only distinct values: the table ages within its budget, never past it,

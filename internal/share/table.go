@@ -50,11 +50,11 @@ type stringEntry struct {
 	hits uint8
 }
 
-// valueEntry is one kept map, slice or byte slice.
+// valueEntry is one kept map, slice or byte slice, held weakly (weak.go).
 type valueEntry struct {
-	value any
-	cost  int32 // bytes charged to the budget
-	hits  uint8
+	ref  ref
+	cost int32 // bytes charged to the budget
+	hits uint8
 }
 
 // Stats is what a Table holds: entries and the bytes charged to its budget.
@@ -113,25 +113,32 @@ func (t *Table) str(s string) string {
 
 // find returns the kept value whose content hashes to h and that equal
 // finds equal to v, or keeps v, charged cost bytes. Another value that
-// hashes to h keeps its place: v is then returned as it is. Callers hold
-// mu.
-func find[V any](t *Table, h uint64, v V, cost int, equal func(kept V) bool) V {
+// hashes to h keeps its place: v is then returned as it is. A kept value
+// that nobody holds any more gives its place to v. Callers hold mu.
+func find[V any, H holder[V]](t *Table, h uint64, v V, cost int, equal func(kept V) bool) V {
 	if e, ok := t.vals[h]; ok {
-		if kept, ok := e.value.(V); ok && equal(kept) {
+		if kept, ok := get[V, H](e.ref); ok {
+			if !equal(kept) {
+				return v
+			}
 			if e.hits < maxHits {
 				e.hits++
 				t.vals[h] = e
 			}
 			return kept
 		}
-		return v
+		if e.ref.alive() {
+			return v // a value of another type
+		}
+		delete(t.vals, h)
+		t.used -= int(e.cost)
 	}
 	cost += valueOverhead
 	if cost > t.budget()/8 {
 		return v
 	}
 	t.makeRoom(cost)
-	t.vals[h] = valueEntry{value: v, cost: int32(cost), hits: 1}
+	t.vals[h] = valueEntry{ref: makeRef[V, H](v), cost: int32(cost), hits: 1}
 	return v
 }
 
@@ -167,7 +174,7 @@ func (t *Table) age() {
 		t.strs[k] = e
 	}
 	for k, e := range t.vals {
-		if e.hits == 0 {
+		if e.hits == 0 || !e.ref.alive() {
 			delete(t.vals, k)
 			t.used -= int(e.cost)
 			continue

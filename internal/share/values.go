@@ -28,18 +28,31 @@ const (
 // mapEntryOverhead estimates a map entry's heap bytes beside its content.
 const mapEntryOverhead = 48
 
+// mix is splitmix64's finalizer: a bijection in which every input bit
+// flips about half the output bits. Sums and XORs of inputs that differ in
+// a few bits then differ in random ones, as sums of real hashes do.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
 // salt mixes a kind and a length into a content hash.
 func salt(h, kind uint64, n int) uint64 {
-	h ^= kind<<56 | uint64(n)
-	h *= 0x9e3779b97f4a7c15
-	return h ^ h>>29
+	return mix(h ^ mix(kind<<56|uint64(n)))
 }
 
 // pair hashes one map entry from its key's and its value's hashes; the
 // entries of a map are summed, so that the map's hash does not depend on
-// Go's iteration order and needs no sorting.
+// Go's iteration order and needs no sorting. Both are mixed first: a
+// value's hash need not be random (a quantity's is its float's bits), and
+// a sum of entries whose values differ in a few bits at the same places
+// would otherwise cancel out at a rate of one seed in eight (issue 33:
+// {cpu: 1, memory: 512Mi} and {cpu: 500m, memory: 256Mi}).
 func pair(k, v uint64) uint64 {
-	return (k ^ (v<<31 | v>>33)) * 0xbf58476d1ce4e5b9
+	return mix(k ^ mix(v))
 }
 
 // bytes returns the kept slice equal to raw, or keeps raw.
@@ -48,7 +61,7 @@ func (t *Table) bytes(raw []byte) []byte {
 		return raw
 	}
 	h := salt(maphash.Bytes(t.seed, raw), kindBytes, len(raw))
-	return find(t, h, raw, len(raw), func(kept []byte) bool { return bytes.Equal(kept, raw) })
+	return find[[]byte, sliceHolder[byte]](t, h, raw, len(raw), func(kept []byte) bool { return bytes.Equal(kept, raw) })
 }
 
 // stringMap returns the kept map equal to m, or keeps m.
@@ -65,7 +78,7 @@ func (t *Table) stringMap(m map[string]string) map[string]string {
 	if cost > maxValue {
 		return m
 	}
-	return find(t, salt(h, kindStringMap, len(m)), m, cost,
+	return find[map[string]string, mapHolder[map[string]string]](t, salt(h, kindStringMap, len(m)), m, cost,
 		func(kept map[string]string) bool { return maps.Equal(kept, m) })
 }
 
@@ -84,7 +97,7 @@ func (t *Table) bytesMap(m map[string][]byte) map[string][]byte {
 	if cost > maxValue {
 		return m
 	}
-	return find(t, salt(h, kindBytesMap, len(m)), m, cost,
+	return find[map[string][]byte, mapHolder[map[string][]byte]](t, salt(h, kindBytesMap, len(m)), m, cost,
 		func(kept map[string][]byte) bool { return maps.EqualFunc(kept, m, bytes.Equal) })
 }
 
@@ -101,7 +114,7 @@ func (t *Table) resourceList(l corev1.ResourceList) corev1.ResourceList {
 		v := math.Float64bits(q.AsApproximateFloat64()) ^ maphash.String(t.seed, string(q.Format))
 		h += pair(maphash.String(t.seed, string(n)), v)
 	}
-	return find(t, salt(h, kindResources, len(l)), l, len(l)*(64+mapEntryOverhead),
+	return find[corev1.ResourceList, mapHolder[corev1.ResourceList]](t, salt(h, kindResources, len(l)), l, len(l)*(64+mapEntryOverhead),
 		func(kept corev1.ResourceList) bool { return sameResources(kept, l) })
 }
 
@@ -143,7 +156,7 @@ func sharedSlice[E any, P interface {
 	key := t.key
 	h := salt(maphash.Bytes(t.seed, key), kindSlice+kind, len(s))
 	// A struct takes about twice its protobuf bytes on the heap.
-	got := find(t, h, s, 2*len(key), func(kept []E) bool {
+	got := find[[]E, sliceHolder[E]](t, h, s, 2*len(key), func(kept []E) bool {
 		t.other, ok = render[E, P](t.other[:0], kept)
 		return ok && bytes.Equal(t.other, key)
 	})

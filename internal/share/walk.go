@@ -1,6 +1,8 @@
 package share
 
 import (
+	"unsafe"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -145,7 +147,30 @@ func slice[E any, P interface {
 	return !found
 }
 
-// Call sites of slice, each its own kind.
+// ptr shares the struct *p points to, as slice shares a slice: *p then
+// points to an equal struct that other objects hold. Pods of one template
+// point to equal security contexts and affinities, each its own
+// allocation as decoded.
+func ptr[E any, P interface {
+	*E
+	message
+}](w walker, kind uint64, p **E) {
+	if !w.values || *p == nil {
+		return
+	}
+	s, _ := sharedSlice[E, P](w.t, kind, unsafe.Slice(*p, 1))
+	*p = &s[0]
+}
+
+// exact gives the slice at p its exact size, when the decoder left it
+// room to grow: a copy, so it is for slices of the object's own.
+func exact[E any](p *[]E) {
+	if len(*p) > 0 && cap(*p) > len(*p) {
+		*p = append([]E(nil), *p...)
+	}
+}
+
+// Call sites of slice and ptr, each its own kind.
 const (
 	sliceContainers uint64 = iota
 	sliceInitContainers
@@ -154,6 +179,8 @@ const (
 	sliceOwners
 	sliceTaints
 	sliceImages
+	ptrPodSecurityContext
+	ptrAffinity
 )
 
 func (w walker) meta(m *metav1.ObjectMeta) {

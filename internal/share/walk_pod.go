@@ -42,6 +42,8 @@ func (w walker) podSpec(s *corev1.PodSpec) {
 	str(w, &s.SchedulerName)
 	str(w, &s.PriorityClassName)
 	w.stringMap(&s.NodeSelector)
+	ptr(w, ptrPodSecurityContext, &s.SecurityContext)
+	ptr(w, ptrAffinity, &s.Affinity)
 	if slice(w, sliceTolerations, &s.Tolerations) {
 		for i := range s.Tolerations {
 			t := &s.Tolerations[i]
@@ -104,9 +106,14 @@ func (w walker) probe(p *corev1.Probe) {
 }
 
 // podStatus holds each pod's own values (times, IPs, container IDs): only
-// its strings repeat.
+// its strings repeat. Its lists are the pod's own, and a decoder grows
+// them by doubling (five conditions take the room of eight): they are
+// given their exact size instead.
 func (w walker) podStatus(s *corev1.PodStatus) {
 	if w.values {
+		exact(&s.Conditions)
+		exact(&s.ContainerStatuses)
+		exact(&s.InitContainerStatuses)
 		return
 	}
 	str(w, &s.Phase)
@@ -120,6 +127,11 @@ func (w walker) podStatus(s *corev1.PodStatus) {
 	str(w, &s.HostIP)
 	for i := range s.HostIPs {
 		str(w, &s.HostIPs[i].IP)
+	}
+	// The pod's own IP, twice: one string (not kept in the table, where
+	// it would never meet a twin).
+	if len(s.PodIPs) > 0 && s.PodIPs[0].IP == s.PodIP {
+		s.PodIPs[0].IP = s.PodIP
 	}
 	str(w, &s.NominatedNodeName)
 	str(w, &s.QOSClass)

@@ -97,6 +97,24 @@ func TestEveryScenarioAtSmallSize(t *testing.T) {
 	}
 }
 
+// -heap runs the heap per cached pod rows alone, churns included.
+func TestHeapRowsAlone(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	require.NoError(t, run(ctx, []string{"-heap", "-pods", "40", "-rounds", "1", "-encodings", "json"}, nil, &out))
+	table := out.String()
+	assert.Contains(t, table, "go run ./cmd/compare -heap -rounds 1 -pods 40 -encodings json")
+	for _, row := range []string{"| heap per cached pod 40 json |", "| heap per cached pod 40 json after random-order churn |",
+		"| heap per cached pod 40 json, 30% unique templates |",
+		"| heap per cached pod 40 json, 30% unique templates, after random-order churn |"} {
+		assert.Contains(t, table, row)
+	}
+	for _, row := range []string{"| relist 40 json |", "| burst 40 json", "| sync 40 json strip |", "100 handlers", "pipeline"} {
+		assert.NotContains(t, table, row)
+	}
+}
+
 func TestComponentsAtOneIteration(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the bench module's benchmarks")

@@ -5,6 +5,7 @@
 //
 //	go run ./cmd/compare -quick                       # 10k pods, two rounds: a few minutes on 2 cores
 //	go run ./cmd/compare -json out.json -svg ../docs/img  # the full run docs/benchmarks.md shows
+//	go run ./cmd/compare -quick -heap                 # only the heap per cached pod rows, churns included
 //
 // The command (the parent process) runs one fakeapi server, seeds it with
 // realistic pods (internal/realpod: about 7 KB of JSON each, managedFields

@@ -28,6 +28,7 @@ func main() {
 // options is the command line.
 type options struct {
 	quick      bool
+	heap       bool
 	jsonPath   string
 	svgDir     string
 	rounds     int
@@ -43,6 +44,7 @@ func parse(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.BoolVar(&o.quick, "quick", false, "10k pods, two rounds with the sides in turn, short component benchmarks (a few minutes on 2 cores)")
+	fs.BoolVar(&o.heap, "heap", false, "only the heap rows: heap per cached pod synced, after a random-order churn and with unique templates; no component benchmarks")
 	fs.StringVar(&o.jsonPath, "json", "", "also write the figures to this file as JSON")
 	fs.StringVar(&o.svgDir, "svg", "", "also draw the charts as SVG files in this directory")
 	fs.IntVar(&o.rounds, "rounds", 0, "rounds per scenario, the sides in turn (default: 2 with -quick; else 3, and 2 at 100k)")
@@ -83,6 +85,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 	if o.rounds > 0 {
 		p.rounds, p.bigRounds = o.rounds, o.rounds
 	}
+	p.heapOnly = o.heap
 	if o.encodings != "" {
 		p.encodings = strings.Split(o.encodings, ",")
 	}
@@ -119,7 +122,7 @@ func measure(ctx context.Context, p plan, o options) (*results, error) {
 	if err := x.run(p); err != nil {
 		return nil, err
 	}
-	if o.components {
+	if o.components && !o.heap {
 		log.Printf("component benchmarks in %s", o.benchDir)
 		if err := runComponents(ctx, o.benchDir, o.quick, x.r); err != nil {
 			return nil, err
@@ -134,6 +137,9 @@ func flagsOf(o options) string {
 	var f []string
 	if o.quick {
 		f = append(f, "-quick")
+	}
+	if o.heap {
+		f = append(f, "-heap")
 	}
 	if o.rounds > 0 {
 		f = append(f, fmt.Sprint("-rounds ", o.rounds))

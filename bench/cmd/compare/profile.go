@@ -20,6 +20,8 @@ import (
 //	DIR/07-ours-relist-10k-protobuf.child.heap  its heap, as of the last collection
 //	DIR/07-ours-relist-10k-protobuf.peak.heap   a relist's: at the peak of the live heap
 //	DIR/07-ours-relist-10k-protobuf.server.cpu  the server's and the writer's CPU
+//	DIR/25-ours-churn-10k-json-after-random-order-churn.retained.heap
+//	                                            after a churn: what the cache holds, collected
 //
 // Read them with `go tool pprof -top FILE` (and -sample_index=inuse_space
 // for the heap).

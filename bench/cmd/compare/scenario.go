@@ -22,6 +22,11 @@ type plan struct {
 	// and one round would always measure ours first.
 	events   func(n int) int // updates in a burst and in a backlog
 	handlers int             // the many-handlers scenario: this many, one slow
+	// heapOnly (-heap): each size is synced once per side, encoding and
+	// round for its heap per cached pod, then churned; no relist, burst,
+	// backlog, stripped sync, chart size or many handlers. The churn then
+	// meets the pods as seeded, not as the bursts left them.
+	heapOnly bool
 }
 
 func quickPlan() plan {
@@ -85,6 +90,9 @@ func (x *runner) run(p plan) error {
 			return err
 		}
 		if !slices.Contains(p.sizes, n) {
+			if p.heapOnly {
+				continue
+			}
 			// One round (these sizes only draw the charts), in the order
 			// that the size's place in the run gives it.
 			for _, side := range sides(n / 1000) {
@@ -97,6 +105,12 @@ func (x *runner) run(p plan) error {
 		for round := range p.roundsAt(n) {
 			for _, enc := range p.encodings {
 				for _, side := range sides(round) {
+					if p.heapOnly {
+						if err := x.syncOnly(side, enc, n, false); err != nil {
+							return err
+						}
+						continue
+					}
 					if err := x.full(side, enc, n, p.events(n), round); err != nil {
 						return err
 					}
@@ -124,6 +138,9 @@ func (x *runner) run(p plan) error {
 		}
 		if err := x.mixedHeap(n, p.rounds); err != nil {
 			return err
+		}
+		if p.heapOnly {
+			continue
 		}
 		// The many-handlers scenario, at the smallest size.
 		for round := range p.rounds {
@@ -332,7 +349,7 @@ func (x *runner) churnHeap(c *cluster, what, side, enc string, n, round int) err
 	if enc != "json" {
 		return nil
 	}
-	after, err := ch.call(command{Op: "heap"})
+	after, err := ch.call(command{Op: "heap", Step: name})
 	if err != nil {
 		return err
 	}

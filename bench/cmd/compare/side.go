@@ -43,8 +43,8 @@ type command struct {
 	// nanoseconds: rates run from then to the last event handled, so that
 	// a consumer that batches cannot look faster by starting late.
 	Since int64 `json:"since,omitempty"`
-	// Step names the step for its profiles (-profile): set on sync and on
-	// the arm commands.
+	// Step names the step for its profiles (-profile): set on sync, on
+	// the arm commands, and on heap (after a churn).
 	Step string `json:"step,omitempty"`
 }
 
@@ -185,7 +185,11 @@ func (s *child) do(ctx context.Context, c command) (reply, error) {
 		return s.sync(ctx, c.N, c.Step)
 	case "heap":
 		// What the cache holds now, garbage collected: after a churn.
-		return reply{Retained: heapAfterGC(), Cached: s.impl.cached()}, nil
+		r := reply{Retained: heapAfterGC(), Cached: s.impl.cached()}
+		if s.cfg.Profile != "" && c.Step != "" {
+			return r, writeHeap(filepath.Join(s.cfg.Profile, fileName(c.Step)+".retained.heap"))
+		}
+		return r, nil
 	case "relist-arm", "events-arm":
 		s.rec.reset()
 		r := reply{}
