@@ -464,7 +464,10 @@ func TestGateAdmitsNoWorkerToALapsedTerm(t *testing.T) {
 		defer cancel()
 		var g Gate
 		led := make(chan struct{})
-		go func() { defer close(led); g.Lead(&termContext{Context: parent, cancel: cancel, lapsed: func(time.Time) bool { return !leading.Load() }}) }()
+		go func() {
+			defer close(led)
+			g.Lead(&termContext{Context: parent, cancel: cancel, lapsed: func(time.Time) bool { return !leading.Load() }})
+		}()
 		synctest.Wait()
 		leading.Store(false)
 		enterCtx, stop := context.WithTimeout(t.Context(), time.Minute)
