@@ -385,8 +385,8 @@ var deploymentColumns = Columns{
 		column("Up-to-date", "string", appsv1.DeploymentStatus{}.SwaggerDoc()["updatedReplicas"], 0),
 		column("Available", "string", appsv1.DeploymentStatus{}.SwaggerDoc()["availableReplicas"], 0),
 		column("Age", "string", ageDescription, 0),
-		column("Containers", "string", "Names of each container in the template.", 1),
-		column("Images", "string", "Images referenced by each container in the template.", 1),
+		containersColumn,
+		imagesColumn,
 		column("Selector", "string", appsv1.DeploymentSpec{}.SwaggerDoc()["selector"], 1),
 	},
 	Cells: func(obj runtime.Object, now time.Time) []any {
@@ -407,8 +407,8 @@ var replicaSetColumns = Columns{
 		column("Current", "integer", appsv1.ReplicaSetStatus{}.SwaggerDoc()["replicas"], 0),
 		column("Ready", "integer", appsv1.ReplicaSetStatus{}.SwaggerDoc()["readyReplicas"], 0),
 		column("Age", "string", ageDescription, 0),
-		column("Containers", "string", "Names of each container in the template.", 1),
-		column("Images", "string", "Images referenced by each container in the template.", 1),
+		containersColumn,
+		imagesColumn,
 		column("Selector", "string", appsv1.ReplicaSetSpec{}.SwaggerDoc()["selector"], 1),
 	},
 	Cells: func(obj runtime.Object, now time.Time) []any {
@@ -424,8 +424,8 @@ var statefulSetColumns = Columns{
 		column("Name", "string", nameDescription, 0),
 		column("Ready", "string", "Number of the pod with ready state", 0),
 		column("Age", "string", ageDescription, 0),
-		column("Containers", "string", "Names of each container in the template.", 1),
-		column("Images", "string", "Images referenced by each container in the template.", 1),
+		containersColumn,
+		imagesColumn,
 	},
 	Cells: func(obj runtime.Object, now time.Time) []any {
 		s := obj.(*appsv1.StatefulSet)
@@ -445,8 +445,8 @@ var daemonSetColumns = Columns{
 		column("Available", "integer", appsv1.DaemonSetStatus{}.SwaggerDoc()["numberAvailable"], 0),
 		column("Node Selector", "string", corev1.PodSpec{}.SwaggerDoc()["nodeSelector"], 0),
 		column("Age", "string", ageDescription, 0),
-		column("Containers", "string", "Names of each container in the template.", 1),
-		column("Images", "string", "Images referenced by each container in the template.", 1),
+		containersColumn,
+		imagesColumn,
 		column("Selector", "string", appsv1.DaemonSetSpec{}.SwaggerDoc()["selector"], 1),
 	},
 	Cells: func(obj runtime.Object, now time.Time) []any {

@@ -149,6 +149,10 @@ func column(name, typ, description string, priority int32) metav1.TableColumnDef
 var (
 	nameDescription = metav1.ObjectMeta{}.SwaggerDoc()["name"]
 	ageDescription  = metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]
+
+	// The wide columns of every workload with a pod template (templateCells).
+	containersColumn = column("Containers", "string", "Names of each container in the template.", 1)
+	imagesColumn     = column("Images", "string", "Images referenced by each container in the template.", 1)
 )
 
 // defaultColumns are the real server's table for kinds without a printer.
