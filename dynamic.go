@@ -60,10 +60,9 @@ const dynamicKeySuffix = " (dynamic)"
 const discoveryTimeout = 30 * time.Second
 
 // resourceForGVR says where gvr lives and what its objects are (kind and
-// scope), by the factory's one rule (discovery.Resolver): an override in
-// FactoryOptions.Resources wins; else the server's discovery says. A
-// factory without a rest.Client (FactoryOptions.ListerWatcher) has no
-// discovery: there only the overrides resolve.
+// scope), by the factory's one rule (discovery.Resolver). A factory
+// without a rest.Client (FactoryOptions.ListerWatcher) has no discovery:
+// there only the overrides resolve.
 func (f *Factory) resourceForGVR(gvr schema.GroupVersionResource) (Resource, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), discoveryTimeout)
 	defer cancel()
@@ -75,8 +74,8 @@ func (f *Factory) resourceForGVR(gvr schema.GroupVersionResource) (Resource, err
 }
 
 // ResourceForGVR finds gvr's kind and scope as a Factory does for
-// ForDynamic, through resolver (discovery.Resolver.ByResource): an
-// override that names gvr wins, else discovery says. The dynamic client
+// ForDynamic, through resolver (discovery.Resolver.ByResource, where the
+// rule lives). The dynamic client
 // in client/ uses it, so a resource is read and written as the same kind.
 // A resource the server does not serve, or that nothing names when there
 // is no server to ask, gives an error wrapping ErrUnknownResource.

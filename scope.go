@@ -91,19 +91,16 @@ func (f *Factory) selectionOf(r Resource, scope Scope) (selection, error) {
 	if r.ClusterScoped {
 		sel.namespaces = []string{""}
 	}
+	var err error
 	if scope.LabelSelector != "" {
-		s, err := labels.Parse(scope.LabelSelector)
-		if err != nil {
+		if sel.labels, err = canonicalLabels(scope.LabelSelector); err != nil {
 			return selection{}, fmt.Errorf("%w: label selector %q: %w", ErrInvalidScope, scope.LabelSelector, err)
 		}
-		sel.labels = s.String()
 	}
 	if scope.FieldSelector != "" {
-		s, err := fields.ParseSelector(scope.FieldSelector)
-		if err != nil {
+		if sel.fields, err = canonicalFields(scope.FieldSelector); err != nil {
 			return selection{}, fmt.Errorf("%w: field selector %q: %w", ErrInvalidScope, scope.FieldSelector, err)
 		}
-		sel.fields = s.String()
 	}
 	return sel, nil
 }
@@ -114,11 +111,9 @@ func (f *Factory) ownSelection(r Resource) selection {
 	if r.ClusterScoped {
 		ns = ""
 	}
-	return selection{
-		namespaces: []string{ns},
-		labels:     canonicalLabels(f.opts.LabelSelector),
-		fields:     canonicalFields(f.opts.FieldSelector),
-	}
+	l, _ := canonicalLabels(f.opts.LabelSelector) // the server's to refuse (selectionOf)
+	fs, _ := canonicalFields(f.opts.FieldSelector)
+	return selection{namespaces: []string{ns}, labels: l, fields: fs}
 }
 
 // checkNamespaces returns namespaces sorted and without repeats, or an
@@ -141,19 +136,22 @@ func checkNamespaces(namespaces []string) ([]string, error) {
 
 // canonicalLabels and canonicalFields write a selector in the one form its
 // parser prints, so that "b=2,a=1" and "a=1,b=2" name one informer. A
-// selector that does not parse is kept as it is.
-func canonicalLabels(s string) string {
-	if sel, err := labels.Parse(s); err == nil {
-		return sel.String()
+// selector that does not parse is returned as it is, with the parser's
+// error.
+func canonicalLabels(s string) (string, error) {
+	sel, err := labels.Parse(s)
+	if err != nil {
+		return s, err
 	}
-	return s
+	return sel.String(), nil
 }
 
-func canonicalFields(s string) string {
-	if sel, err := fields.ParseSelector(s); err == nil {
-		return sel.String()
+func canonicalFields(s string) (string, error) {
+	sel, err := fields.ParseSelector(s)
+	if err != nil {
+		return s, err
 	}
-	return s
+	return sel.String(), nil
 }
 
 // equal reports whether s and o select the same objects.

@@ -23,11 +23,10 @@ import (
 type UnstructuredResource = Resource[*unstructured.Unstructured]
 
 // ForDynamic returns the dynamic client of gvr. Its kind and scope are
-// found as informer.ForDynamic finds them (informer.ResourceForGVR):
-// Options.Resources when it names gvr, else the server's discovery (the
-// client's discovery client), so that a dynamic informer and client of one resource name it
-// alike. A resource neither knows gives an error wrapping
-// informer.ErrUnknownResource.
+// found as informer.ForDynamic finds them (informer.ResourceForGVR, by
+// the one rule of discovery.Resolver), so that a dynamic informer and
+// client of one resource name it alike. A resource that rule does not
+// resolve gives an error wrapping informer.ErrUnknownResource.
 func ForDynamic(ctx context.Context, c *Client, gvr schema.GroupVersionResource) (*UnstructuredResource, error) {
 	res, err := informer.ResourceForGVR(ctx, gvr, c.resolver)
 	if err != nil {

@@ -44,17 +44,11 @@ func (a *authenticator) secrets() []string {
 	return s
 }
 
-// sameOrigin reports whether u is on the server the credentials belong to
-// (the package's one rule: see the function sameOrigin).
-func (a *authenticator) sameOrigin(u *url.URL) bool {
-	return sameOrigin(a.origin, u)
-}
-
 // authorize sets the Authorization header of req, which the caller owns.
 // An exec plugin runs here when its cached credential is missing or
 // expired; its failure is returned as an *ExecError.
 func (a *authenticator) authorize(req *http.Request) error {
-	if !a.sameOrigin(req.URL) {
+	if !sameOrigin(a.origin, req.URL) {
 		return nil
 	}
 	token := a.tokens.Token()
@@ -153,7 +147,7 @@ type authRoundTripper struct {
 // RoundTrip adds the credentials to a copy of req (a RoundTripper must not
 // change its argument) and retries once after a 401 as documented above.
 func (rt *authRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Header.Get("Authorization") != "" || !rt.auth.sameOrigin(req.URL) {
+	if req.Header.Get("Authorization") != "" || !sameOrigin(rt.auth.origin, req.URL) {
 		return rt.base.RoundTrip(req)
 	}
 	first, err := rt.prepare(req)
