@@ -85,13 +85,7 @@ func (s *Server) trackWrite(req requestInfo, obj, live runtime.Object, now time.
 	if err := s.trackIn(req.asView(), shownObj, shownLive, now); err != nil {
 		return err
 	}
-	m, err := meta.Accessor(obj)
-	sm, err2 := meta.Accessor(shownObj)
-	if err != nil || err2 != nil {
-		return apierrors.NewInternalError(errors.Join(err, err2))
-	}
-	m.SetManagedFields(sm.GetManagedFields())
-	return nil
+	return copyManagedFields(obj, shownObj)
 }
 
 // trackIn records a write of obj over live by req's field manager, in
@@ -117,12 +111,9 @@ func (s *Server) trackIn(req requestInfo, obj, live runtime.Object, now time.Tim
 		// tracked is not refused for it; the approximation records it.
 		return apply.Record(obj, live, req.writer(), now)
 	}
-	m, err := meta.Accessor(obj)
-	om, err2 := meta.Accessor(out)
-	if err != nil || err2 != nil {
-		return apierrors.NewInternalError(errors.Join(err, err2))
+	if err := copyManagedFields(obj, out); err != nil {
+		return err
 	}
-	m.SetManagedFields(om.GetManagedFields())
 	apply.StampTimes(obj, live, now)
 	return nil
 }
@@ -234,4 +225,15 @@ func (s *Server) newNamed(req requestInfo) (runtime.Object, error) {
 	m.SetName(req.name)
 	m.SetNamespace(req.namespace)
 	return obj, nil
+}
+
+// copyManagedFields sets dst's managedFields to src's.
+func copyManagedFields(dst, src runtime.Object) error {
+	m, err := meta.Accessor(dst)
+	sm, err2 := meta.Accessor(src)
+	if err != nil || err2 != nil {
+		return apierrors.NewInternalError(errors.Join(err, err2))
+	}
+	m.SetManagedFields(sm.GetManagedFields())
+	return nil
 }

@@ -63,7 +63,7 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, req requestI
 func (s *Server) applyPatch(req requestInfo, stored runtime.Object, apply patch.Func) (runtime.Object, error) {
 	if req.view != nil {
 		// A patch is written against the version the client speaks.
-		shown, err := req.view.view.fromStorage(stored)
+		shown, err := req.shown(stored)
 		if err != nil {
 			return nil, err
 		}
@@ -71,7 +71,7 @@ func (s *Server) applyPatch(req requestInfo, stored runtime.Object, apply patch.
 		if err != nil {
 			return nil, err
 		}
-		return req.view.view.toStorage(patched)
+		return req.stored(patched)
 	}
 	original, err := json.Marshal(stored)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -78,9 +79,7 @@ func ValidateEventsV1Update(ev, old *corev1.Event) field.ErrorList {
 		{"reportingInstance", ev.ReportingInstance, old.ReportingInstance},
 	}
 	for _, f := range immutable {
-		if !reflect.DeepEqual(f.new, f.old) {
-			errs = append(errs, field.Invalid(field.NewPath(f.path), f.new, "field is immutable"))
-		}
+		errs = append(errs, apivalidation.ValidateImmutableField(f.new, f.old, field.NewPath(f.path))...)
 	}
 	return errs
 }

@@ -223,12 +223,8 @@ var serviceColumns = Columns{
 			}
 			ports = append(ports, port)
 		}
-		selector := labels.FormatLabels(svc.Spec.Selector)
-		if len(svc.Spec.Selector) == 0 {
-			selector = none
-		}
 		return []any{svc.Name, string(svc.Spec.Type), str(svc.Spec.ClusterIP), serviceExternalIP(svc),
-			str(strings.Join(ports, ",")), age(svc.CreationTimestamp, now), selector}
+			str(strings.Join(ports, ",")), age(svc.CreationTimestamp, now), labels.FormatLabels(svc.Spec.Selector)}
 	},
 }
 
@@ -453,9 +449,6 @@ var daemonSetColumns = Columns{
 		d := obj.(*appsv1.DaemonSet)
 		names, images := templateCells(d.Spec.Template.Spec)
 		nodeSelector := labels.FormatLabels(d.Spec.Template.Spec.NodeSelector)
-		if len(d.Spec.Template.Spec.NodeSelector) == 0 {
-			nodeSelector = none
-		}
 		st := d.Status
 		return []any{d.Name, int64(st.DesiredNumberScheduled), int64(st.CurrentNumberScheduled), int64(st.NumberReady),
 			int64(st.UpdatedNumberScheduled), int64(st.NumberAvailable), nodeSelector, age(d.CreationTimestamp, now),
