@@ -3,10 +3,8 @@ package fakeapi
 import (
 	"fmt"
 
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -71,23 +69,21 @@ func builtinViews() []viewSpec {
 	events := ServedResource{Resource: apiresource.Guess(convert.EventsEventKind), ShortNames: []string{"ev"}}
 	hpa := ServedResource{Resource: apiresource.Guess(convert.HPAv1Kind), ShortNames: []string{"hpa"},
 		Categories: []string{"all"}, StatusSubresource: true}
-	return []viewSpec{
-		{served: events, storage: convert.CoreEventKind, view: view{
-			toStorage:   typed(func(e *eventsv1.Event) (*corev1.Event, error) { return convert.EventToCore(e), nil }),
-			fromStorage: typed(func(e *corev1.Event) (*eventsv1.Event, error) { return convert.EventFromCore(e), nil }),
-			admitCreate: func(obj runtime.Object) field.ErrorList { return convert.ValidateEventsV1Create(obj.(*corev1.Event)) },
-			admitUpdate: func(obj, old runtime.Object) field.ErrorList {
+	var out []viewSpec
+	for _, p := range convert.Pairs() {
+		v := view{toStorage: internalError(p.ToStorage), fromStorage: internalError(p.FromStorage)}
+		served := hpa
+		if p.View == convert.EventsEventKind {
+			served = events
+			v.admitCreate = func(obj runtime.Object) field.ErrorList { return convert.ValidateEventsV1Create(obj.(*corev1.Event)) }
+			v.admitUpdate = func(obj, old runtime.Object) field.ErrorList {
 				return convert.ValidateEventsV1Update(obj.(*corev1.Event), old.(*corev1.Event))
-			},
-			fieldLabels: eventsV1FieldLabels,
-		}},
-		{served: hpa, storage: convert.HPAv2Kind, view: view{
-			toStorage: typed(func(h *autoscalingv1.HorizontalPodAutoscaler) (*autoscalingv2.HorizontalPodAutoscaler, error) {
-				return convert.HPAToV2(h), nil
-			}),
-			fromStorage: typed(convert.HPAToV1),
-		}},
+			}
+			v.fieldLabels = eventsV1FieldLabels
+		}
+		out = append(out, viewSpec{served: served, storage: p.Stored, view: v})
 	}
+	return out
 }
 
 // eventsV1FieldLabels are the field selectors of events.k8s.io/v1 Events
@@ -115,17 +111,13 @@ func dropRoundTrip(obj runtime.Object) {
 	}
 }
 
-// typed adapts a conversion between two Go types to runtime.Objects.
-func typed[In, Out runtime.Object](f func(In) (Out, error)) func(runtime.Object) (runtime.Object, error) {
+// internalError makes a conversion's error the 500 a client gets: a
+// conversion fails only on a type the view does not hold, a server bug.
+func internalError(f func(runtime.Object) (runtime.Object, error)) func(runtime.Object) (runtime.Object, error) {
 	return func(obj runtime.Object) (runtime.Object, error) {
-		in, ok := obj.(In)
-		if !ok {
-			var want In
-			return nil, apierrors.NewInternalError(fmt.Errorf("fakeapi: cannot convert %T, want %T", obj, want))
-		}
-		out, err := f(in)
+		out, err := f(obj)
 		if err != nil {
-			return nil, apierrors.NewInternalError(fmt.Errorf("fakeapi: converting %T: %w", obj, err))
+			return nil, apierrors.NewInternalError(fmt.Errorf("fakeapi: %w", err))
 		}
 		return out, nil
 	}

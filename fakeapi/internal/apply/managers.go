@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/seed31a95821/informer/fakeapi/internal/admission"
+	"github.com/seed31a95821/informer/fakeapi/internal/convert"
 	"github.com/seed31a95821/informer/fakeapi/internal/openapi"
 	"github.com/seed31a95821/informer/fakeapi/internal/patch"
 )
@@ -97,7 +98,7 @@ func (at *Managers) For(t Target, subresource string) (*managedfields.FieldManag
 		return fm, nil
 	}
 	// One type converter must describe both versions of a resource
-	// served through two (viewPairs): the field manager converts the
+	// served through two (convert.Pairs): the field manager converts the
 	// object between them. The recorded documents describe core/v1
 	// Events but not events.k8s.io/v1, so both Events use the deduced one.
 	converter := typed
@@ -146,7 +147,7 @@ func (at *Managers) For(t Target, subresource string) (*managedfields.FieldManag
 // other version of it if it has one.
 func (at *Managers) describes(described map[schema.GroupVersion]bool, kind schema.GroupVersionKind) bool {
 	ok := func(k schema.GroupVersionKind) bool { return at.recorded(k) && described[k.GroupVersion()] }
-	other, paired := viewPairs[kind]
+	other, paired := convert.Other(kind)
 	return ok(kind) && (!paired || ok(other))
 }
 

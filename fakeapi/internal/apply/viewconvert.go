@@ -3,10 +3,6 @@ package apply
 import (
 	"fmt"
 
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -38,22 +34,14 @@ func (v viewConvertor) ConvertToVersion(in runtime.Object, target runtime.GroupV
 		typed.GetObjectKind().SetGroupVersionKind(u.GroupVersionKind())
 		in = typed
 	}
-	switch o := in.(type) {
-	case *eventsv1.Event:
-		if wants(target, convert.CoreEventKind) {
-			return convert.EventToCore(o), nil
-		}
-	case *corev1.Event:
-		if wants(target, convert.EventsEventKind) {
-			return convert.EventFromCore(o), nil
-		}
-	case *autoscalingv1.HorizontalPodAutoscaler:
-		if wants(target, convert.HPAv2Kind) {
-			return convert.HPAToV2(o), nil
-		}
-	case *autoscalingv2.HorizontalPodAutoscaler:
-		if wants(target, convert.HPAv1Kind) {
-			return convert.HPAToV1(o)
+	if kinds, _, err := v.Scheme.ObjectKinds(in); err == nil {
+		for _, p := range convert.Pairs() {
+			switch {
+			case kinds[0] == p.View && wants(target, p.Stored):
+				return p.ToStorage(in)
+			case kinds[0] == p.Stored && wants(target, p.View):
+				return p.FromStorage(in)
+			}
 		}
 	}
 	return v.Scheme.ConvertToVersion(in, target)
@@ -63,11 +51,4 @@ func (v viewConvertor) ConvertToVersion(in runtime.Object, target runtime.GroupV
 func wants(target runtime.GroupVersioner, kind schema.GroupVersionKind) bool {
 	got, ok := target.KindForGroupVersionKinds([]schema.GroupVersionKind{kind})
 	return ok && got == kind
-}
-
-// viewPairs are the kinds whose objects are one resource seen through two
-// versions; a field manager of either meets managers of both.
-var viewPairs = map[schema.GroupVersionKind]schema.GroupVersionKind{
-	convert.CoreEventKind: convert.EventsEventKind, convert.EventsEventKind: convert.CoreEventKind,
-	convert.HPAv1Kind: convert.HPAv2Kind, convert.HPAv2Kind: convert.HPAv1Kind,
 }

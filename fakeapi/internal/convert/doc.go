@@ -26,6 +26,7 @@
 // # Its place
 //
 // It is one of fakeapi's fidelity packages, and knows nothing of the
-// server: fakeapi's views.go calls it to serve a second version of a stored
-// resource (a view).
+// server. Pairs (pairs.go) is the one list of the pairs: fakeapi's views.go
+// serves each as a second version of a stored resource (a view), and
+// fakeapi/internal/apply's field managers convert through it.
 package convert
