@@ -61,17 +61,8 @@ func (s *SharedInformer[T]) decoders() decoders {
 	if s.reuse != nil {
 		d.relist = s.reuse // not a nil *reuse.Cache in a non-nil interface
 	}
-	switch {
-	case s.decodersShare && s.opts.Transform.DropsManagedFields:
-		// Strip first, where the decoders did not: the table would
-		// otherwise keep every object's managedFields documents, which the
-		// Transform drops next, until its budget ages them out.
-		d.decoded = func(obj runtime.Object) {
-			_, _ = stripManagedFields(obj)
-			s.shared.Share(obj)
-		}
-	case s.decodersShare:
-		d.decoded = s.shared.Share
+	if s.decodersShare {
+		d.decoded = s.shared.Share // the decoders already dropped managedFields (DropManagedFields)
 	}
 	d.dropManagedFields = s.opts.Transform.DropsManagedFields
 	tr := s.opts.Transform

@@ -108,9 +108,6 @@ func (d *protoDecoder) decodeList(raw []byte, list runtime.Object) ([]partSet, e
 	if err := pu.Unmarshal(raw); err != nil {
 		return nil, err
 	}
-	if d.drop {
-		forEachItem(list, func(m metav1.Object) { m.SetManagedFields(nil) })
-	}
 	return nil, nil
 }
 
@@ -156,19 +153,6 @@ func (d *protoDecoder) decodeItems(raw []byte, list runtime.Object, pu protoUnma
 		}
 	}
 	return hits, true
-}
-
-// forEachItem calls f with the metadata of every item of list.
-func forEachItem(list runtime.Object, f func(metav1.Object)) {
-	items := reflect.ValueOf(list).Elem().FieldByName("Items")
-	if !items.IsValid() || items.Kind() != reflect.Slice {
-		return
-	}
-	for i := range items.Len() {
-		if m, ok := items.Index(i).Addr().Interface().(metav1.Object); ok {
-			f(m)
-		}
-	}
 }
 
 // withPartsHidden runs f on obj with the parts it shares (hits) hidden:

@@ -101,7 +101,7 @@ type partEntry struct {
 
 // find returns the value kept for (id, raw).
 func (c *partsCache) find(id partID, raw []byte) (any, bool) {
-	if c.slots == nil {
+	if c.slots == nil || len(raw) > partMaxBytes { // never kept
 		return nil, false
 	}
 	for _, e := range c.bucket(id, raw) {

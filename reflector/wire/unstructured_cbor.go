@@ -32,6 +32,10 @@ import (
 	"github.com/seed31a95821/informer/rest"
 )
 
+// unstructuredCBOR decodes CBOR into unstructured objects. It holds no
+// state of its own: one serves every list and watch, concurrently.
+var unstructuredCBOR = cborserializer.NewSerializer(nil, nil)
+
 // cborAccept is the Accept header of an unstructured ListerWatcher
 // configured for CBOR: CBOR if the server has it, else JSON.
 const cborAccept = rest.ContentTypeCBOR + ", " + rest.ContentTypeJSON
@@ -39,7 +43,7 @@ const cborAccept = rest.ContentTypeCBOR + ", " + rest.ContentTypeJSON
 // decodeUnstructuredListCBOR decodes a CBOR list body into list. Items
 // that say nothing of their kind get the list's, as in JSON.
 func decodeUnstructuredListCBOR(body []byte, list *unstructured.UnstructuredList) (apiVersion, kind string, err error) {
-	if _, _, err := cborserializer.NewSerializer(nil, nil).Decode(body, nil, list); err != nil {
+	if _, _, err := unstructuredCBOR.Decode(body, nil, list); err != nil {
 		return "", "", fmt.Errorf("%w: CBOR: %w", ErrMalformedObject, err)
 	}
 	return list.GetAPIVersion(), list.GetKind(), nil
@@ -191,7 +195,7 @@ func (d *cborEventDecoder) decodeFrame(frame []byte) (watch.Event, error) {
 		}
 		obj, apiVersion, kind = o, o.APIVersion, o.Kind
 	case *unstructured.Unstructured:
-		if _, _, err := cborserializer.NewSerializer(nil, nil).Decode(raw, nil, o); err != nil {
+		if _, _, err := unstructuredCBOR.Decode(raw, nil, o); err != nil {
 			return watch.Event{}, err
 		}
 		obj, apiVersion, kind = o, o.GetAPIVersion(), o.GetKind()
