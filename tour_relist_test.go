@@ -189,6 +189,10 @@ func (tour *relistTour) watchingAgain(t *testing.T) []string {
 	_, err := tour.srv.Update(pod("shop", "web-1", map[string]string{"tier": "back"})) // RV 7
 	require.NoError(t, err)
 	tour.seen.waitCount(t, 1, "the update arrives")
+	// The handler may hear the update before the reflector records its
+	// resourceVersion as the last one synced: wait for that too.
+	require.Eventually(t, func() bool { return tour.pods.LastSyncResourceVersion() == "7" },
+		10*time.Second, time.Millisecond, "the reflector records RV 7")
 	s := tour.pods.Stats()
 	out := append(tour.seen.take(), tour.log.take()...)
 	return append(out, fmt.Sprintf("state %s, last RV %s, relists %d", s.State, s.LastSyncResourceVersion, s.Relists))
