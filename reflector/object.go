@@ -71,13 +71,17 @@ func (tc typeCheck) admit(obj runtime.Object) (metav1.Object, error) {
 // thing every stored object is keyed by. A server never sends an object
 // without one; a cache that filed it under "" or "ns/" would hold what no
 // key on the server names. (A BOOKMARK's object has no name: it carries
-// only a resourceVersion, and goes through admit alone.)
-func (tc typeCheck) admitNamed(obj runtime.Object) (metav1.Object, error) {
-	m, err := tc.admit(obj)
-	if err == nil && m.GetName() == "" {
-		return nil, fmt.Errorf("%w: %T", ErrNoName, obj)
+// only a resourceVersion, and goes through admit alone.) It returns the
+// name and the namespace too, read once for the checks that follow.
+func (tc typeCheck) admitNamed(obj runtime.Object) (m metav1.Object, name, ns string, err error) {
+	m, err = tc.admit(obj)
+	if err != nil {
+		return nil, "", "", err
 	}
-	return m, err
+	if name = m.GetName(); name == "" {
+		return nil, "", "", fmt.Errorf("%w: %T", ErrNoName, obj)
+	}
+	return m, name, m.GetNamespace(), nil
 }
 
 // admitObject is the one check an object to be stored passes on its way in
@@ -85,17 +89,21 @@ func (tc typeCheck) admitNamed(obj runtime.Object) (metav1.Object, error) {
 // WatchList's initial state): its type and metadata (typeCheck.admitNamed),
 // its name and namespace (validIdentity), then its scope (scope.go). The
 // caller reports what fails and skips it: it never reaches the store, so no
-// handler hears of it. It runs on the goroutine executing Run.
+// handler hears of it. It runs on the goroutine executing Run, for every
+// event: the name and the namespace are read once, by admitNamed, for all
+// three checks.
 func (r *Reflector) admitObject(obj runtime.Object) (metav1.Object, error) {
-	m, err := r.check.admitNamed(obj)
+	m, name, ns, err := r.check.admitNamed(obj)
 	if err != nil {
 		return nil, err
 	}
-	if err := validIdentity(m); err != nil {
+	if err := validIdentity(name, ns); err != nil {
 		return nil, err
 	}
-	if err := r.scope.admit(m); err != nil {
-		return nil, err
+	if !r.scope.everything() {
+		if err := r.scope.admit(m, name, ns); err != nil {
+			return nil, err
+		}
 	}
 	return m, nil
 }
@@ -109,8 +117,7 @@ func (r *Reflector) admitObject(obj runtime.Object) (metav1.Object, error) {
 // "b" of namespace "default/a" share the key "default/a/b", so one would
 // overwrite the other, and a name such as "../../etc" would be cached
 // under a key that names a path, not an object.
-func validIdentity(m metav1.Object) error {
-	name, ns := m.GetName(), m.GetNamespace()
+func validIdentity(name, ns string) error {
 	if plainIdentity(name, ns) { // a fast path: identity_fast.go
 		return nil
 	}
