@@ -37,6 +37,7 @@ import (
 
 	"github.com/seed31a95821/informer/internal/rvorder"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 )
@@ -72,13 +73,15 @@ func (s *SharedInformer[T]) handed(rv string, replace bool) {
 		return
 	}
 	f := &s.fresh
+	// No defer here, nor in advanceApplied: this runs for every event, and
+	// nothing between the lock and the unlock can panic.
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	if replace || !rvorder.Older(rv, f.handedRV) {
 		f.handedSeq++
 		f.handedRV = rv
 	}
 	s.advanceLocked()
+	f.mu.Unlock()
 }
 
 // advanceApplied moves the applied resourceVersion to the last handed one
@@ -86,8 +89,8 @@ func (s *SharedInformer[T]) handed(rv string, replace bool) {
 func (s *SharedInformer[T]) advanceApplied() {
 	f := &s.fresh
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	s.advanceLocked()
+	f.mu.Unlock()
 }
 
 // advanceLocked moves the applied resourceVersion to the last handed one,
@@ -200,7 +203,12 @@ func reached(applied, rv string) (bool, error) {
 }
 
 // resourceVersionOf is obj's resourceVersion, "" if it has no metadata.
+// A typed object is asked directly, as meta.Accessor would first, without
+// the call (this runs for every event).
 func resourceVersionOf(obj runtime.Object) string {
+	if m, ok := obj.(metav1.Object); ok {
+		return m.GetResourceVersion()
+	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return ""
