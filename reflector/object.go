@@ -66,39 +66,33 @@ func (tc typeCheck) admit(obj runtime.Object) (metav1.Object, error) {
 	return m, nil
 }
 
-// admitNamed is admit for an object that is to be stored (a list item, an
-// ADDED, MODIFIED or DELETED event): it must also have a name, the one
-// thing every stored object is keyed by. A server never sends an object
-// without one; a cache that filed it under "" or "ns/" would hold what no
-// key on the server names. (A BOOKMARK's object has no name: it carries
-// only a resourceVersion, and goes through admit alone.) It returns the
-// name and the namespace too, read once for the checks that follow.
-func (tc typeCheck) admitNamed(obj runtime.Object) (m metav1.Object, name, ns string, err error) {
-	m, err = tc.admit(obj)
-	if err != nil {
-		return nil, "", "", err
-	}
-	if name = m.GetName(); name == "" {
-		return nil, "", "", fmt.Errorf("%w: %T", ErrNoName, obj)
-	}
-	return m, name, m.GetNamespace(), nil
-}
-
 // admitObject is the one check an object to be stored passes on its way in
 // (a list item; an ADDED, MODIFIED or DELETED event, of a watch or of a
-// WatchList's initial state): its type and metadata (typeCheck.admitNamed),
-// its name and namespace (validIdentity), then its scope (scope.go). The
-// caller reports what fails and skips it: it never reaches the store, so no
-// handler hears of it. It runs on the goroutine executing Run, for every
-// event: the name and the namespace are read once, by admitNamed, for all
-// three checks.
+// WatchList's initial state): its type and metadata (typeCheck.admit), a
+// name, a name and a namespace that can make a key (validIdentity), then
+// its scope (scope.go). The caller reports what fails and skips it: it
+// never reaches the store, so no handler hears of it. It runs on the
+// goroutine executing Run, for every event, so it reads the name and the
+// namespace once for all the checks, and calls them only when they may
+// have something to say.
 func (r *Reflector) admitObject(obj runtime.Object) (metav1.Object, error) {
-	m, name, ns, err := r.check.admitNamed(obj)
+	m, err := r.check.admit(obj)
 	if err != nil {
 		return nil, err
 	}
-	if err := validIdentity(name, ns); err != nil {
-		return nil, err
+	name, ns := m.GetName(), m.GetNamespace()
+	// A name is the one thing every stored object is keyed by. A server
+	// never sends an object without one; a cache that filed it under "" or
+	// "ns/" would hold what no key on the server names. (A BOOKMARK's
+	// object has no name: it carries only a resourceVersion, and goes
+	// through admit alone.)
+	if name == "" {
+		return nil, fmt.Errorf("%w: %T", ErrNoName, obj)
+	}
+	if !plainIdentity(name, ns) { // a fast path: identity_fast.go
+		if err := validIdentity(name, ns); err != nil {
+			return nil, err
+		}
 	}
 	if !r.scope.everything() {
 		if err := r.scope.admit(m, name, ns); err != nil {
@@ -118,9 +112,6 @@ func (r *Reflector) admitObject(obj runtime.Object) (metav1.Object, error) {
 // overwrite the other, and a name such as "../../etc" would be cached
 // under a key that names a path, not an object.
 func validIdentity(name, ns string) error {
-	if plainIdentity(name, ns) { // a fast path: identity_fast.go
-		return nil
-	}
 	if msgs := content.IsPathSegmentName(name); len(msgs) > 0 {
 		return fmt.Errorf("%w: name %q: %s", ErrInvalidName, clip(name), strings.Join(msgs, ", "))
 	}
