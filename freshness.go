@@ -13,8 +13,12 @@ package informer
 // then sees the queue drained (deltafifo.Queue.Drained: nothing waiting,
 // nothing in flight) knows every write up to the last one recorded before
 // it looked has been applied, and advances the applied resourceVersion to
-// it. The writer looks after each write (a write applied inline leaves
-// the queue drained), the consumer after each batch.
+// it. The consumer looks after each batch. The writer looks after a write
+// only while someone waits (WaitFor); otherwise whoever reads the applied
+// resourceVersion (AppliedResourceVersion, Freshness, WaitFor) looks
+// first. So a write the queue applied inline, which leaves it drained, is
+// seen by the next reader, and a busy watch does not pay a look at the
+// queue (its lock) for every event.
 //
 // Two honest limits, both the server's and the queue's, not this code's:
 //   - a bookmark moves the applied resourceVersion without any object
@@ -37,6 +41,7 @@ import (
 
 	"github.com/seed31a95821/informer/internal/rvorder"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 )
@@ -48,6 +53,10 @@ type freshness struct {
 	// resourceVersion; handedRV is the newest such version.
 	handedSeq uint64
 	handedRV  string
+	// handedAt is when handedRV was recorded (as appliedAt, below): what a
+	// reader that finds the queue drained stamps the move with. The move
+	// happened at or after it, so SinceAdvanced errs stale, never fresh.
+	handedAt time.Duration
 	// appliedSeq and appliedRV are the newest handed write known applied;
 	// appliedAt is when they last moved, as an offset from clock's epoch
 	// (zero before they first did). An event pays for reading it each
@@ -63,31 +72,45 @@ type freshness struct {
 	advanced chan struct{}
 }
 
-// handed records the resourceVersion of a write the queue accepted, then
-// looks whether it is applied already. Events and bookmarks only move it
-// forward (a watch from "0" replays objects in no order); a relist sets
-// it, since a restored server may have gone back.
+// handed records the resourceVersion of a write the queue accepted and,
+// if someone waits for the cache to advance, looks whether it is applied
+// already (see the top of this file for who else looks). Events and
+// bookmarks only move it forward (a watch from "0" replays objects in no
+// order); a relist sets it, since a restored server may have gone back.
 func (s *SharedInformer[T]) handed(rv string, replace bool) {
 	if rv == "" {
 		return
 	}
 	f := &s.fresh
+	// No defer here, nor in advanceApplied: this runs for every event, and
+	// nothing between the lock and the unlock can panic.
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	if replace || !rvorder.Older(rv, f.handedRV) {
 		f.handedSeq++
-		f.handedRV = rv
+		f.handedRV, f.handedAt = rv, f.clock.read()
 	}
-	s.advanceLocked()
+	if f.advanced != nil {
+		s.advanceLocked(f.handedAt)
+	}
+	f.mu.Unlock()
 }
 
 // advanceApplied moves the applied resourceVersion to the last handed one
-// if the queue is drained.
+// if the queue is drained. The consumer calls it after each batch, when a
+// drained queue has just become so: the move is stamped now.
 func (s *SharedInformer[T]) advanceApplied() {
 	f := &s.fresh
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	s.advanceLocked()
+	s.advanceLocked(f.clock.read())
+	f.mu.Unlock()
+}
+
+// catchUpLocked is a reader's look (AppliedResourceVersion, Freshness,
+// WaitFor): a drained queue has applied the last handed write, which a
+// writer no longer looks for itself. The move happened at or after that
+// write was handed, which stamps it. The caller holds fresh.mu.
+func (s *SharedInformer[T]) catchUpLocked() {
+	s.advanceLocked(s.fresh.handedAt)
 }
 
 // advanceLocked moves the applied resourceVersion to the last handed one,
@@ -96,12 +119,14 @@ func (s *SharedInformer[T]) advanceApplied() {
 // being recorded between the look at the queue and the move (the lock
 // order is fresh.mu, then the queue's own lock; the queue never calls back
 // into this file).
-func (s *SharedInformer[T]) advanceLocked() {
+//
+// at stamps the move (appliedAt): a moment at or before it.
+func (s *SharedInformer[T]) advanceLocked(at time.Duration) {
 	f := &s.fresh
 	if f.handedSeq <= f.appliedSeq || !s.queue.Drained() {
 		return
 	}
-	f.appliedSeq, f.appliedRV, f.appliedAt = f.handedSeq, f.handedRV, f.clock.read()
+	f.appliedSeq, f.appliedRV, f.appliedAt = f.handedSeq, f.handedRV, at
 	if f.advanced != nil {
 		close(f.advanced)
 		f.advanced = nil
@@ -114,6 +139,7 @@ func (s *SharedInformer[T]) advanceLocked() {
 func (s *SharedInformer[T]) AppliedResourceVersion() string {
 	s.fresh.mu.Lock()
 	defer s.fresh.mu.Unlock()
+	s.catchUpLocked()
 	return s.fresh.appliedRV
 }
 
@@ -139,8 +165,9 @@ func (s *SharedInformer[T]) Freshness() Freshness {
 	f := &s.fresh
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	s.catchUpLocked()
 	out := Freshness{AppliedResourceVersion: f.appliedRV, ReceivedResourceVersion: f.handedRV}
-	if !f.clock.epoch.IsZero() {
+	if f.appliedSeq != 0 { // it has moved
 		out.SinceAdvanced = time.Since(f.clock.epoch) - f.appliedAt
 	}
 	return out
@@ -160,6 +187,7 @@ func (s *SharedInformer[T]) Freshness() Freshness {
 func (s *SharedInformer[T]) WaitFor(ctx context.Context, rv string) error {
 	for {
 		s.fresh.mu.Lock()
+		s.catchUpLocked()
 		if s.fresh.advanced == nil {
 			s.fresh.advanced = make(chan struct{})
 		}
@@ -200,7 +228,12 @@ func reached(applied, rv string) (bool, error) {
 }
 
 // resourceVersionOf is obj's resourceVersion, "" if it has no metadata.
+// A typed object is asked directly, as meta.Accessor would first, without
+// the call (this runs for every event).
 func resourceVersionOf(obj runtime.Object) string {
+	if m, ok := obj.(metav1.Object); ok {
+		return m.GetResourceVersion()
+	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return ""

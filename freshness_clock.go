@@ -1,20 +1,20 @@
 package informer
 
 // A fast path for the read-your-writes bookkeeping (freshness.go). Delete
-// this file and its two hooks (freshness's clock field, whose read in
-// advanceLocked becomes time.Since from an epoch of freshness's own, and
-// the call to stopClock in Run), and the informer is still correct, only
+// this file and its two hooks (freshness's clock field, whose reads in
+// handed and advanceApplied become time.Since from an epoch of freshness's
+// own, and the call to stopClock in Run), and the informer is still correct, only
 // slower; Freshness's SinceAdvanced is then exact instead of exact to
 // within stampPeriod. Its test goes with it:
 // freshness_clock_internal_test.go.
 //
 // Why it pays: on a busy watch whose events the queue applies at once
-// (inline.go), the applied resourceVersion moves with every event, and
+// (inline.go), every event's resourceVersion is handed on and stamped, and
 // reading the clock each time (about 50-100ns on the shared VM, whose
 // clock source is virtualised) was the largest part of what the
 // bookkeeping costs an event (BenchmarkHanded). Here a moment is read at
 // most once per stampPeriod: until a timer says the last reading is that
-// old, a move is stamped with the last reading. The stamp is thus early
+// old, a write (and so the move it leads to) is stamped with the last reading. The stamp is thus early
 // by less than stampPeriod (plus however late the timer's callback runs),
 // so SinceAdvanced errs on the side of a cache that looks staler than it
 // is, never fresher; it is meant for staleness counted in seconds or

@@ -213,8 +213,7 @@ func (s *SharedInformer[T]) connect(lw reflector.ListerWatcher) {
 	ro.ResyncPeriod = resyncTick
 	ro.ShouldResync = func() bool { return s.proc.ShouldResync(time.Now()) }
 	ro.OnError = s.report
-	store := syncWatchingStore{Queue: s.queue, informer: s.markSyncedIfReady, handed: s.handed}
-	s.refl = reflector.New(lw, store, ro)
+	s.refl = reflector.New(lw, syncWatchingStore{Queue: s.queue, informer: s}, ro)
 }
 
 // Run starts the pipeline and blocks until ctx is done and every goroutine
@@ -413,8 +412,17 @@ func (s *SharedInformer[T]) report(err error) {
 // carried, for WaitFor (freshness.go).
 type syncWatchingStore struct {
 	*deltafifo.Queue
-	informer func()
-	handed   func(rv string, replace bool)
+	informer writeFollower
+}
+
+// writeFollower is the informer as syncWatchingStore sees it: one call
+// after each write, on the reflector's goroutine (for a watch event, one
+// interface call rather than two closures).
+type writeFollower interface {
+	// wrote follows a write to the queue that returned err: it hands the
+	// write's resourceVersion on if the queue took it (handed), and checks
+	// for a sync (markSyncedIfReady).
+	wrote(err error, rv string, replace bool)
 }
 
 // Replace implements reflector.Store.
@@ -431,11 +439,15 @@ func (w syncWatchingStore) Bookmark(resourceVersion string) error {
 	return err
 }
 
-// wrote follows a write to the queue: it hands the write's
-// resourceVersion on if the queue took it, and checks for a sync.
+// wrote follows a write to the queue: see writeFollower.
 func (w syncWatchingStore) wrote(err error, rv string, replace bool) {
-	if err == nil && w.handed != nil {
-		w.handed(rv, replace)
+	w.informer.wrote(err, rv, replace)
+}
+
+// wrote implements writeFollower.
+func (s *SharedInformer[T]) wrote(err error, rv string, replace bool) {
+	if err == nil {
+		s.handed(rv, replace)
 	}
-	w.informer()
+	s.markSyncedIfReady()
 }

@@ -348,8 +348,9 @@ func (q *Queue) HasSynced() bool { return q.synced.Load() }
 // everything up to that version (the informer's WaitFor does).
 func (q *Queue) Drained() bool {
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.waiting.len() == 0 && !q.popping
+	drained := q.waiting.len() == 0 && !q.popping
+	q.mu.Unlock() // no defer: the informer asks after every watch event
+	return drained
 }
 
 // Stats returns a snapshot of the backlog and counters.

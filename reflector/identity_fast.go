@@ -1,6 +1,6 @@
 // This file is a fast path: delete it and its hook (the call to
-// plainIdentity in validIdentity), and the reflector is still correct,
-// only slower.
+// plainIdentity in admitObject, which then always calls validIdentity),
+// and the reflector is still correct, only slower.
 //
 // Why it pays: validIdentity checks the name and the namespace of every
 // object that enters the store. apimachinery's DNS-1123 rule is a regular

@@ -66,36 +66,38 @@ func (tc typeCheck) admit(obj runtime.Object) (metav1.Object, error) {
 	return m, nil
 }
 
-// admitNamed is admit for an object that is to be stored (a list item, an
-// ADDED, MODIFIED or DELETED event): it must also have a name, the one
-// thing every stored object is keyed by. A server never sends an object
-// without one; a cache that filed it under "" or "ns/" would hold what no
-// key on the server names. (A BOOKMARK's object has no name: it carries
-// only a resourceVersion, and goes through admit alone.)
-func (tc typeCheck) admitNamed(obj runtime.Object) (metav1.Object, error) {
-	m, err := tc.admit(obj)
-	if err == nil && m.GetName() == "" {
-		return nil, fmt.Errorf("%w: %T", ErrNoName, obj)
-	}
-	return m, err
-}
-
 // admitObject is the one check an object to be stored passes on its way in
 // (a list item; an ADDED, MODIFIED or DELETED event, of a watch or of a
-// WatchList's initial state): its type and metadata (typeCheck.admitNamed),
-// its name and namespace (validIdentity), then its scope (scope.go). The
-// caller reports what fails and skips it: it never reaches the store, so no
-// handler hears of it. It runs on the goroutine executing Run.
+// WatchList's initial state): its type and metadata (typeCheck.admit), a
+// name, a name and a namespace that can make a key (validIdentity), then
+// its scope (scope.go). The caller reports what fails and skips it: it
+// never reaches the store, so no handler hears of it. It runs on the
+// goroutine executing Run, for every event, so it reads the name and the
+// namespace once for all the checks, and calls them only when they may
+// have something to say.
 func (r *Reflector) admitObject(obj runtime.Object) (metav1.Object, error) {
-	m, err := r.check.admitNamed(obj)
+	m, err := r.check.admit(obj)
 	if err != nil {
 		return nil, err
 	}
-	if err := validIdentity(m); err != nil {
-		return nil, err
+	name, ns := m.GetName(), m.GetNamespace()
+	// A name is the one thing every stored object is keyed by. A server
+	// never sends an object without one; a cache that filed it under "" or
+	// "ns/" would hold what no key on the server names. (A BOOKMARK's
+	// object has no name: it carries only a resourceVersion, and goes
+	// through admit alone.)
+	if name == "" {
+		return nil, fmt.Errorf("%w: %T", ErrNoName, obj)
 	}
-	if err := r.scope.admit(m); err != nil {
-		return nil, err
+	if !plainIdentity(name, ns) { // a fast path: identity_fast.go
+		if err := validIdentity(name, ns); err != nil {
+			return nil, err
+		}
+	}
+	if !r.scope.everything() {
+		if err := r.scope.admit(m, name, ns); err != nil {
+			return nil, err
+		}
 	}
 	return m, nil
 }
@@ -109,11 +111,7 @@ func (r *Reflector) admitObject(obj runtime.Object) (metav1.Object, error) {
 // "b" of namespace "default/a" share the key "default/a/b", so one would
 // overwrite the other, and a name such as "../../etc" would be cached
 // under a key that names a path, not an object.
-func validIdentity(m metav1.Object) error {
-	name, ns := m.GetName(), m.GetNamespace()
-	if plainIdentity(name, ns) { // a fast path: identity_fast.go
-		return nil
-	}
+func validIdentity(name, ns string) error {
 	if msgs := content.IsPathSegmentName(name); len(msgs) > 0 {
 		return fmt.Errorf("%w: name %q: %s", ErrInvalidName, clip(name), strings.Join(msgs, ", "))
 	}

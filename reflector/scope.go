@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+
+	"github.com/seed31a95821/informer/internal/objkey"
 )
 
 // The scope check: the one place that decides whether an object belongs to
@@ -99,23 +101,30 @@ func newScope(namespace, labelSelector, fieldSelector string) scope {
 	return s
 }
 
-// admit returns nil if the object whose metadata is m is in scope, and an
+// everything reports whether s admits every object (the zero scope: a
+// ListerWatcher of the whole resource), so that admitObject skips admit.
+func (s *scope) everything() bool {
+	return s.namespace == "" && s.labels == nil && len(s.fields) == 0
+}
+
+// admit returns nil if the object whose metadata is m, called name in
+// namespace ns (m's own, read once by the caller), is in scope, and an
 // error wrapping ErrOutOfScope that says why not otherwise.
-func (s *scope) admit(m metav1.Object) error {
-	if s.namespace != "" && m.GetNamespace() != s.namespace {
+func (s *scope) admit(m metav1.Object, name, ns string) error {
+	if s.namespace != "" && ns != s.namespace {
 		return fmt.Errorf("%w: %q is in namespace %q, the reflector watches %q",
-			ErrOutOfScope, clip(objectKey(m)), clip(m.GetNamespace()), s.namespace)
+			ErrOutOfScope, clip(objkey.Join(ns, name)), clip(ns), s.namespace)
 	}
 	if s.labels != nil && !s.labels.Matches(labels.Set(m.GetLabels())) {
-		return fmt.Errorf("%w: the labels of %q do not match %q", ErrOutOfScope, clip(objectKey(m)), s.labels)
+		return fmt.Errorf("%w: the labels of %q do not match %q", ErrOutOfScope, clip(objkey.Join(ns, name)), s.labels)
 	}
 	for _, f := range s.fields {
-		field, got := fieldName, m.GetName()
+		field, got := fieldName, name
 		if f.namespace {
-			field, got = fieldNamespace, m.GetNamespace()
+			field, got = fieldNamespace, ns
 		}
 		if (got == f.value) != f.equal {
-			return fmt.Errorf("%w: %q does not match the field selector on %s", ErrOutOfScope, clip(objectKey(m)), field)
+			return fmt.Errorf("%w: %q does not match the field selector on %s", ErrOutOfScope, clip(objkey.Join(ns, name)), field)
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -62,10 +63,17 @@ func parts(obj runtime.Object) (namespace, name string, err error) {
 // methods panic, and the queue and the cache promise a clear error instead.
 // It takes any, because the reflector asks it of what a ListerWatcher
 // returns too (a list, a watch.Interface), where a typed nil panics alike.
+//
+// It runs several times for every watch event (reflector, queue, cache), so
+// it reads the interface's data word instead of calling reflect.Value's
+// IsNil: a pointer is stored in an interface as itself, so that word is
+// nil exactly when the pointer is.
 func IsNil(obj any) bool {
 	if obj == nil {
 		return true
 	}
-	v := reflect.ValueOf(obj)
-	return v.Kind() == reflect.Pointer && v.IsNil()
+	if reflect.TypeOf(obj).Kind() != reflect.Pointer {
+		return false
+	}
+	return (*[2]unsafe.Pointer)(unsafe.Pointer(&obj))[1] == nil
 }

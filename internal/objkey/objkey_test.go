@@ -65,4 +65,30 @@ func TestIsNil(t *testing.T) {
 	assert.True(t, IsNil(nil))
 	assert.True(t, IsNil((*corev1.Pod)(nil)))
 	assert.False(t, IsNil(pod("a", "b")))
+	var nilList runtime.Object = (*corev1.PodList)(nil)
+	assert.True(t, IsNil(nilList), "a typed nil in a runtime.Object")
+	// Only a nil pointer counts: other kinds whose zero value is nil are
+	// not objects, and a value that is not a pointer is never nil.
+	assert.False(t, IsNil(map[string]int(nil)))
+	assert.False(t, IsNil([]int(nil)))
+	assert.False(t, IsNil(func() {}))
+	assert.False(t, IsNil((func())(nil)))
+	assert.False(t, IsNil(struct{ p *int }{}), "a struct of one nil pointer is stored like a pointer")
+	assert.False(t, IsNil(0))
+	assert.False(t, IsNil(corev1.Pod{}))
+}
+
+// BenchmarkIsNil is the check the reflector, the queue and the cache each
+// make of every object they are handed.
+func BenchmarkIsNil(b *testing.B) {
+	objs := []runtime.Object{pod("a", "b"), (*corev1.Pod)(nil)}
+	n := 0
+	for i := 0; b.Loop(); i++ {
+		if IsNil(objs[i&1]) {
+			n++
+		}
+	}
+	if n == 0 {
+		b.Fatal("no nil seen")
+	}
 }
