@@ -14,6 +14,20 @@ package wire
 // shared. BenchmarkWatchDecodeParts (protobuf_parts_bench_test.go) measures
 // it.
 //
+// The cache is a window over the stream: in random order (a churn, where
+// the pods of one template come far apart) it has forgotten a template's
+// parts when the next of its pods comes. So a part it misses is looked up
+// in the informer's share table (Options.PartsTable), which keeps every
+// distinct value its cache holds, found by the bytes the server sends
+// (share.Table.FindPart: the table's key for a slice or struct is its
+// field's bytes in the parent message, and a kept value is taken only when
+// its rendering equals the bytes in full). A part found there is neither
+// decoded nor rendered again by the table's own walk: it is hidden from
+// interning and sharing, as a part taken from the cache. A part found
+// nowhere is decoded, and Share keeps it after interning, under the hash
+// of those same bytes, for the next pod of its template whatever the
+// order. BenchmarkWatchDecodePartsChurn measures that regime.
+//
 // Why it is correct: the parts are split off the pod's bytes by field
 // number (protobuf_split.go says why the rest then decodes as it would
 // whole) and each is decoded by the generated Unmarshal of its parent
@@ -28,10 +42,16 @@ package wire
 // object do not see the parts it took from the cache (hideParts). A cache
 // belongs to one decoder, used by one goroutine: a part is written
 // (decoded, then interned and shared with its first pod) before any other
-// pod can take it.
+// pod can take it. The share table serves every decoder of an informer
+// (one per namespace when it is scoped), each on its own goroutine: it
+// keeps a value only from Share, once the value's pod was interned, and
+// under its lock, which FindPart takes too; nothing writes to a kept
+// value after.
 //
 // It is bounded: a fixed array of slots found by a hash of the bytes, at
-// most partMaxBytes bytes a part and partBudget bytes in all.
+// most partMaxBytes bytes a part and partBudget bytes in all. The table
+// keeps no bytes, only the values the cache holds anyway (weakly), within
+// its own budget (internal/share/doc.go, "Bounded").
 
 import (
 	"bytes"
