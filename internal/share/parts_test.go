@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/seed31a95821/informer/internal/realpod"
 )
@@ -116,4 +117,37 @@ func TestFindPartDoesNotFindACollectedPart(t *testing.T) {
 	var q corev1.Pod
 	require.True(t, tbl.FindPart(Containers, raw, &q), "kept again")
 	assert.Same(t, &p.Spec.Containers[0], &q.Spec.Containers[0])
+}
+
+// A pod's labels are found by their entries as the server sends them,
+// and only a map with exactly those entries is taken: not under another
+// map's hash (forced here), and not from bytes that repeat a key so as to
+// count as many entries as the kept map.
+func TestFindPartTakesOnlyAMapWithTheseEntries(t *testing.T) {
+	var tbl Table
+	p := decoded(&tbl, realpod.New(0))
+	p.Labels = map[string]string{"app": "shop", "tier": "web"}
+	tbl.Share(p)
+	raw := wireField(t, &p.ObjectMeta, 11)
+
+	var q corev1.Pod
+	require.True(t, tbl.FindPart(Labels, raw, &q))
+	assert.Equal(t, mapID(p.Labels), mapID(q.Labels), "the kept map itself")
+	assert.False(t, tbl.FindPart(NodeSelector, wireField(t, &corev1.PodSpec{NodeSelector: map[string]string{"app": "shop"}}, 7), &q))
+
+	tbl.lock()
+	defer tbl.mu.Unlock()
+	h, ok := tbl.mapHash(raw)
+	require.True(t, ok)
+	var r corev1.Pod
+	other := wireField(t, &metav1.ObjectMeta{Labels: map[string]string{"app": "shop", "tier": "db"}}, 11)
+	assert.False(t, tbl.findPart(Labels, other, &r, h), "other entries under the kept map's hash")
+	one := wireField(t, &metav1.ObjectMeta{Labels: map[string]string{"app": "shop"}}, 11)
+	assert.False(t, tbl.findPart(Labels, one, &r, h), "some of the kept map's entries")
+	twice := append(append([]byte(nil), one...), one...)
+	assert.False(t, tbl.findPart(Labels, twice, &r, h), "one entry twice, as many as the kept map's")
+	_, ok = tbl.mapHash(twice)
+	assert.False(t, ok, "a key twice is not as the generated Marshal writes a map")
+	assert.Nil(t, r.Labels)
+	require.True(t, tbl.findPart(Labels, raw, &r, h))
 }

@@ -272,6 +272,10 @@ func tablePart(id partID) share.Part {
 		return share.Affinity
 	case partTolerations:
 		return share.Tolerations
+	case partLabels:
+		return share.Labels
+	case partNodeSelector:
+		return share.NodeSelector
 	}
 	return share.NoPart
 }
