@@ -21,12 +21,13 @@ package wire
 // distinct value its cache holds, found by the bytes the server sends
 // (share.Table.FindPart: the table's key for a slice or struct is its
 // field's bytes in the parent message, and a kept value is taken only when
-// its rendering equals the bytes in full). A part found there is neither
-// decoded nor rendered again by the table's own walk: it is hidden from
-// interning and sharing, as a part taken from the cache. A part found
-// nowhere is decoded, and Share keeps it after interning, under the hash
-// of those same bytes, for the next pod of its template whatever the
-// order. BenchmarkWatchDecodePartsChurn measures that regime.
+// its rendering equals the bytes in full; a map of labels is found by its
+// entries, and taken only when it holds those and no other). A part found
+// there is neither decoded nor rendered again by the table's own walk: it
+// is hidden from interning and sharing, as a part taken from the cache. A
+// part found nowhere is decoded, and Share keeps it after interning, under
+// the hash of those same bytes, for the next pod of its template whatever
+// the order. BenchmarkWatchDecodePartsChurn measures that regime.
 //
 // Why it is correct: the parts are split off the pod's bytes by field
 // number (protobuf_split.go says why the rest then decodes as it would
