@@ -318,6 +318,14 @@ func TestDecodedPartsAreSharedOnlyWhenNothingModifiesThem(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			inf := newInformer[*corev1.Pod](Options{Transform: tc.transform}, allFastPaths())
 			assert.Equal(t, tc.shared, inf.decoders().shareParts)
+			// The decoders take parts from the informer's table (a part
+			// found there is every pod's that holds it) on the same
+			// condition, and from no other table.
+			if tc.shared {
+				assert.Same(t, inf.shared, inf.decoders().parts)
+			} else {
+				assert.Nil(t, inf.decoders().parts)
+			}
 		})
 	}
 

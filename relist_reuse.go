@@ -11,6 +11,7 @@ package informer
 import (
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/seed31a95821/informer/internal/share"
 	"github.com/seed31a95821/informer/reflector/wire"
 )
 
@@ -52,6 +53,9 @@ type decoders struct {
 	// shareParts: nothing modifies a decoded object (no Transform, or
 	// StripManagedFields), so objects may share whole decoded parts.
 	shareParts bool
+	// parts, with shareParts, is the table decoded is sharing into: the
+	// protobuf decoder takes a pod's parts from it by their bytes.
+	parts *share.Table
 }
 
 // decoders returns the informer's cache as a relist sees it, and its
@@ -67,5 +71,8 @@ func (s *SharedInformer[T]) decoders() decoders {
 	d.dropManagedFields = s.opts.Transform.DropsManagedFields
 	tr := s.opts.Transform
 	d.shareParts = s.decodersShare && (tr.Func == nil || tr.onlyManagedFields)
+	if d.shareParts {
+		d.parts = s.shared
+	}
 	return d
 }

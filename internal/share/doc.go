@@ -47,6 +47,24 @@
 // look, and is seeded per table so that a server cannot aim collisions;
 // one that collides anyway is simply not shared.
 //
+// # Found from the wire
+//
+// A slice of API structs, or a struct a pod's spec points to, is kept
+// under the hash of its rendering, which is the field's bytes in its
+// parent message as the generated Marshal, and so the API server, writes
+// them. reflector/wire's protobuf decoder, given the table
+// (wire.Options.PartsTable, which the root package's relist_reuse.go sets
+// with ShareParts), looks a pod's containers, volumes, tolerations, owner
+// references, security context and affinity up by the bytes it reads,
+// and its labels and node selector by the entries it reads (a map is kept
+// under the sum of its entries' hashes), with Table.FindPart (parts.go),
+// and takes the kept value instead of decoding them: in a random-order
+// churn, where its own window of recent parts has forgotten the template,
+// each pod after a template's first is then neither decoded nor rendered
+// twice (once to be found, once to compare), only rendered once, to
+// compare with the bytes in full (a map: its entries looked up). parts.go
+// says why the value taken is the one decoding would give.
+//
 // # Bounded, and not fooled by arrival order
 //
 // A Table keeps every value it meets, found by a hash of its content, and

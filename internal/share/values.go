@@ -142,6 +142,10 @@ type message interface {
 // notion of equal values (a nil and an empty list inside an element are
 // the same to it, as on the wire); kind tells one call site's slices from
 // another's. It reports whether s was found kept.
+//
+// The bytes are the field's as its parent message holds it on the wire
+// (render), so that a protobuf decoder finds the kept slice from the bytes
+// it reads, without decoding them (FindPart).
 func sharedSlice[E any, P interface {
 	*E
 	message
@@ -150,37 +154,56 @@ func sharedSlice[E any, P interface {
 		return s, false
 	}
 	var ok bool
-	if t.key, ok = render[E, P](t.key[:0], s); !ok {
+	if t.key, ok = render[E, P](t.key[:0], kind, s); !ok {
 		return s, false
 	}
 	key := t.key
-	h := salt(maphash.Bytes(t.seed, key), kindSlice+kind, len(s))
 	// A struct takes about twice its protobuf bytes on the heap.
-	got := find[[]E, sliceHolder[E]](t, h, s, 2*len(key), func(kept []E) bool {
-		t.other, ok = render[E, P](t.other[:0], kept)
-		return ok && bytes.Equal(t.other, key)
+	got := find[[]E, sliceHolder[E]](t, t.sliceHash(kind, key), s, 2*len(key), func(kept []E) bool {
+		return rendersAs[E, P](t, kind, kept, key)
 	})
 	return got, len(got) > 0 && &got[0] != &s[0]
 }
 
-// render appends the protobuf bytes of each element of s, each followed
-// by its length; false when they would pass maxValue.
+// sliceHash is where a slice of call site kind whose rendering is key is
+// kept.
+func (t *Table) sliceHash(kind uint64, key []byte) uint64 {
+	return salt(maphash.Bytes(t.seed, key), kindSlice+kind, len(key))
+}
+
+// rendersAs reports whether kept, a slice of call site kind, renders as
+// key, compared in full.
+func rendersAs[E any, P interface {
+	*E
+	message
+}](t *Table, kind uint64, kept []E, key []byte) bool {
+	var ok bool
+	t.other, ok = render[E, P](t.other[:0], kind, kept)
+	return ok && bytes.Equal(t.other, key)
+}
+
+// render appends the protobuf bytes of s as the field of call site kind
+// in its parent message: for each element, the field's key, its length
+// and its bytes, as the generated Marshal of the parent writes them (and
+// so the API server). false when they would pass maxValue.
 func render[E any, P interface {
 	*E
 	message
-}](buf []byte, s []E) ([]byte, bool) {
+}](buf []byte, kind uint64, s []E) ([]byte, bool) {
+	tag := fieldOf(kind)<<3 | 2 // length-delimited
 	for i := range s {
 		m := P(&s[i])
 		n := m.Size()
 		if len(buf)+n > maxValue {
 			return buf, false
 		}
+		buf = binary.AppendUvarint(buf, tag)
+		buf = binary.AppendUvarint(buf, uint64(n))
 		start := len(buf)
-		buf = slices.Grow(buf, n+binary.MaxVarintLen64)[:start+n]
+		buf = slices.Grow(buf, n)[:start+n]
 		if _, err := m.MarshalToSizedBuffer(buf[start:]); err != nil {
 			return buf, false
 		}
-		buf = binary.AppendUvarint(buf, uint64(n))
 	}
 	return buf, true
 }

@@ -183,6 +183,33 @@ const (
 	ptrAffinity
 )
 
+// fieldOf is the protobuf field number of call site kind in its parent
+// message (k8s.io/api/core/v1/generated.proto, apimachinery's
+// meta/v1/generated.proto): what render writes before each element.
+func fieldOf(kind uint64) uint64 {
+	switch kind {
+	case sliceContainers:
+		return 2 // PodSpec.containers
+	case sliceInitContainers:
+		return 20 // PodSpec.initContainers
+	case sliceVolumes:
+		return 1 // PodSpec.volumes
+	case sliceTolerations:
+		return 22 // PodSpec.tolerations
+	case sliceOwners:
+		return 13 // ObjectMeta.ownerReferences
+	case sliceTaints:
+		return 5 // NodeSpec.taints
+	case sliceImages:
+		return 8 // NodeStatus.images
+	case ptrPodSecurityContext:
+		return 14 // PodSpec.securityContext
+	case ptrAffinity:
+		return 18 // PodSpec.affinity
+	}
+	return 0
+}
+
 func (w walker) meta(m *metav1.ObjectMeta) {
 	str(w, &m.Namespace)
 	str(w, &m.GenerateName)

@@ -80,6 +80,11 @@ type Options struct {
 	// Transform is none or StripManagedFields, never for a Transform of
 	// the user's, which may set a field inside a shared part.
 	ShareParts bool
+	// PartsTable, with ShareParts, is the table Decoded shares values
+	// into: the protobuf decoder takes from it the parts of a pod it
+	// keeps, found by their bytes, instead of decoding them
+	// (protobuf_parts.go). An informer Factory sets it to its informer's.
+	PartsTable *share.Table
 	// DropManagedFields declares that the caller drops every object's
 	// metadata.managedFields (an informer Factory sets it when the
 	// Transform declares DropsManagedFields, as StripManagedFields does):
@@ -136,6 +141,9 @@ func New(rc *rest.Client, res apiresource.Resource, opts Options) (*ListerWatche
 		return nil, err
 	}
 	tgt.strings = &share.Table{Budget: share.StringsBudget}
+	if opts.ShareParts {
+		tgt.parts = opts.PartsTable
+	}
 	if opts.DropManagedFields {
 		tgt.dropManagedFields = true
 		tgt.jsonSkip = newJSONSkip(tgt.itemType, tgt.listType)

@@ -14,6 +14,21 @@ package wire
 // shared. BenchmarkWatchDecodeParts (protobuf_parts_bench_test.go) measures
 // it.
 //
+// The cache is a window over the stream: in random order (a churn, where
+// the pods of one template come far apart) it has forgotten a template's
+// parts when the next of its pods comes. So a part it misses is looked up
+// in the informer's share table (Options.PartsTable), which keeps every
+// distinct value its cache holds, found by the bytes the server sends
+// (share.Table.FindPart: the table's key for a slice or struct is its
+// field's bytes in the parent message, and a kept value is taken only when
+// its rendering equals the bytes in full; a map of labels is found by its
+// entries, and taken only when it holds those and no other). A part found
+// there is neither decoded nor rendered again by the table's own walk: it
+// is hidden from interning and sharing, as a part taken from the cache. A
+// part found nowhere is decoded, and Share keeps it after interning, under
+// the hash of those same bytes, for the next pod of its template whatever
+// the order. BenchmarkWatchDecodePartsChurn measures that regime.
+//
 // Why it is correct: the parts are split off the pod's bytes by field
 // number (protobuf_split.go says why the rest then decodes as it would
 // whole) and each is decoded by the generated Unmarshal of its parent
@@ -28,10 +43,16 @@ package wire
 // object do not see the parts it took from the cache (hideParts). A cache
 // belongs to one decoder, used by one goroutine: a part is written
 // (decoded, then interned and shared with its first pod) before any other
-// pod can take it.
+// pod can take it. The share table serves every decoder of an informer
+// (one per namespace when it is scoped), each on its own goroutine: it
+// keeps a value only from Share, once the value's pod was interned, and
+// under its lock, which FindPart takes too; nothing writes to a kept
+// value after.
 //
 // It is bounded: a fixed array of slots found by a hash of the bytes, at
-// most partMaxBytes bytes a part and partBudget bytes in all.
+// most partMaxBytes bytes a part and partBudget bytes in all. The table
+// keeps no bytes, only the values the cache holds anyway (weakly), within
+// its own budget (internal/share/doc.go, "Bounded").
 
 import (
 	"bytes"
@@ -39,6 +60,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/seed31a95821/informer/internal/share"
 )
 
 const (
@@ -46,6 +69,9 @@ const (
 	partWays     = 4   // slots per bucket
 	partMaxBytes = 16 << 10
 	partBudget   = 1 << 20 // bytes of parts kept at once, at most
+
+	partMissRun    = 64 // misses in a row past which few found parts are kept (keepsFound)
+	partMissSample = 16
 )
 
 // partID names one part of a pod: a field of its metadata or of its spec.
@@ -87,10 +113,15 @@ func (s partSet) has(id partID) bool { return s&(1<<id) != 0 }
 // partsCache maps the bytes of a part to its decoded value. It is used by
 // one goroutine at a time and is not safe for concurrent use.
 type partsCache struct {
+	// table, when not nil, is the informer's share table: a part not in
+	// the slots is looked up there by its bytes (share.Table.FindPart).
+	table *share.Table
 	seed  maphash.Seed
 	slots []partEntry // partSlots entries, allocated on first use
 	next  []uint8     // per bucket, the way the next new part takes
 	held  int         // bytes of raw held by the slots
+	// misses counts the lookups in the slots that missed since one hit.
+	misses int
 }
 
 type partEntry struct {
@@ -106,10 +137,23 @@ func (c *partsCache) find(id partID, raw []byte) (any, bool) {
 	}
 	for _, e := range c.bucket(id, raw) {
 		if e.id == id && e.raw != nil && bytes.Equal(e.raw, raw) {
+			c.misses = 0
 			return e.value, true
 		}
 	}
+	c.misses++
 	return nil, false
+}
+
+// keepsFound says whether a part found in the table is kept in the slots
+// too. Pods in template order find their parts in the slots, which only
+// compare bytes, where the table renders its value to compare: the first
+// pod of a template keeps what it found. In random order the slots miss
+// almost every part, and keeping each would only copy its bytes: past
+// partMissRun misses in a row, one in partMissSample is kept, so that a
+// return to template order is seen.
+func (c *partsCache) keepsFound() bool {
+	return c.misses < partMissRun || c.misses%partMissSample == 0
 }
 
 // keep remembers v as the value of (id, raw), in the slot of its bucket
@@ -190,19 +234,51 @@ func (c *partsCache) parts(p *corev1.Pod, msg []byte, spans []span, first partID
 			continue
 		}
 		id, raw := first+partID(i), s.of(msg)
-		v, ok := c.find(id, raw)
-		if ok {
+		if v, ok := c.find(id, raw); ok {
 			hits |= 1 << id
-		} else {
-			var err error
-			if v, err = decodePart(id, raw); err != nil {
-				return 0, false
-			}
-			c.keep(id, raw, v)
+			setPart(p, id, v)
+			continue
 		}
+		if c.table.FindPart(tablePart(id), raw, p) {
+			hits |= 1 << id
+			if c.keepsFound() {
+				c.keep(id, raw, partOf(p, id))
+			}
+			continue
+		}
+		v, err := decodePart(id, raw)
+		if err != nil {
+			return 0, false
+		}
+		c.keep(id, raw, v)
 		setPart(p, id, v)
 	}
 	return hits, true
+}
+
+// tablePart is the part of the share table that part id is, or none.
+func tablePart(id partID) share.Part {
+	switch id {
+	case partOwnerReferences:
+		return share.OwnerReferences
+	case partVolumes:
+		return share.Volumes
+	case partInitContainers:
+		return share.InitContainers
+	case partContainers:
+		return share.Containers
+	case partSecurityContext:
+		return share.SecurityContext
+	case partAffinity:
+		return share.Affinity
+	case partTolerations:
+		return share.Tolerations
+	case partLabels:
+		return share.Labels
+	case partNodeSelector:
+		return share.NodeSelector
+	}
+	return share.NoPart
 }
 
 // decodePart decodes one part's bytes with its parent's generated Unmarshal.

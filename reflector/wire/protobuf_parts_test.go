@@ -215,7 +215,9 @@ func TestSharedPartsAreNotWrittenAfterDelivery(t *testing.T) {
 		stream = append(stream, enc.frame(t, watch.Modified, p)...)
 	}
 	c := reuse.New(func(string) (runtime.Object, bool) { return nil, false })
-	lw := &ListerWatcher{opts: Options{Relist: c, Decoded: new(share.Table).Share, ShareParts: true}}
+	table := new(share.Table) // parts are found in it too (Options.PartsTable)
+	tgt.parts = table
+	lw := &ListerWatcher{opts: Options{Relist: c, Decoded: table.Share, ShareParts: true}}
 	require.True(t, lw.shareParts())
 	pd := newProtobufEventDecoder(bytes.NewReader(stream), rest.DefaultMaxFrameBytes, tgt)
 	pd.objects = newProtoDecoder(tgt, lw.shareParts())
