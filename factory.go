@@ -286,7 +286,7 @@ func (f *Factory) listerWatcher(r Resource, metadataOnly, dynamic bool, ws wireS
 		// The decoders skip what the Transform would drop.
 		DropManagedFields: d.dropManagedFields,
 		ShareParts:        d.shareParts,
-		PartsTable:        d.parts,
+		PodParts:          d.parts,
 		Unstructured:      dynamic,
 		// Unstructured objects share equal small maps and slices as they
 		// are decoded on the same condition as typed ones (decoders).

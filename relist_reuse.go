@@ -11,7 +11,6 @@ package informer
 import (
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/seed31a95821/informer/internal/share"
 	"github.com/seed31a95821/informer/reflector/wire"
 )
 
@@ -55,7 +54,7 @@ type decoders struct {
 	shareParts bool
 	// parts, with shareParts, is the table decoded is sharing into: the
 	// protobuf decoder takes a pod's parts from it by their bytes.
-	parts *share.Table
+	parts wire.PodParts
 }
 
 // decoders returns the informer's cache as a relist sees it, and its
@@ -71,7 +70,7 @@ func (s *SharedInformer[T]) decoders() decoders {
 	d.dropManagedFields = s.opts.Transform.DropsManagedFields
 	tr := s.opts.Transform
 	d.shareParts = s.decodersShare && (tr.Func == nil || tr.onlyManagedFields)
-	if d.shareParts {
+	if d.shareParts && s.shared != nil { // not a nil *share.Table in a non-nil interface
 		d.parts = s.shared
 	}
 	return d

@@ -53,7 +53,7 @@
 // under the hash of its rendering, which is the field's bytes in its
 // parent message as the generated Marshal, and so the API server, writes
 // them. reflector/wire's protobuf decoder, given the table
-// (wire.Options.PartsTable, which the root package's relist_reuse.go sets
+// (wire.Options.PodParts, which the root package's relist_reuse.go sets
 // with ShareParts), looks a pod's containers, volumes, tolerations, owner
 // references, security context and affinity up by the bytes it reads,
 // and its labels and node selector by the entries it reads (a map is kept

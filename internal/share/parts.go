@@ -51,6 +51,39 @@ const (
 	NodeSelector                // spec.nodeSelector (PodSpec field 7)
 )
 
+// FindPodPart is FindPart with the part named by its field numbers from
+// the Pod message down ({1, 13} is metadata.ownerReferences, {2, 2}
+// spec.containers): reflector/wire's PodParts, which the root package
+// hands to the decoders. A path FindPart does not know finds nothing.
+func (t *Table) FindPodPart(path [2]int32, raw []byte, p *corev1.Pod) bool {
+	return t.FindPart(partAt(path), raw, p)
+}
+
+// partAt is the Part at path, or NoPart.
+func partAt(path [2]int32) Part {
+	switch path {
+	case [2]int32{1, 13}:
+		return OwnerReferences
+	case [2]int32{1, 11}:
+		return Labels
+	case [2]int32{2, 1}:
+		return Volumes
+	case [2]int32{2, 20}:
+		return InitContainers
+	case [2]int32{2, 2}:
+		return Containers
+	case [2]int32{2, 14}:
+		return SecurityContext
+	case [2]int32{2, 18}:
+		return Affinity
+	case [2]int32{2, 22}:
+		return Tolerations
+	case [2]int32{2, 7}:
+		return NodeSelector
+	}
+	return NoPart
+}
+
 // FindPart sets p's part to the kept value whose protobuf bytes are raw:
 // the field's occurrences in its parent message, keys included, as the
 // API server writes them. It reports whether it found one; p is unchanged

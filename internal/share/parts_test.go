@@ -151,3 +151,29 @@ func TestFindPartTakesOnlyAMapWithTheseEntries(t *testing.T) {
 	assert.Nil(t, r.Labels)
 	require.True(t, tbl.findPart(Labels, raw, &r, h))
 }
+
+// TestFindPodPartNamesEachPartByItsFieldNumbers checks the paths
+// reflector/wire names parts by against the generated Pod's field
+// numbers: a pod's containers sent as spec's field 2 are found under
+// {2, 2} and under no other path.
+func TestFindPodPartNamesEachPartByItsFieldNumbers(t *testing.T) {
+	want := map[[2]int32]Part{
+		{1, 11}: Labels, {1, 13}: OwnerReferences,
+		{2, 1}: Volumes, {2, 2}: Containers, {2, 7}: NodeSelector, {2, 14}: SecurityContext,
+		{2, 18}: Affinity, {2, 20}: InitContainers, {2, 22}: Tolerations,
+	}
+	for path, part := range want {
+		assert.Equal(t, part, partAt(path), "path %v", path)
+	}
+	assert.Equal(t, NoPart, partAt([2]int32{2, 3}), "spec.restartPolicy is no part")
+	assert.Equal(t, NoPart, partAt([2]int32{1, 2}), "metadata.generateName is no part")
+
+	var tbl Table
+	p := decoded(&tbl, realpod.New(0))
+	tbl.Share(p)
+	raw := wireContainers(t, p)
+	var q corev1.Pod
+	assert.False(t, tbl.FindPodPart([2]int32{2, 20}, raw, &q), "found under init containers")
+	require.True(t, tbl.FindPodPart([2]int32{2, 2}, raw, &q))
+	assert.Same(t, &p.Spec.Containers[0], &q.Spec.Containers[0])
+}

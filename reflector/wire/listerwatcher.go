@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"sync/atomic"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -80,17 +81,34 @@ type Options struct {
 	// Transform is none or StripManagedFields, never for a Transform of
 	// the user's, which may set a field inside a shared part.
 	ShareParts bool
-	// PartsTable, with ShareParts, is the table Decoded shares values
-	// into: the protobuf decoder takes from it the parts of a pod it
-	// keeps, found by their bytes, instead of decoding them
-	// (protobuf_parts.go). An informer Factory sets it to its informer's.
-	PartsTable *share.Table
+	// PodParts, with ShareParts, is where the protobuf decoder looks for
+	// a pod's repeated parts that its own cache has forgotten, by the
+	// bytes the server sent of them, instead of decoding them
+	// (protobuf_parts.go). An informer Factory sets it to the table its
+	// informer shares values in.
+	PodParts PodParts
 	// DropManagedFields declares that the caller drops every object's
 	// metadata.managedFields (an informer Factory sets it when the
 	// Transform declares DropsManagedFields, as StripManagedFields does):
 	// the decoders then skip them instead of decoding them only to be
 	// dropped. Objects are delivered without managedFields.
 	DropManagedFields bool
+}
+
+// PodParts finds a pod's repeated parts (its containers, volumes,
+// labels, ...) among the values a cache already keeps, by the bytes the
+// server sent of them, so that a decoder need not decode them again. It
+// is an optimisation only: an implementation that never finds anything
+// leaves every decoded pod as it was.
+type PodParts interface {
+	// FindPodPart sets the field of pod that path names (the field
+	// numbers from the Pod message down: {2, 2} is spec.containers, {1,
+	// 11} metadata.labels) to a kept value whose protobuf bytes are raw,
+	// the field's occurrences in its parent message, keys included, as the
+	// generated Marshal writes them. It reports whether it did; pod is
+	// unchanged otherwise, and must then never be modified: it shares the
+	// part with other objects.
+	FindPodPart(path [2]int32, raw []byte, pod *corev1.Pod) bool
 }
 
 // ListerWatcher lists and watches one resource of one API server over HTTP.
@@ -142,7 +160,7 @@ func New(rc *rest.Client, res apiresource.Resource, opts Options) (*ListerWatche
 	}
 	tgt.strings = &share.Table{Budget: share.StringsBudget}
 	if opts.ShareParts {
-		tgt.parts = opts.PartsTable
+		tgt.parts = opts.PodParts
 	}
 	if opts.DropManagedFields {
 		tgt.dropManagedFields = true

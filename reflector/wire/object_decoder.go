@@ -38,7 +38,7 @@ type target struct {
 	metadataOnly       bool         // decode as PartialObjectMetadata, kind unchecked
 	protobuf           bool         // itemType implements protoUnmarshaler
 	strings            *share.Table // interns repeated strings (internal/share); nil: none
-	parts              *share.Table // Options.PartsTable, when ShareParts: where pods' parts are kept
+	parts              PodParts     // Options.PodParts, when ShareParts: where pods' parts are kept
 	// dropManagedFields: objects are delivered without managedFields
 	// (Options.DropManagedFields); jsonSkip then skips them in JSON
 	// (json_managed_fields.go; nil: they are decoded, then dropped).

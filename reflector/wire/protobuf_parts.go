@@ -17,9 +17,9 @@ package wire
 // The cache is a window over the stream: in random order (a churn, where
 // the pods of one template come far apart) it has forgotten a template's
 // parts when the next of its pods comes. So a part it misses is looked up
-// in the informer's share table (Options.PartsTable), which keeps every
+// in the informer's share table (Options.PodParts), which keeps every
 // distinct value its cache holds, found by the bytes the server sends
-// (share.Table.FindPart: the table's key for a slice or struct is its
+// (share.Table.FindPodPart: the table's key for a slice or struct is its
 // field's bytes in the parent message, and a kept value is taken only when
 // its rendering equals the bytes in full; a map of labels is found by its
 // entries, and taken only when it holds those and no other). A part found
@@ -60,8 +60,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/seed31a95821/informer/internal/share"
 )
 
 const (
@@ -114,8 +112,8 @@ func (s partSet) has(id partID) bool { return s&(1<<id) != 0 }
 // one goroutine at a time and is not safe for concurrent use.
 type partsCache struct {
 	// table, when not nil, is the informer's share table: a part not in
-	// the slots is looked up there by its bytes (share.Table.FindPart).
-	table *share.Table
+	// the slots is looked up there by its bytes (Options.PodParts).
+	table PodParts
 	seed  maphash.Seed
 	slots []partEntry // partSlots entries, allocated on first use
 	next  []uint8     // per bucket, the way the next new part takes
@@ -239,7 +237,7 @@ func (c *partsCache) parts(p *corev1.Pod, msg []byte, spans []span, first partID
 			setPart(p, id, v)
 			continue
 		}
-		if c.table.FindPart(tablePart(id), raw, p) {
+		if c.table != nil && c.table.FindPodPart(partPath(id), raw, p) {
 			hits |= 1 << id
 			if c.keepsFound() {
 				c.keep(id, raw, partOf(p, id))
@@ -256,29 +254,13 @@ func (c *partsCache) parts(p *corev1.Pod, msg []byte, spans []span, first partID
 	return hits, true
 }
 
-// tablePart is the part of the share table that part id is, or none.
-func tablePart(id partID) share.Part {
-	switch id {
-	case partOwnerReferences:
-		return share.OwnerReferences
-	case partVolumes:
-		return share.Volumes
-	case partInitContainers:
-		return share.InitContainers
-	case partContainers:
-		return share.Containers
-	case partSecurityContext:
-		return share.SecurityContext
-	case partAffinity:
-		return share.Affinity
-	case partTolerations:
-		return share.Tolerations
-	case partLabels:
-		return share.Labels
-	case partNodeSelector:
-		return share.NodeSelector
+// partPath names part id by its field numbers from the Pod message down
+// (PodParts.FindPodPart): metadata is the Pod's field 1, spec field 2.
+func partPath(id partID) [2]int32 {
+	if id < firstSpecPart {
+		return [2]int32{podFields[0], metaPartFields[id]}
 	}
-	return share.NoPart
+	return [2]int32{podFields[1], specPartFields[id-firstSpecPart]}
 }
 
 // decodePart decodes one part's bytes with its parent's generated Unmarshal.

@@ -23,7 +23,7 @@ import (
 
 // tableDecoding decodes watch streams of realpod.Mixed's pods as an
 // informer does when its decoders share parts: a parts cache per stream,
-// one share table for them all (Options.PartsTable), interning and
+// one share table for them all (Options.PodParts), interning and
 // sharing after each pod.
 type tableDecoding struct {
 	tgt   *target
@@ -113,12 +113,12 @@ func TestPartsFromTheShareTableDecodeAsTheGeneratedUnmarshal(t *testing.T) {
 	spec := marshalMsg(t, &corev1.PodSpec{Containers: first[0].Spec.Containers})
 	raw := spec[:len(spec)-len(marshalMsg(t, &corev1.PodSpec{}))]
 	var p corev1.Pod
-	require.True(t, d.table.FindPart(share.Containers, raw, &p))
+	require.True(t, d.table.FindPodPart([2]int32{2, 2}, raw, &p))
 	first, second, copies, p = nil, nil, nil, corev1.Pod{}
 	require.Eventually(t, func() bool {
 		goruntime.GC()
 		var p corev1.Pod
-		return !d.table.FindPart(share.Containers, raw, &p)
+		return !d.table.FindPodPart([2]int32{2, 2}, raw, &p)
 	}, 10*time.Second, time.Millisecond)
 	d.stream(t, n, realpod.ChurnOrder(n, 3)) // checks each pod
 }

@@ -215,7 +215,7 @@ func TestSharedPartsAreNotWrittenAfterDelivery(t *testing.T) {
 		stream = append(stream, enc.frame(t, watch.Modified, p)...)
 	}
 	c := reuse.New(func(string) (runtime.Object, bool) { return nil, false })
-	table := new(share.Table) // parts are found in it too (Options.PartsTable)
+	table := new(share.Table) // parts are found in it too (Options.PodParts)
 	tgt.parts = table
 	lw := &ListerWatcher{opts: Options{Relist: c, Decoded: table.Share, ShareParts: true}}
 	require.True(t, lw.shareParts())
