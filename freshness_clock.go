@@ -29,8 +29,8 @@ import (
 // move reads the clock again: the precision of Freshness.SinceAdvanced.
 const stampPeriod = 10 * time.Millisecond
 
-// stampClock gives the moments the applied resourceVersion moves, as
-// offsets from its first reading (epoch). An offset reads only the
+// stampClock gives the moments writes are handed and the applied
+// resourceVersion moves, as offsets from its first reading (epoch). An offset reads only the
 // monotonic clock, about half the cost of time.Now. The zero value is
 // ready to use; it is not safe for concurrent use (read is called under
 // freshness.mu), except that its timer sets stale from its own goroutine.

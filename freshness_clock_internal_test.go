@@ -33,3 +33,17 @@ func TestSinceAdvancedErrsStaleByLessThanStampPeriod(t *testing.T) {
 		assert.Equal(t, time.Minute, s.Freshness().SinceAdvanced)
 	})
 }
+
+// A write the queue applied at once leaves it drained, and the writer no
+// longer looks for itself: the reader that asks does. Expectations
+// (expectations.go) read AppliedResourceVersion and would otherwise wait
+// for the next batch of the consumer, or their timeout.
+func TestAppliedResourceVersionSeesAWriteAppliedInline(t *testing.T) {
+	s := newInformer[*corev1.Pod](Options{Name: "pods"}, allFastPaths())
+	defer s.fresh.stopClock()
+	assert.Empty(t, s.AppliedResourceVersion(), "nothing handed yet")
+	s.handed("10", false)
+	assert.Equal(t, "10", s.AppliedResourceVersion())
+	s.handed("12", false)
+	assert.Equal(t, "12", s.Freshness().AppliedResourceVersion)
+}

@@ -349,7 +349,7 @@ func (q *Queue) HasSynced() bool { return q.synced.Load() }
 func (q *Queue) Drained() bool {
 	q.mu.Lock()
 	drained := q.waiting.len() == 0 && !q.popping
-	q.mu.Unlock() // no defer: the informer asks after every watch event
+	q.mu.Unlock() // no defer: the informer asks after every batch it applies
 	return drained
 }
 

@@ -15,8 +15,10 @@ package share
 // and no other (the hash only says where to look, and is seeded). The
 // generated Unmarshal of a kept value's rendering gives an equal value, up
 // to what the API does not tell apart either (a nil and an empty list
-// inside an element, doc.go), so the pod holds what decoding the bytes
-// would have given it. A server that writes a part otherwise (another
+// inside an element, doc.go; a quantity's format, when the kept one came
+// from a string that was not canonical: "0.5Ki" renders as "512", which
+// decodes as a decimal quantity, equal in value and in Semantic equality),
+// so the pod holds what decoding the bytes would have given it. A server that writes a part otherwise (another
 // field order, an unknown field, a non-canonical quantity) is not fooled,
 // only missed: its bytes are decoded as before.
 //
