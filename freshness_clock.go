@@ -43,10 +43,20 @@ type stampClock struct {
 
 // read returns now as an offset from epoch, give or take stampPeriod: the
 // last reading, unless that is stampPeriod old.
+//
+// The common case, the last reading, is kept small enough to be inlined
+// into the bookkeeping of every event (freshness.go's handed); readAgain
+// reads the clock.
 func (c *stampClock) read() time.Duration {
 	if c.timer != nil && !c.stale.Load() {
 		return c.last
 	}
+	return c.readAgain()
+}
+
+// readAgain reads the clock, sets last, and arms the timer that marks
+// last stale after stampPeriod.
+func (c *stampClock) readAgain() time.Duration {
 	if c.epoch.IsZero() {
 		c.epoch = time.Now()
 	}

@@ -67,13 +67,21 @@ func parts(obj runtime.Object) (namespace, name string, err error) {
 // It runs several times for every watch event (reflector, queue, cache), so
 // it reads the interface's data word instead of calling reflect.Value's
 // IsNil: a pointer is stored in an interface as itself, so that word is
-// nil exactly when the pointer is.
+// nil exactly when the pointer is. That word is read first: a value of
+// any other type is stored behind a pointer the runtime made, never nil, so
+// a non-nil word is a non-nil object, and only a nil one (a nil interface,
+// or a nil pointer, map, channel or func, or a struct of one nil pointer)
+// needs its kind looked up. The fast path is small enough to be inlined
+// where it is called.
 func IsNil(obj any) bool {
-	if obj == nil {
-		return true
-	}
-	if reflect.TypeOf(obj).Kind() != reflect.Pointer {
+	if (*[2]unsafe.Pointer)(unsafe.Pointer(&obj))[1] != nil {
 		return false
 	}
-	return (*[2]unsafe.Pointer)(unsafe.Pointer(&obj))[1] == nil
+	return nilWord(obj)
+}
+
+// nilWord is IsNil for an obj whose data word is nil: the nil interface,
+// or a value of a pointer kind.
+func nilWord(obj any) bool {
+	return obj == nil || reflect.TypeOf(obj).Kind() == reflect.Pointer
 }

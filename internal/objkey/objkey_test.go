@@ -76,6 +76,12 @@ func TestIsNil(t *testing.T) {
 	assert.False(t, IsNil(struct{ p *int }{}), "a struct of one nil pointer is stored like a pointer")
 	assert.False(t, IsNil(0))
 	assert.False(t, IsNil(corev1.Pod{}))
+	// Stored as a nil word too, yet not pointers: looked up by kind.
+	assert.False(t, IsNil([1]*int{}), "an array of one nil pointer")
+	assert.False(t, IsNil((chan int)(nil)))
+	// Stored behind a pointer the runtime made, never a nil word.
+	assert.False(t, IsNil(struct{}{}))
+	assert.False(t, IsNil(""))
 }
 
 // BenchmarkIsNil is the check the reflector, the queue and the cache each
