@@ -226,7 +226,8 @@ func (lw *ListerWatcher) list(ctx context.Context, opts metav1.ListOptions, maxI
 		return nil, fmt.Errorf("wire: list %s: %w", lw.gvr.Resource, err)
 	}
 	pd := newProtoDecoder(lw.target, lw.shareParts())
-	list, hits, err := lw.target.decodeListWith(mediaType, body, pd)
+	jd := newJSONPartsDecoder(lw.target, lw.shareParts())
+	list, hits, err := lw.target.decodeListWith(mediaType, body, pd, jd)
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +278,9 @@ func (lw *ListerWatcher) watch(ctx context.Context, opts metav1.ListOptions) (*W
 		resp.Body.Close()
 		return nil, fmt.Errorf("wire: watch %s: %w: CBOR for a typed object", lw.gvr.Resource, rest.ErrUnsupportedMediaType)
 	default:
-		dec = newJSONEventDecoder(resp.Body, lw.cfg.MaxFrameBytes, lw.target)
+		jd := newJSONEventDecoder(resp.Body, lw.cfg.MaxFrameBytes, lw.target)
+		jd.parts = newJSONPartsDecoder(lw.target, lw.shareParts())
+		dec = jd
 	}
 	dec = lw.reuseWatch(opts, dec)
 	return newWatcher(ctx, cancel, resp, dec, &lw.bytesDecoded, lw.rc), nil

@@ -112,6 +112,21 @@ func (c *partsCache) find(id partID, raw []byte) (any, bool) {
 	return nil, false
 }
 
+// take returns the value of part id whose bytes are raw: the one kept for
+// equal bytes (hit), else what decode makes of raw, which it keeps. decode
+// is the format's: the cache holds the parts of one decoder, so of one
+// format.
+func (c *partsCache) take(id partID, raw []byte, decode func(partID, []byte) (any, error)) (v any, hit bool, err error) {
+	if v, ok := c.find(id, raw); ok {
+		return v, true, nil
+	}
+	if v, err = decode(id, raw); err != nil {
+		return nil, false, err
+	}
+	c.keep(id, raw, v)
+	return v, false, nil
+}
+
 // keep remembers v as the value of (id, raw), in the slot of its bucket
 // filled longest ago, when raw fits the limits.
 func (c *partsCache) keep(id partID, raw []byte, v any) {
@@ -189,16 +204,13 @@ func (c *partsCache) parts(p *corev1.Pod, msg []byte, spans []span, first partID
 		if s.end == 0 {
 			continue
 		}
-		id, raw := first+partID(i), s.of(msg)
-		v, ok := c.find(id, raw)
-		if ok {
+		id := first + partID(i)
+		v, hit, err := c.take(id, s.of(msg), decodePart)
+		if err != nil {
+			return 0, false
+		}
+		if hit {
 			hits |= 1 << id
-		} else {
-			var err error
-			if v, err = decodePart(id, raw); err != nil {
-				return 0, false
-			}
-			c.keep(id, raw, v)
 		}
 		setPart(p, id, v)
 	}

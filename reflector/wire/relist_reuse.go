@@ -181,8 +181,8 @@ func (d *reusingDecoder) Next() (watch.Event, error) {
 	}
 	if d.decoded != nil {
 		var hits partSet
-		if pd, ok := d.eventDecoder.(*protobufEventDecoder); ok && pd.last == ev.Object {
-			hits = pd.lastHits
+		if ps, ok := d.eventDecoder.(partsSharer); ok {
+			hits = ps.sharedParts(ev.Object)
 		}
 		withPartsHidden(ev.Object, hits, d.decoded)
 	}

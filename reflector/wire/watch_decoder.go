@@ -44,6 +44,28 @@ type eventDecoder interface {
 	Offset() int64
 }
 
+// partsSharer is an eventDecoder whose objects may share parts with each
+// other (protobuf_parts.go, json_parts.go).
+type partsSharer interface {
+	// sharedParts returns the parts obj shares with other objects when it
+	// is the last object decoded, and none for any other object.
+	sharedParts(obj runtime.Object) partSet
+}
+
+func (d *jsonEventDecoder) sharedParts(obj runtime.Object) partSet {
+	if obj != d.last {
+		return 0
+	}
+	return d.lastHits
+}
+
+func (d *protobufEventDecoder) sharedParts(obj runtime.Object) partSet {
+	if obj != d.last {
+		return 0
+	}
+	return d.lastHits
+}
+
 // eventTypes maps the wire spelling of an event type to its constant. Any
 // other spelling makes the frame malformed.
 var eventTypes = map[string]watch.EventType{
@@ -69,6 +91,12 @@ type jsonEventDecoder struct {
 	dec               *json.Decoder
 	t                 *target
 	unstructuredState // unstructured.go
+	// parts decodes pods with their repeated parts shared (json_parts.go;
+	// nil: none); lastHits are the parts last, the last pod it decoded,
+	// shares with others.
+	parts    *jsonPartsDecoder
+	last     runtime.Object
+	lastHits partSet
 }
 
 func newJSONEventDecoder(r io.Reader, maxFrame int64, t *target) *jsonEventDecoder {
@@ -116,7 +144,7 @@ func (d *jsonEventDecoder) Next() (watch.Event, error) {
 		return watch.Event{}, d.fail(start, errors.New(`event lacks "type" or "object"`), true)
 	}
 	apiVersion, kind := typeMetaOf(ev.Object)
-	ev.Object = d.t.finishEventObject(ev.Type, ev.Object, apiVersion, kind, nil, rest.ContentTypeJSON, 0)
+	ev.Object = d.t.finishEventObject(ev.Type, ev.Object, apiVersion, kind, nil, rest.ContentTypeJSON, d.sharedParts(ev.Object))
 	return ev, nil
 }
 
