@@ -290,7 +290,7 @@ func TestJSONSharedPartsAreNotWrittenAfterDelivery(t *testing.T) {
 	c := reuse.New(func(string) (runtime.Object, bool) { return nil, false })
 	lw := &ListerWatcher{opts: Options{Relist: c, Decoded: new(share.Table).Share, ShareParts: true}}
 	jd := newJSONEventDecoder(bytes.NewReader(stream), rest.DefaultMaxFrameBytes, tgt)
-	jd.parts = newJSONPartsDecoder(tgt, lw.shareParts())
+	jd.withParts(newJSONPartsDecoder(tgt, lw.shareParts()))
 	require.NotNil(t, jd.parts)
 	dec := lw.reuseWatch(metav1.ListOptions{}, jd)
 

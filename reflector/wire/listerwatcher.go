@@ -279,7 +279,7 @@ func (lw *ListerWatcher) watch(ctx context.Context, opts metav1.ListOptions) (*W
 		return nil, fmt.Errorf("wire: watch %s: %w: CBOR for a typed object", lw.gvr.Resource, rest.ErrUnsupportedMediaType)
 	default:
 		jd := newJSONEventDecoder(resp.Body, lw.cfg.MaxFrameBytes, lw.target)
-		jd.parts = newJSONPartsDecoder(lw.target, lw.shareParts())
+		jd.withParts(newJSONPartsDecoder(lw.target, lw.shareParts()))
 		dec = jd
 	}
 	dec = lw.reuseWatch(opts, dec)

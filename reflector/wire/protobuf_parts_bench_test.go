@@ -73,7 +73,7 @@ func benchDecodePath(b *testing.B, mediaType string, stream []byte, n int, drop,
 			lw := &ListerWatcher{opts: Options{Relist: c, Decoded: table.Share}}
 			if mediaType == rest.ContentTypeJSON {
 				jd := newJSONEventDecoder(bytes.NewReader(stream), rest.DefaultMaxFrameBytes, tgt)
-				jd.parts = newJSONPartsDecoder(tgt, parts)
+				jd.withParts(newJSONPartsDecoder(tgt, parts))
 				dec = jd
 			} else {
 				pd := newProtobufEventDecoder(bytes.NewReader(stream), rest.DefaultMaxFrameBytes, tgt)

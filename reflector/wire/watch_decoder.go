@@ -89,6 +89,7 @@ func parseEventType(s string) (watch.EventType, error) {
 type jsonEventDecoder struct {
 	limit             *frameLimiter
 	dec               *json.Decoder
+	base              int64 // the stream offset where dec began
 	t                 *target
 	unstructuredState // unstructured.go
 	// parts decodes pods with their repeated parts shared (json_parts.go;
@@ -97,6 +98,9 @@ type jsonEventDecoder struct {
 	parts    *jsonPartsDecoder
 	last     runtime.Object
 	lastHits partSet
+	// frames, while set, reads the stream a whole frame at a time, in
+	// place of dec (json_frames.go).
+	frames *jsonFrames
 }
 
 func newJSONEventDecoder(r io.Reader, maxFrame int64, t *target) *jsonEventDecoder {
@@ -104,9 +108,19 @@ func newJSONEventDecoder(r io.Reader, maxFrame int64, t *target) *jsonEventDecod
 	return &jsonEventDecoder{limit: limit, dec: json.NewDecoder(limit), t: t}
 }
 
-func (d *jsonEventDecoder) Offset() int64 { return d.dec.InputOffset() }
+func (d *jsonEventDecoder) Offset() int64 {
+	if d.frames != nil {
+		return d.frames.offset
+	}
+	return d.base + d.dec.InputOffset()
+}
 
 func (d *jsonEventDecoder) Next() (watch.Event, error) {
+	if d.frames != nil {
+		if ev, ok := d.nextFrame(); ok {
+			return ev, nil
+		}
+	}
 	// More skips the whitespace separating frames, so that InputOffset is
 	// then the exact first byte of the frame: the size limit and the
 	// offsets in errors count the frame itself, not the newline before it.
@@ -195,6 +209,8 @@ func (d *jsonEventDecoder) readEventFields() (ev watch.Event, deferred json.RawM
 // is malformed.
 func (d *jsonEventDecoder) fail(start int64, err error, begun bool) error {
 	var readErr *limiterReadError
+	size := d.limit.delivered - start // dec's offsets
+	start += d.base                   // the stream's
 	switch {
 	case errors.Is(err, ErrFrameTooLarge):
 		return &FrameError{Kind: ErrFrameTooLarge, Offset: start, Size: d.limit.max}
@@ -202,11 +218,11 @@ func (d *jsonEventDecoder) fail(start int64, err error, begun bool) error {
 		// The connection failed. If part of a frame had arrived, the frame
 		// is cut; either way the cause is kept for errors.Is/As.
 		if begun {
-			return &FrameError{Kind: ErrTruncatedFrame, Offset: start, Size: d.limit.delivered - start, Cause: readErr.err}
+			return &FrameError{Kind: ErrTruncatedFrame, Offset: start, Size: size, Cause: readErr.err}
 		}
 		return fmt.Errorf("wire: reading watch stream: %w", readErr.err)
 	case errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF: // EOF after the frame began
-		return &FrameError{Kind: ErrTruncatedFrame, Offset: start, Size: d.limit.delivered - start, Cause: io.ErrUnexpectedEOF}
+		return &FrameError{Kind: ErrTruncatedFrame, Offset: start, Size: size, Cause: io.ErrUnexpectedEOF}
 	}
 	return &FrameError{Kind: ErrMalformedFrame, Offset: start, Cause: err}
 }
