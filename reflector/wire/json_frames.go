@@ -1,10 +1,11 @@
 package wire
 
 // Reading a JSON watch stream a whole frame at a time, for pods whose
-// parts are shared (json_parts.go). Delete this file and its hook (the
-// frames field of jsonEventDecoder, set by withParts), and the package is
-// still correct, only slower: every frame is then read by the
-// json.Decoder, and a pod's bytes are scanned once more to be taken whole.
+// parts are shared (json_parts.go). Delete this file and its hooks (the
+// frames field of jsonEventDecoder, set by withParts, and its uses in Next
+// and Offset), and the package is still correct, only slower: every frame
+// is then read by the json.Decoder, and a pod's bytes are scanned twice
+// more to be taken whole.
 //
 // Why it pays: to cut a pod's parts out, its bytes are needed whole, and
 // a json.Decoder hands them out only after scanning them twice (once to
@@ -21,7 +22,8 @@ package wire
 // of any other shape (or the stream's end, or a read error), the bytes
 // from that frame's start on, then the rest of the stream, go to the
 // json.Decoder as if it had read the stream from there: every error, and
-// every unusual frame, is what it was.
+// every unusual frame, is what it was (all but the count of bytes inside
+// a json.SyntaxError, which that json.Decoder begins at that frame).
 //
 // It is bounded: a frame is looked for in at most MaxFrameBytes of
 // whitespace and MaxFrameBytes of frame, scanned once (the scan resumes
@@ -194,16 +196,6 @@ func (f *jsonFrames) rest() io.Reader {
 type errReader struct{ err error }
 
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }
-
-// withParts makes d decode pods through parts (nil: none), reading frames
-// whole (jsonFrames) until the first frame of another shape.
-func (d *jsonEventDecoder) withParts(parts *jsonPartsDecoder) {
-	if parts == nil {
-		return
-	}
-	d.parts = parts
-	d.frames = &jsonFrames{r: d.limit.r, max: d.limit.max}
-}
 
 // nextFrame is Next for a frame read whole. false: d reads this frame,
 // and every frame after it, with its json.Decoder.

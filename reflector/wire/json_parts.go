@@ -2,10 +2,11 @@ package wire
 
 // A pod's repeated parts in JSON, decoded once per watch stream or list
 // page: protobuf_parts.go's idea, for the JSON encoding. Delete this file
-// and its hooks (the parts field of jsonEventDecoder and its use in
-// decodeObjectValue, and jsonParts in decodeListWith), and the package is
-// still correct, only slower: every pod is then decoded whole by
-// encoding/json.
+// and json_frames.go, and their hooks (the parts and frames fields of
+// jsonEventDecoder and their uses in decodeObjectValue, Next and Offset;
+// the jd parameter of decodeListWith; newJSONPartsDecoder's two calls in
+// listerwatcher.go), and the package is still correct, only slower: every
+// pod is then decoded whole by encoding/json.
 //
 // Why it pays: encoding/json is most of what a JSON event costs, and the
 // pods of one template carry the same containers, volumes, tolerations,
@@ -290,6 +291,16 @@ func (d *jsonPartsDecoder) splitList(body []byte, list *corev1.PodList) ([]partS
 		}
 	}
 	return hits, true
+}
+
+// withParts makes d decode pods through parts (nil: none), reading frames
+// whole (json_frames.go) until the first frame of another shape.
+func (d *jsonEventDecoder) withParts(parts *jsonPartsDecoder) {
+	if parts == nil {
+		return
+	}
+	d.parts = parts
+	d.frames = &jsonFrames{r: d.limit.r, max: d.limit.max}
 }
 
 // decodePod decodes a watch event's object, a pod, through d.parts: its

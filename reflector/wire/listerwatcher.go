@@ -74,9 +74,9 @@ type Options struct {
 	// alone.
 	Decoded func(runtime.Object)
 	// ShareParts promises that nothing modifies a decoded object at all,
-	// not even a field of it: the protobuf decoder then lets pods share
-	// the repeated parts it decodes once (containers, volumes, affinity...:
-	// protobuf_parts.go). An informer Factory sets it when the informer's
+	// not even a field of it: the protobuf and JSON decoders then let pods
+	// share the repeated parts they decode once (containers, volumes,
+	// affinity...: protobuf_parts.go, json_parts.go). An informer Factory sets it when the informer's
 	// Transform is none or StripManagedFields, never for a Transform of
 	// the user's, which may set a field inside a shared part.
 	ShareParts bool

@@ -114,7 +114,8 @@ func statusKindOK(kind string) bool {
 // kind, replaces it by a *runtime.Unknown naming that kind, so that the
 // reflector can report and skip it instead of storing a half-decoded object.
 //
-// hits are the parts obj shares with other objects (protobuf_parts.go):
+// hits are the parts obj shares with other objects (protobuf_parts.go,
+// json_parts.go):
 // they are not interned again.
 func (t *target) finishEventObject(typ watch.EventType, obj runtime.Object, apiVersion, kind string, raw []byte, mediaType string, hits partSet) runtime.Object {
 	switch {

@@ -1,10 +1,12 @@
 package wire
 
 // A pod's repeated parts, decoded once per watch stream or list page: the
-// optimisation of protobuf decoding. Delete this file and its hooks (the
-// parts field of protoDecoder and its uses, and withPartsHidden, in
-// protobuf_decoder.go), and the package is still correct, only slower:
-// every pod is then decoded whole by its generated Unmarshal.
+// optimisation of protobuf decoding, whose cache json_parts.go shares.
+// Delete this file, json_parts.go and json_frames.go, and their hooks
+// (the parts field of protoDecoder and its uses, and withPartsHidden, in
+// protobuf_decoder.go; json_parts.go's own), and the package is still
+// correct, only slower: every pod is then decoded whole by its generated
+// Unmarshal, or by encoding/json.
 //
 // Why it pays: the pods of one template carry the same containers,
 // volumes, tolerations, affinity, labels and owner, byte for byte. A
