@@ -87,6 +87,7 @@ func (d *jsonPartsDecoder) decodePod(raw []byte, p *corev1.Pod) (partSet, error)
 	if ok {
 		return hits, nil
 	}
+	d.cache.disown(p)
 	*p = corev1.Pod{}
 	return 0, json.Unmarshal(raw, d.skip.jsonInto(p))
 }
@@ -103,7 +104,7 @@ func (d *jsonPartsDecoder) splitPod(raw []byte, p *corev1.Pod) (partSet, bool) {
 		if s.end == 0 {
 			continue
 		}
-		v, hit, err := d.cache.take(id, s.of(raw), decodeJSONPart)
+		v, hit, err := d.cache.take(id, s.of(raw), p, decodeJSONPart)
 		if err != nil {
 			return 0, false
 		}

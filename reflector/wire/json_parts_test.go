@@ -326,3 +326,34 @@ func TestJSONSharedPartsAreNotWrittenAfterDelivery(t *testing.T) {
 	wg.Wait()
 	assert.Greater(t, hits, 100, "parts are shared")
 }
+
+// A part is handed on as its first pod holds it once that pod has been
+// interned and shared (an equal value of the sharing table's may have
+// replaced it), so that pods do not hold a second copy; a pod decoded
+// again whole no longer lends its fields.
+func TestPartsCacheHandsOnTheOwnersValue(t *testing.T) {
+	var c partsCache
+	raw := []byte(`[{"name":"a"}]`)
+	owner := &corev1.Pod{}
+	v, hit, err := c.take(partContainers, raw, owner, decodeJSONPart)
+	require.NoError(t, err)
+	require.False(t, hit)
+	setPart(owner, partContainers, v)
+	canonical := []corev1.Container{{Name: "a"}} // what share.Table put in its place
+	owner.Spec.Containers = canonical
+	got, hit, err := c.take(partContainers, raw, &corev1.Pod{}, decodeJSONPart)
+	require.NoError(t, err)
+	require.True(t, hit)
+	assert.Same(t, &canonical[0], &got.([]corev1.Container)[0], "the owner's value, not a second copy")
+
+	other := []byte(`[{"name":"b"}]`)
+	owner = &corev1.Pod{}
+	v, _, err = c.take(partContainers, other, owner, decodeJSONPart)
+	require.NoError(t, err)
+	c.disown(owner)
+	*owner = corev1.Pod{} // decoded again, whole
+	got, hit, err = c.take(partContainers, other, &corev1.Pod{}, decodeJSONPart)
+	require.NoError(t, err)
+	require.True(t, hit)
+	assert.Equal(t, v, got, "a disowned part keeps its decoded value")
+}

@@ -98,7 +98,12 @@ type partsCache struct {
 type partEntry struct {
 	id    partID
 	raw   []byte // the part's bytes, whole fields: a copy
-	value any    // what decodePart returned for raw
+	value any    // what the format's decoder returned for raw
+	// owner is the pod the part was decoded for, until the part is first
+	// taken: by then the interning and sharing that ran on owner may have
+	// put an equal value of their table's in its place (share.Table), and
+	// that value is the one to hand on, not a second copy.
+	owner *corev1.Pod
 }
 
 // find returns the value kept for (id, raw).
@@ -106,32 +111,36 @@ func (c *partsCache) find(id partID, raw []byte) (any, bool) {
 	if c.slots == nil || len(raw) > partMaxBytes { // never kept
 		return nil, false
 	}
-	for _, e := range c.bucket(id, raw) {
-		if e.id == id && e.raw != nil && bytes.Equal(e.raw, raw) {
+	b := c.bucket(id, raw)
+	for i := range b {
+		if e := &b[i]; e.id == id && e.raw != nil && bytes.Equal(e.raw, raw) {
+			if e.owner != nil {
+				e.value, e.owner = partOf(e.owner, id), nil
+			}
 			return e.value, true
 		}
 	}
 	return nil, false
 }
 
-// take returns the value of part id whose bytes are raw: the one kept for
-// equal bytes (hit), else what decode makes of raw, which it keeps. decode
-// is the format's: the cache holds the parts of one decoder, so of one
-// format.
-func (c *partsCache) take(id partID, raw []byte, decode func(partID, []byte) (any, error)) (v any, hit bool, err error) {
+// take returns the value of part id whose bytes are raw, for p: the one
+// kept for equal bytes (hit), else what decode makes of raw, which it
+// keeps as p's. decode is the format's: the cache holds the parts of one
+// decoder, so of one format.
+func (c *partsCache) take(id partID, raw []byte, p *corev1.Pod, decode func(partID, []byte) (any, error)) (v any, hit bool, err error) {
 	if v, ok := c.find(id, raw); ok {
 		return v, true, nil
 	}
 	if v, err = decode(id, raw); err != nil {
 		return nil, false, err
 	}
-	c.keep(id, raw, v)
+	c.keep(id, raw, v, p)
 	return v, false, nil
 }
 
-// keep remembers v as the value of (id, raw), in the slot of its bucket
-// filled longest ago, when raw fits the limits.
-func (c *partsCache) keep(id partID, raw []byte, v any) {
+// keep remembers v, owner's part, as the value of (id, raw), in the slot
+// of its bucket filled longest ago, when raw fits the limits.
+func (c *partsCache) keep(id partID, raw []byte, v any, owner *corev1.Pod) {
 	if len(raw) > partMaxBytes {
 		return
 	}
@@ -145,8 +154,19 @@ func (c *partsCache) keep(id partID, raw []byte, v any) {
 		return
 	}
 	c.held += len(raw) - len(old.raw)
-	*old = partEntry{id: id, raw: bytes.Clone(raw), value: v}
+	*old = partEntry{id: id, raw: bytes.Clone(raw), value: v, owner: owner}
 	c.next[h] = (way + 1) % partWays
+}
+
+// disown forgets p as the owner of the parts it was decoded for: p is
+// about to be decoded again, whole, and its fields are no longer the parts
+// the cache kept.
+func (c *partsCache) disown(p *corev1.Pod) {
+	for i := range c.slots {
+		if c.slots[i].owner == p {
+			c.slots[i].owner = nil
+		}
+	}
 }
 
 func (c *partsCache) hash(id partID, raw []byte) uint64 {
@@ -207,7 +227,7 @@ func (c *partsCache) parts(p *corev1.Pod, msg []byte, spans []span, first partID
 			continue
 		}
 		id := first + partID(i)
-		v, hit, err := c.take(id, s.of(msg), decodePart)
+		v, hit, err := c.take(id, s.of(msg), p, decodePart)
 		if err != nil {
 			return 0, false
 		}
