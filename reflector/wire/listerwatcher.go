@@ -76,9 +76,10 @@ type Options struct {
 	// ShareParts promises that nothing modifies a decoded object at all,
 	// not even a field of it: the protobuf and JSON decoders then let pods
 	// share the repeated parts they decode once (containers, volumes,
-	// affinity...: protobuf_parts.go, json_parts.go). An informer Factory sets it when the informer's
-	// Transform is none or StripManagedFields, never for a Transform of
-	// the user's, which may set a field inside a shared part.
+	// affinity...: protobuf_parts.go, json_parts.go). An informer Factory
+	// sets it when the informer's Transform is none or StripManagedFields,
+	// never for a Transform of the user's, which may set a field inside a
+	// shared part.
 	ShareParts bool
 	// DropManagedFields declares that the caller drops every object's
 	// metadata.managedFields (an informer Factory sets it when the
