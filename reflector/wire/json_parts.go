@@ -43,9 +43,11 @@ package wire
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // jsonPartNames are the parts' JSON keys, in partID order (the json tags
@@ -193,45 +195,39 @@ func appendMemberSep(b []byte) []byte {
 	return append(b, ',')
 }
 
-// decodeJSONPart decodes one part's JSON value into its field's type.
+// decodeJSONPart decodes one part's JSON value into its field's type,
+// allocating that value only (not a pod around it: a part missed is a
+// common case under churn).
 func decodeJSONPart(id partID, raw []byte) (any, error) {
-	var p corev1.Pod
-	err := json.Unmarshal(raw, partField(&p, id))
-	return partOf(&p, id), err
+	switch id {
+	case partLabels, partAnnotations, partNodeSelector:
+		return decodeJSONAs[map[string]string](raw)
+	case partOwnerReferences:
+		return decodeJSONAs[[]metav1.OwnerReference](raw)
+	case partFinalizers:
+		return decodeJSONAs[[]string](raw)
+	case partVolumes:
+		return decodeJSONAs[[]corev1.Volume](raw)
+	case partInitContainers, partContainers:
+		return decodeJSONAs[[]corev1.Container](raw)
+	case partSecurityContext:
+		return decodeJSONAs[*corev1.PodSecurityContext](raw)
+	case partImagePullSecrets:
+		return decodeJSONAs[[]corev1.LocalObjectReference](raw)
+	case partAffinity:
+		return decodeJSONAs[*corev1.Affinity](raw)
+	case partTolerations:
+		return decodeJSONAs[[]corev1.Toleration](raw)
+	case partTopologySpread:
+		return decodeJSONAs[[]corev1.TopologySpreadConstraint](raw)
+	}
+	return nil, fmt.Errorf("no part %d", id)
 }
 
-// partField returns a pointer to p's part id.
-func partField(p *corev1.Pod, id partID) any {
-	m, s := &p.ObjectMeta, &p.Spec
-	switch id {
-	case partLabels:
-		return &m.Labels
-	case partAnnotations:
-		return &m.Annotations
-	case partOwnerReferences:
-		return &m.OwnerReferences
-	case partFinalizers:
-		return &m.Finalizers
-	case partVolumes:
-		return &s.Volumes
-	case partInitContainers:
-		return &s.InitContainers
-	case partContainers:
-		return &s.Containers
-	case partNodeSelector:
-		return &s.NodeSelector
-	case partSecurityContext:
-		return &s.SecurityContext
-	case partImagePullSecrets:
-		return &s.ImagePullSecrets
-	case partAffinity:
-		return &s.Affinity
-	case partTolerations:
-		return &s.Tolerations
-	case partTopologySpread:
-		return &s.TopologySpreadConstraints
-	}
-	return nil
+func decodeJSONAs[T any](raw []byte) (any, error) {
+	var v T
+	err := json.Unmarshal(raw, &v)
+	return v, err
 }
 
 // decodeList decodes body, a pod list's JSON, into list, a zero PodList,

@@ -152,21 +152,24 @@ func benchDecodeList(b *testing.B, mediaType string, body []byte, n int, drop, p
 // Run: go test -run '^$' -bench WatchDecodePartsChurn -benchmem ./reflector/wire/
 func BenchmarkWatchDecodePartsChurn(b *testing.B) {
 	const n = 10_000
-	enc := newWireEncoder(rest.ContentTypeProtobuf)
-	var stream []byte
-	at := time.Unix(1_700_000_000, 0)
-	for _, i := range realpod.ChurnOrder(n, 1) {
-		p := realpod.Restarted(realpod.New(i), i, 1, at)
-		p.Annotations["bench.informer/written-at"] = strconv.Itoa(i) // as compare stamps each write
-		p.ResourceVersion = strconv.Itoa(20_000 + i)
-		stream = append(stream, enc.frame(b, watch.Modified, p)...)
-	}
-	for _, v := range []struct {
-		name  string
-		parts bool
-	}{{"generated", false}, {"parts", true}} {
-		b.Run("protobuf/"+v.name, func(b *testing.B) {
-			benchDecodePath(b, rest.ContentTypeProtobuf, stream, n, false, v.parts)
-		})
+	for _, mt := range mediaTypes {
+		enc := newWireEncoder(mt)
+		var stream []byte
+		at := time.Unix(1_700_000_000, 0)
+		for _, i := range realpod.ChurnOrder(n, 1) {
+			p := realpod.Restarted(realpod.New(i), i, 1, at)
+			p.Annotations["bench.informer/written-at"] = strconv.Itoa(i) // as compare stamps each write
+			p.ResourceVersion = strconv.Itoa(20_000 + i)
+			stream = append(stream, enc.frame(b, watch.Modified, p)...)
+		}
+		name := map[string]string{rest.ContentTypeJSON: "json", rest.ContentTypeProtobuf: "protobuf"}[mt]
+		for _, v := range []struct {
+			name  string
+			parts bool
+		}{{"generated", false}, {"parts", true}} {
+			b.Run(name+"/"+v.name, func(b *testing.B) {
+				benchDecodePath(b, mt, stream, n, false, v.parts)
+			})
+		}
 	}
 }
