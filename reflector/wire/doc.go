@@ -68,6 +68,12 @@
 //     by the cached one. List pages are decoded whole, then reused alike.
 //   - Metadata-only watches (PartialObjectMetadata) follow the same paths,
 //     into the smaller type.
+//   - A JSON watch of pods whose parts are shared (Options.ShareParts)
+//     reads each frame whole, its end found by counting brackets, so that
+//     a pod's parts can be cut out of its bytes before encoding/json
+//     decodes the rest (json_frames.go, json_parts.go); a frame of any
+//     other shape, and every frame after it, goes through the json.Decoder
+//     as above.
 //
 // Frames are bounded (rest.Config.MaxFrameBytes). A frame that is too large or
 // malformed ends the watch with a final watch.Error event and a *FrameError
@@ -109,10 +115,11 @@
 // WatchList also hands on the cached object for every unchanged item
 // (relist_reuse.go). When the caller also promises never to modify what
 // it is given (Options.Decoded, set when the informer's Transform is none
-// or leaves maps alone), a protobuf decoder decodes each of a pod's
-// repeated parts (containers, volumes, tolerations, labels, owner
+// or leaves maps alone), a protobuf or JSON decoder decodes each of a
+// pod's repeated parts (containers, volumes, tolerations, labels, owner
 // references...) once per watch stream or list page and hands the same
-// value to every pod that repeats its bytes (protobuf_parts.go).
+// value to every pod that repeats its bytes (protobuf_parts.go,
+// json_parts.go).
 // Unstructured objects share their keys and short strings through a table
 // per list or watch stream, and, with Options.ShareValues, their equal
 // small maps and slices (unstructured_json.go). All are optimisations;
@@ -155,7 +162,8 @@
 //     for a toolchain that offers it without GOEXPERIMENT.
 //   - The JSON watch decoder's read buffer grows to the largest frame seen
 //     (at most MaxFrameBytes) and keeps that size for the life of the watch;
-//     the protobuf decoder gives back buffers above 1 MiB after each frame.
+//     the protobuf decoder, and the JSON one while it reads frames whole
+//     (json_frames.go), give back buffers above 1 MiB after each frame.
 //   - In MetadataOnly mode the kind of each object is not checked: every
 //     Kubernetes object decodes into PartialObjectMetadata.
 //

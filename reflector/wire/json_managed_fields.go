@@ -2,7 +2,7 @@ package wire
 
 // Skipping managedFields in JSON, for a ListerWatcher whose caller drops
 // them (Options.DropManagedFields). Delete this file and its hooks (the
-// jsonSkip field of target, set in New, and jsonInto's two calls), and the
+// jsonSkip field of target, set in New, and jsonInto's calls), and the
 // package is still correct, only slower: managedFields are then decoded,
 // and dropped after (dropManagedFields).
 //

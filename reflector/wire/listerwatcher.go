@@ -75,11 +75,12 @@ type Options struct {
 	// alone.
 	Decoded func(runtime.Object)
 	// ShareParts promises that nothing modifies a decoded object at all,
-	// not even a field of it: the protobuf decoder then lets pods share
-	// the repeated parts it decodes once (containers, volumes, affinity...:
-	// protobuf_parts.go). An informer Factory sets it when the informer's
-	// Transform is none or StripManagedFields, never for a Transform of
-	// the user's, which may set a field inside a shared part.
+	// not even a field of it: the protobuf and JSON decoders then let pods
+	// share the repeated parts they decode once (containers, volumes,
+	// affinity...: protobuf_parts.go, json_parts.go). An informer Factory
+	// sets it when the informer's Transform is none or StripManagedFields,
+	// never for a Transform of the user's, which may set a field inside a
+	// shared part.
 	ShareParts bool
 	// PodParts, with ShareParts, is where the protobuf decoder looks for
 	// a pod's repeated parts that its own cache has forgotten, by the
@@ -252,7 +253,8 @@ func (lw *ListerWatcher) list(ctx context.Context, opts metav1.ListOptions, maxI
 		return nil, fmt.Errorf("wire: list %s: %w", lw.gvr.Resource, err)
 	}
 	pd := newProtoDecoder(lw.target, lw.shareParts())
-	list, hits, err := lw.target.decodeListWith(mediaType, body, pd)
+	jd := newJSONPartsDecoder(lw.target, lw.shareParts())
+	list, hits, err := lw.target.decodeListWith(mediaType, body, pd, jd)
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +305,9 @@ func (lw *ListerWatcher) watch(ctx context.Context, opts metav1.ListOptions) (*W
 		resp.Body.Close()
 		return nil, fmt.Errorf("wire: watch %s: %w: CBOR for a typed object", lw.gvr.Resource, rest.ErrUnsupportedMediaType)
 	default:
-		dec = newJSONEventDecoder(resp.Body, lw.cfg.MaxFrameBytes, lw.target)
+		jd := newJSONEventDecoder(resp.Body, lw.cfg.MaxFrameBytes, lw.target)
+		jd.withParts(newJSONPartsDecoder(lw.target, lw.shareParts()))
+		dec = jd
 	}
 	dec = lw.reuseWatch(opts, dec)
 	return newWatcher(ctx, cancel, resp, dec, &lw.bytesDecoded, lw.rc), nil

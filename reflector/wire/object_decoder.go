@@ -8,6 +8,7 @@ import (
 	"github.com/seed31a95821/informer/rest"
 	"reflect"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -114,7 +115,8 @@ func statusKindOK(kind string) bool {
 // kind, replaces it by a *runtime.Unknown naming that kind, so that the
 // reflector can report and skip it instead of storing a half-decoded object.
 //
-// hits are the parts obj shares with other objects (protobuf_parts.go):
+// hits are the parts obj shares with other objects (protobuf_parts.go,
+// json_parts.go):
 // they are not interned again.
 func (t *target) finishEventObject(typ watch.EventType, obj runtime.Object, apiVersion, kind string, raw []byte, mediaType string, hits partSet) runtime.Object {
 	switch {
@@ -158,14 +160,15 @@ func (t *target) dropManaged(obj runtime.Object) {
 // decodeList decodes a whole list response body and stamps type
 // information on the list and on every item.
 func (t *target) decodeList(mediaType string, body []byte) (runtime.Object, error) {
-	list, _, err := t.decodeListWith(mediaType, body, nil)
+	list, _, err := t.decodeListWith(mediaType, body, nil, nil)
 	return list, err
 }
 
 // decodeListWith is decodeList with a protobuf decoder (nil: the generated
-// Unmarshal alone). It also returns the parts each item shares with
-// others (protobuf_parts.go), nil when none does.
-func (t *target) decodeListWith(mediaType string, body []byte, pd *protoDecoder) (runtime.Object, []partSet, error) {
+// Unmarshal alone) and a JSON one for pods' parts (nil: encoding/json
+// alone). It also returns the parts each item shares with others
+// (protobuf_parts.go, json_parts.go), nil when none does.
+func (t *target) decodeListWith(mediaType string, body []byte, pd *protoDecoder, jd *jsonPartsDecoder) (runtime.Object, []partSet, error) {
 	list := t.newList()
 	var hits []partSet
 	var apiVersion, kind string
@@ -176,7 +179,13 @@ func (t *target) decodeListWith(mediaType string, body []byte, pd *protoDecoder)
 		apiVersion, kind, err = decodeObjectWith(mediaType, body, list, func(raw []byte) (err error) {
 			hits, err = pd.decodeList(raw, list)
 			return err
-		}, t.jsonSkip.jsonInto(list))
+		}, func(raw []byte) (err error) {
+			if pods, ok := list.(*corev1.PodList); ok && jd != nil {
+				hits, err = jd.decodeList(raw, pods)
+				return err
+			}
+			return json.Unmarshal(raw, t.jsonSkip.jsonInto(list))
+		})
 	}
 	if err != nil {
 		return nil, nil, err
@@ -219,14 +228,13 @@ func partsOf(hits []partSet, i int) partSet {
 // protobuf object) into into, and returns the type information the body
 // carried.
 func decodeObject(mediaType string, body []byte, into runtime.Object) (apiVersion, kind string, err error) {
-	return decodeObjectWith(mediaType, body, into, nil, into)
+	return decodeObjectWith(mediaType, body, into, nil, nil)
 }
 
 // decodeObjectWith is decodeObject with unmarshal, when not nil, in place
 // of into's generated Unmarshal for the object's protobuf bytes, and
-// jsonInto (into, or into seen as another type: json_managed_fields.go)
-// for encoding/json to decode the object's JSON into.
-func decodeObjectWith(mediaType string, body []byte, into runtime.Object, unmarshal func([]byte) error, jsonInto any) (apiVersion, kind string, err error) {
+// unmarshalJSON, when not nil, in place of encoding/json for its JSON.
+func decodeObjectWith(mediaType string, body []byte, into runtime.Object, unmarshal, unmarshalJSON func([]byte) error) (apiVersion, kind string, err error) {
 	if mediaType == rest.ContentTypeProtobuf {
 		env, err := parseProtoEnvelope(body)
 		if err != nil {
@@ -247,7 +255,10 @@ func decodeObjectWith(mediaType string, body []byte, into runtime.Object, unmars
 		}
 		return string(env.apiVersion), string(env.kind), nil
 	}
-	if err := json.Unmarshal(body, jsonInto); err != nil {
+	if unmarshalJSON == nil {
+		unmarshalJSON = func(raw []byte) error { return json.Unmarshal(raw, into) }
+	}
+	if err := unmarshalJSON(body); err != nil {
 		return "", "", fmt.Errorf("%w: JSON: %w", ErrMalformedObject, err)
 	}
 	apiVersion, kind = typeMetaOf(into)

@@ -50,6 +50,7 @@ func (d *protoDecoder) decode(raw []byte, obj protoUnmarshaler) (partSet, error)
 		if hits, ok := d.parts.decodePod(raw, p, d.drop); ok {
 			return hits, nil
 		}
+		d.parts.disown(p)
 	} else if d.drop && decodeWithoutManagedFields(raw, obj) {
 		return 0, nil
 	}

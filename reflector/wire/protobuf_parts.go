@@ -1,10 +1,12 @@
 package wire
 
 // A pod's repeated parts, decoded once per watch stream or list page: the
-// optimisation of protobuf decoding. Delete this file and its hooks (the
-// parts field of protoDecoder and its uses, and withPartsHidden, in
-// protobuf_decoder.go), and the package is still correct, only slower:
-// every pod is then decoded whole by its generated Unmarshal.
+// optimisation of protobuf decoding, whose cache json_parts.go shares.
+// Delete this file, json_parts.go and json_frames.go, and their hooks
+// (the parts field of protoDecoder and its uses, and withPartsHidden, in
+// protobuf_decoder.go; json_parts.go's own), and the package is still
+// correct, only slower: every pod is then decoded whole by its generated
+// Unmarshal, or by encoding/json.
 //
 // Why it pays: the pods of one template carry the same containers,
 // volumes, tolerations, affinity, labels and owner, byte for byte. A
@@ -125,7 +127,12 @@ type partsCache struct {
 type partEntry struct {
 	id    partID
 	raw   []byte // the part's bytes, whole fields: a copy
-	value any    // what decodePart returned for raw
+	value any    // what the format's decoder returned for raw
+	// owner is the pod the part was decoded for, until the part is first
+	// taken: by then the interning and sharing that ran on owner may have
+	// put an equal value of their table's in its place (share.Table), and
+	// that value is the one to hand on, not a second copy.
+	owner *corev1.Pod
 }
 
 // find returns the value kept for (id, raw).
@@ -133,9 +140,13 @@ func (c *partsCache) find(id partID, raw []byte) (any, bool) {
 	if c.slots == nil || len(raw) > partMaxBytes { // never kept
 		return nil, false
 	}
-	for _, e := range c.bucket(id, raw) {
-		if e.id == id && e.raw != nil && bytes.Equal(e.raw, raw) {
+	b := c.bucket(id, raw)
+	for i := range b {
+		if e := &b[i]; e.id == id && e.raw != nil && bytes.Equal(e.raw, raw) {
 			c.misses = 0
+			if e.owner != nil {
+				e.value, e.owner = partOf(e.owner, id), nil
+			}
 			return e.value, true
 		}
 	}
@@ -154,9 +165,24 @@ func (c *partsCache) keepsFound() bool {
 	return c.misses < partMissRun || c.misses%partMissSample == 0
 }
 
-// keep remembers v as the value of (id, raw), in the slot of its bucket
-// filled longest ago, when raw fits the limits.
-func (c *partsCache) keep(id partID, raw []byte, v any) {
+// take returns the value of part id whose bytes are raw, for p: the one
+// kept for equal bytes (hit), else what decode makes of raw, which it
+// keeps as p's. decode is the format's: the cache holds the parts of one
+// decoder, so of one format.
+func (c *partsCache) take(id partID, raw []byte, p *corev1.Pod, decode func(partID, []byte) (any, error)) (v any, hit bool, err error) {
+	if v, ok := c.find(id, raw); ok {
+		return v, true, nil
+	}
+	if v, err = decode(id, raw); err != nil {
+		return nil, false, err
+	}
+	c.keep(id, raw, v, p)
+	return v, false, nil
+}
+
+// keep remembers v, owner's part, as the value of (id, raw), in the slot
+// of its bucket filled longest ago, when raw fits the limits.
+func (c *partsCache) keep(id partID, raw []byte, v any, owner *corev1.Pod) {
 	if len(raw) > partMaxBytes {
 		return
 	}
@@ -170,8 +196,19 @@ func (c *partsCache) keep(id partID, raw []byte, v any) {
 		return
 	}
 	c.held += len(raw) - len(old.raw)
-	*old = partEntry{id: id, raw: bytes.Clone(raw), value: v}
+	*old = partEntry{id: id, raw: bytes.Clone(raw), value: v, owner: owner}
 	c.next[h] = (way + 1) % partWays
+}
+
+// disown forgets p as the owner of the parts it was decoded for: p is
+// about to be decoded again, whole, and its fields are no longer the parts
+// the cache kept.
+func (c *partsCache) disown(p *corev1.Pod) {
+	for i := range c.slots {
+		if c.slots[i].owner == p {
+			c.slots[i].owner = nil
+		}
+	}
 }
 
 func (c *partsCache) hash(id partID, raw []byte) uint64 {
@@ -240,7 +277,7 @@ func (c *partsCache) parts(p *corev1.Pod, msg []byte, spans []span, first partID
 		if c.table != nil && c.table.FindPodPart(partPath(id), raw, p) {
 			hits |= 1 << id
 			if c.keepsFound() {
-				c.keep(id, raw, partOf(p, id))
+				c.keep(id, raw, partOf(p, id), nil)
 			}
 			continue
 		}
@@ -248,7 +285,7 @@ func (c *partsCache) parts(p *corev1.Pod, msg []byte, spans []span, first partID
 		if err != nil {
 			return 0, false
 		}
-		c.keep(id, raw, v)
+		c.keep(id, raw, v, p)
 		setPart(p, id, v)
 	}
 	return hits, true

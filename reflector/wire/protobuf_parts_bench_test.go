@@ -25,8 +25,8 @@ import (
 //	generated   every pod decoded whole by its generated Unmarshal (JSON:
 //	            encoding/json), managedFields kept
 //	drop        managedFields skipped while decoding (DropManagedFields)
-//	parts       protobuf: a pod's repeated parts decoded once per stream
-//	            (protobuf_parts.go)
+//	parts       a pod's repeated parts decoded once per stream
+//	            (protobuf_parts.go, json_parts.go)
 //	parts+drop  both
 //
 // Run: go test -run '^$' -bench WatchDecodeParts -benchmem ./reflector/wire/
@@ -45,9 +45,6 @@ func BenchmarkWatchDecodeParts(b *testing.B) {
 			name        string
 			drop, parts bool
 		}{{"generated", false, false}, {"drop", true, false}, {"parts", false, true}, {"parts+drop", true, true}} {
-			if v.parts && mt == rest.ContentTypeJSON {
-				continue
-			}
 			b.Run(name+"/"+v.name, func(b *testing.B) {
 				benchDecodePath(b, mt, stream, n, v.drop, v.parts)
 			})
@@ -81,7 +78,9 @@ func benchDecodePath(b *testing.B, mediaType string, stream []byte, n int, drop,
 			c := reuse.New(func(string) (runtime.Object, bool) { return nil, false })
 			lw := &ListerWatcher{opts: Options{Relist: c, Decoded: table.Share}}
 			if mediaType == rest.ContentTypeJSON {
-				dec = newJSONEventDecoder(bytes.NewReader(stream), rest.DefaultMaxFrameBytes, tgt)
+				jd := newJSONEventDecoder(bytes.NewReader(stream), rest.DefaultMaxFrameBytes, tgt)
+				jd.withParts(newJSONPartsDecoder(tgt, parts))
+				dec = jd
 			} else {
 				pd := newProtobufEventDecoder(bytes.NewReader(stream), rest.DefaultMaxFrameBytes, tgt)
 				pd.objects = newProtoDecoder(tgt, parts)
@@ -112,37 +111,46 @@ func BenchmarkListDecodeParts(b *testing.B) {
 		p.ResourceVersion = strconv.Itoa(1000 + i)
 		list.Items = append(list.Items, *p)
 	}
-	enc := newWireEncoder(rest.ContentTypeProtobuf)
-	body := enc.object(b, list)
-	for _, v := range []struct {
-		name        string
-		drop, parts bool
-	}{{"generated", false, false}, {"drop", true, false}, {"parts", false, true}, {"parts+drop", true, true}} {
-		b.Run("protobuf/"+v.name, func(b *testing.B) {
-			tgt, err := newTarget(NewScheme(), podsResource.Kind, false)
-			if err != nil {
-				b.Fatal(err)
-			}
-			tgt.strings = &share.Table{Budget: share.StringsBudget}
-			tgt.dropManagedFields = v.drop
-			table := new(share.Table)
-			if v.parts {
-				tgt.parts = table
-			}
-			c := reuse.New(func(string) (runtime.Object, bool) { return nil, false })
-			lw := &ListerWatcher{opts: Options{Relist: c, Decoded: table.Share}}
-			b.ReportAllocs()
-			cpu0 := processCPU(b)
-			for b.Loop() {
-				got, hits, err := tgt.decodeListWith(rest.ContentTypeProtobuf, body, newProtoDecoder(tgt, v.parts))
-				if err != nil || len(got.(*corev1.PodList).Items) != n {
-					b.Fatal(err)
-				}
-				lw.reuseListItems(metav1.ListOptions{}, got, hits)
-			}
-			b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N)/n, "cpu-ns/pod")
-		})
+	for _, mt := range mediaTypes {
+		body := newWireEncoder(mt).object(b, list)
+		name := map[string]string{rest.ContentTypeJSON: "json", rest.ContentTypeProtobuf: "protobuf"}[mt]
+		for _, v := range []struct {
+			name        string
+			drop, parts bool
+		}{{"generated", false, false}, {"drop", true, false}, {"parts", false, true}, {"parts+drop", true, true}} {
+			b.Run(name+"/"+v.name, func(b *testing.B) {
+				benchDecodeList(b, mt, body, n, v.drop, v.parts)
+			})
+		}
 	}
+}
+
+func benchDecodeList(b *testing.B, mediaType string, body []byte, n int, drop, parts bool) {
+	tgt, err := newTarget(NewScheme(), podsResource.Kind, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tgt.strings = &share.Table{Budget: share.StringsBudget}
+	if drop {
+		tgt.dropManagedFields = true
+		tgt.jsonSkip = newJSONSkip(tgt.itemType, tgt.listType)
+	}
+	table := new(share.Table)
+	if parts {
+		tgt.parts = table
+	}
+	c := reuse.New(func(string) (runtime.Object, bool) { return nil, false })
+	lw := &ListerWatcher{opts: Options{Relist: c, Decoded: table.Share}}
+	b.ReportAllocs()
+	cpu0 := processCPU(b)
+	for b.Loop() {
+		got, hits, err := tgt.decodeListWith(mediaType, body, newProtoDecoder(tgt, parts), newJSONPartsDecoder(tgt, parts))
+		if err != nil || len(got.(*corev1.PodList).Items) != n {
+			b.Fatal(err)
+		}
+		lw.reuseListItems(metav1.ListOptions{}, got, hits)
+	}
+	b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N)/float64(n), "cpu-ns/pod")
 }
 
 // BenchmarkWatchDecodePartsChurn is BenchmarkWatchDecodeParts for the
@@ -154,21 +162,24 @@ func BenchmarkListDecodeParts(b *testing.B) {
 // Run: go test -run '^$' -bench WatchDecodePartsChurn -benchmem ./reflector/wire/
 func BenchmarkWatchDecodePartsChurn(b *testing.B) {
 	const n = 10_000
-	enc := newWireEncoder(rest.ContentTypeProtobuf)
-	var stream []byte
-	at := time.Unix(1_700_000_000, 0)
-	for _, i := range realpod.ChurnOrder(n, 1) {
-		p := realpod.Restarted(realpod.New(i), i, 1, at)
-		p.Annotations["bench.informer/written-at"] = strconv.Itoa(i) // as compare stamps each write
-		p.ResourceVersion = strconv.Itoa(20_000 + i)
-		stream = append(stream, enc.frame(b, watch.Modified, p)...)
-	}
-	for _, v := range []struct {
-		name  string
-		parts bool
-	}{{"generated", false}, {"parts", true}} {
-		b.Run("protobuf/"+v.name, func(b *testing.B) {
-			benchDecodePath(b, rest.ContentTypeProtobuf, stream, n, false, v.parts)
-		})
+	for _, mt := range mediaTypes {
+		enc := newWireEncoder(mt)
+		var stream []byte
+		at := time.Unix(1_700_000_000, 0)
+		for _, i := range realpod.ChurnOrder(n, 1) {
+			p := realpod.Restarted(realpod.New(i), i, 1, at)
+			p.Annotations["bench.informer/written-at"] = strconv.Itoa(i) // as compare stamps each write
+			p.ResourceVersion = strconv.Itoa(20_000 + i)
+			stream = append(stream, enc.frame(b, watch.Modified, p)...)
+		}
+		name := map[string]string{rest.ContentTypeJSON: "json", rest.ContentTypeProtobuf: "protobuf"}[mt]
+		for _, v := range []struct {
+			name  string
+			parts bool
+		}{{"generated", false}, {"parts", true}} {
+			b.Run(name+"/"+v.name, func(b *testing.B) {
+				benchDecodePath(b, mt, stream, n, false, v.parts)
+			})
+		}
 	}
 }

@@ -48,7 +48,8 @@ type RelistCache interface {
 // at once. Every other item is given to Decoded. The first page of a list
 // begins a relist.
 //
-// hits are the parts each item shares with others (protobuf_parts.go),
+// hits are the parts each item shares with others (protobuf_parts.go,
+// json_parts.go),
 // which Decoded's sharing must leave alone.
 func (lw *ListerWatcher) reuseListItems(opts metav1.ListOptions, list runtime.Object, hits []partSet) {
 	relist, decoded := lw.opts.Relist, lw.opts.Decoded
@@ -181,8 +182,8 @@ func (d *reusingDecoder) Next() (watch.Event, error) {
 	}
 	if d.decoded != nil {
 		var hits partSet
-		if pd, ok := d.eventDecoder.(*protobufEventDecoder); ok && pd.last == ev.Object {
-			hits = pd.lastHits
+		if ps, ok := d.eventDecoder.(partsSharer); ok {
+			hits = ps.sharedParts(ev.Object)
 		}
 		withPartsHidden(ev.Object, hits, d.decoded)
 	}
@@ -190,6 +191,6 @@ func (d *reusingDecoder) Next() (watch.Event, error) {
 }
 
 // shareParts reports whether the objects this ListerWatcher decodes may
-// share parts with each other (protobuf_parts.go): when its caller
+// share parts with each other (protobuf_parts.go, json_parts.go): when its caller
 // promises that nothing modifies them (Options.ShareParts).
 func (lw *ListerWatcher) shareParts() bool { return lw.opts.ShareParts }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"reflect"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -73,16 +74,19 @@ func (t *target) decodeListBody(mediaType string, body []byte, list runtime.Obje
 // bytes are first taken whole (the json.Decoder checks their syntax and
 // the frame limit), then decoded in one pass, sharing the strings that
 // repeat along the stream.
+//
+// A pod, when d.parts is set, is taken whole too, and decoded through it
+// (json_parts.go).
 func (d *jsonEventDecoder) decodeObjectValue(typ watch.EventType) (runtime.Object, error) {
 	obj := d.t.newForEvent(typ)
+	if p, ok := obj.(*corev1.Pod); ok && d.parts != nil {
+		return p, d.decodePod(p)
+	}
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return obj, d.dec.Decode(d.t.jsonSkip.jsonInto(obj))
 	}
-	if cap(d.raw) > retainedFrameBuffer {
-		d.raw = nil // a rare huge object should not pin its memory
-	}
-	if err := d.dec.Decode(&d.raw); err != nil {
+	if err := d.readObject(); err != nil {
 		return nil, err
 	}
 	var values *valueTable
@@ -95,10 +99,19 @@ func (d *jsonEventDecoder) decodeObjectValue(typ watch.EventType) (runtime.Objec
 	return u, nil
 }
 
+// readObject reads the value under a JSON event's "object" key into
+// d.raw (the json.Decoder checks its syntax and the frame limit).
+func (d *jsonEventDecoder) readObject() error {
+	if cap(d.raw) > retainedFrameBuffer {
+		d.raw = nil // a rare huge object should not pin its memory
+	}
+	return d.dec.Decode(&d.raw)
+}
+
 // unstructuredState is what a JSON event decoder keeps for unstructured
 // objects from one frame to the next.
 type unstructuredState struct {
-	raw    json.RawMessage // the last object's bytes; reused
+	raw    json.RawMessage // the last object's bytes, when taken whole; reused
 	strs   stringTable
 	values valueTable // used when the target shares values
 }

@@ -44,6 +44,28 @@ type eventDecoder interface {
 	Offset() int64
 }
 
+// partsSharer is an eventDecoder whose objects may share parts with each
+// other (protobuf_parts.go, json_parts.go).
+type partsSharer interface {
+	// sharedParts returns the parts obj shares with other objects when it
+	// is the last object decoded, and none for any other object.
+	sharedParts(obj runtime.Object) partSet
+}
+
+func (d *jsonEventDecoder) sharedParts(obj runtime.Object) partSet {
+	if obj != d.last {
+		return 0
+	}
+	return d.lastHits
+}
+
+func (d *protobufEventDecoder) sharedParts(obj runtime.Object) partSet {
+	if obj != d.last {
+		return 0
+	}
+	return d.lastHits
+}
+
 // eventTypes maps the wire spelling of an event type to its constant. Any
 // other spelling makes the frame malformed.
 var eventTypes = map[string]watch.EventType{
@@ -67,8 +89,18 @@ func parseEventType(s string) (watch.EventType, error) {
 type jsonEventDecoder struct {
 	limit             *frameLimiter
 	dec               *json.Decoder
+	base              int64 // the stream offset where dec began
 	t                 *target
 	unstructuredState // unstructured.go
+	// parts decodes pods with their repeated parts shared (json_parts.go;
+	// nil: none); lastHits are the parts last, the last pod it decoded,
+	// shares with others.
+	parts    *jsonPartsDecoder
+	last     runtime.Object
+	lastHits partSet
+	// frames, while set, reads the stream a whole frame at a time, in
+	// place of dec (json_frames.go).
+	frames *jsonFrames
 }
 
 func newJSONEventDecoder(r io.Reader, maxFrame int64, t *target) *jsonEventDecoder {
@@ -76,9 +108,19 @@ func newJSONEventDecoder(r io.Reader, maxFrame int64, t *target) *jsonEventDecod
 	return &jsonEventDecoder{limit: limit, dec: json.NewDecoder(limit), t: t}
 }
 
-func (d *jsonEventDecoder) Offset() int64 { return d.dec.InputOffset() }
+func (d *jsonEventDecoder) Offset() int64 {
+	if d.frames != nil {
+		return d.frames.offset
+	}
+	return d.base + d.dec.InputOffset()
+}
 
 func (d *jsonEventDecoder) Next() (watch.Event, error) {
+	if d.frames != nil {
+		if ev, ok := d.nextFrame(); ok {
+			return ev, nil
+		}
+	}
 	// More skips the whitespace separating frames, so that InputOffset is
 	// then the exact first byte of the frame: the size limit and the
 	// offsets in errors count the frame itself, not the newline before it.
@@ -116,7 +158,7 @@ func (d *jsonEventDecoder) Next() (watch.Event, error) {
 		return watch.Event{}, d.fail(start, errors.New(`event lacks "type" or "object"`), true)
 	}
 	apiVersion, kind := typeMetaOf(ev.Object)
-	ev.Object = d.t.finishEventObject(ev.Type, ev.Object, apiVersion, kind, nil, rest.ContentTypeJSON, 0)
+	ev.Object = d.t.finishEventObject(ev.Type, ev.Object, apiVersion, kind, nil, rest.ContentTypeJSON, d.sharedParts(ev.Object))
 	return ev, nil
 }
 
@@ -167,6 +209,8 @@ func (d *jsonEventDecoder) readEventFields() (ev watch.Event, deferred json.RawM
 // is malformed.
 func (d *jsonEventDecoder) fail(start int64, err error, begun bool) error {
 	var readErr *limiterReadError
+	size := d.limit.delivered - start // dec's offsets
+	start += d.base                   // the stream's
 	switch {
 	case errors.Is(err, ErrFrameTooLarge):
 		return &FrameError{Kind: ErrFrameTooLarge, Offset: start, Size: d.limit.max}
@@ -174,11 +218,11 @@ func (d *jsonEventDecoder) fail(start int64, err error, begun bool) error {
 		// The connection failed. If part of a frame had arrived, the frame
 		// is cut; either way the cause is kept for errors.Is/As.
 		if begun {
-			return &FrameError{Kind: ErrTruncatedFrame, Offset: start, Size: d.limit.delivered - start, Cause: readErr.err}
+			return &FrameError{Kind: ErrTruncatedFrame, Offset: start, Size: size, Cause: readErr.err}
 		}
 		return fmt.Errorf("wire: reading watch stream: %w", readErr.err)
 	case errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF: // EOF after the frame began
-		return &FrameError{Kind: ErrTruncatedFrame, Offset: start, Size: d.limit.delivered - start, Cause: io.ErrUnexpectedEOF}
+		return &FrameError{Kind: ErrTruncatedFrame, Offset: start, Size: size, Cause: io.ErrUnexpectedEOF}
 	}
 	return &FrameError{Kind: ErrMalformedFrame, Offset: start, Cause: err}
 }
