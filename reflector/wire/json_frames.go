@@ -26,14 +26,16 @@ package wire
 // a json.SyntaxError, which that json.Decoder begins at that frame).
 //
 // It is bounded: a frame is looked for in at most MaxFrameBytes of
-// whitespace and MaxFrameBytes of frame, scanned once (the scan resumes
-// where it stopped when more bytes arrive), and a buffer larger than
+// whitespace and MaxFrameBytes of frame, held in a buffer of about twice
+// MaxFrameBytes at most (most), scanned once (the scan resumes where it
+// stopped when more bytes arrive), and a buffer larger than
 // retainedFrameBuffer is given back once its frames are consumed.
 
 import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -135,6 +137,14 @@ func (s *frameScan) scan(b []byte, i int) int {
 	return -1
 }
 
+// most is the largest buffer doubling grows to: room for MaxFrameBytes of
+// whitespace, a frame of MaxFrameBytes and one read. Past it the buffer
+// grows only by what it must hold, so it never holds much more than the
+// bytes a frame may be looked for in.
+func (f *jsonFrames) most() int {
+	return int(min(2*f.max+minFrameRead, math.MaxInt))
+}
+
 // fill reads more of the stream into buf, moving the unconsumed bytes to
 // its front first, and returns by how much they moved.
 func (f *jsonFrames) fill() (shift int, ok bool) {
@@ -145,7 +155,7 @@ func (f *jsonFrames) fill() (shift int, ok bool) {
 		shift = f.start
 		n := len(f.buf) - f.start
 		if cap(f.buf)-n < minFrameRead {
-			grown := make([]byte, n, max(2*cap(f.buf), n+minFrameRead))
+			grown := make([]byte, n, max(min(2*cap(f.buf), f.most()), n+minFrameRead))
 			copy(grown, f.buf[f.start:])
 			f.buf = grown
 		} else {

@@ -223,3 +223,22 @@ func TestJSONFramesGiveBackHugeBuffers(t *testing.T) {
 	assert.LessOrEqual(t, cap(d.frames.buf), retainedFrameBuffer, fmt.Sprint("buffer kept: ", cap(d.frames.buf)))
 	assert.LessOrEqual(t, cap(d.parts.rest), retainedFrameBuffer)
 }
+
+// A frame is looked for in at most MaxFrameBytes of whitespace and is at
+// most MaxFrameBytes long; doubling the buffer must not hold twice that
+// again (a review found 4 times MaxFrameBytes before most).
+func TestJSONFramesBufferStaysNearTwiceTheLimit(t *testing.T) {
+	const max = 256 << 10
+	enc := newWireEncoder(rest.ContentTypeJSON)
+	p := partsPopulation(1)[0]
+	p.Annotations = map[string]string{"blob": ""}
+	p.Annotations["blob"] = strings.Repeat("x", max-len(enc.frame(t, watch.Added, p))-16)
+	frame := enc.frame(t, watch.Added, p)
+	require.LessOrEqual(t, len(frame), max)
+	stream := concat(bytes.Repeat([]byte(" "), max-1), frame)
+	f := &jsonFrames{r: &chunkReader{r: bytes.NewReader(stream), n: 4 << 10}, max: max}
+	got, ok := f.next()
+	require.True(t, ok, "a frame within the limits is read whole")
+	assert.Equal(t, bytes.TrimSpace(frame), got)
+	assert.LessOrEqual(t, cap(f.buf), 2*max+minFrameRead, "buffer held")
+}
