@@ -166,11 +166,8 @@ func readManagedFieldsEntry(raw []byte, open int, e *metav1.ManagedFieldsEntry) 
 			e.Time = &metav1.Time{Time: t.Local()} // as Time.UnmarshalJSON
 			return end, true
 		case mfFieldsV1:
-			if raw[m.value] != '{' {
-				return 0, false
-			}
-			end, ok := jsonValueEnd(raw, m.value)
-			if !ok || !json.Valid(raw[m.value:end]) {
+			end, ok := fieldsV1End(raw, m.value)
+			if !ok {
 				return 0, false
 			}
 			e.FieldsV1 = new(metav1.FieldsV1)
@@ -194,4 +191,91 @@ func plainJSONString(raw []byte, i int) (string, int, bool) {
 		return "", 0, false
 	}
 	return string(raw[i+1 : end]), end + 1, true
+}
+
+// fieldsV1End returns the index just past the JSON object that opens at
+// raw[i], when it is valid JSON; false when it is not, or is no object.
+func fieldsV1End(raw []byte, i int) (int, bool) {
+	if raw[i] != '{' {
+		return 0, false
+	}
+	if end, ok := objectsOfObjectsEnd(raw, i); ok {
+		return end, true
+	}
+	end, ok := jsonValueEnd(raw, i)
+	return end, ok && json.Valid(raw[i:end])
+}
+
+// maxPlainDepth bounds the nesting objectsOfObjectsEnd reads (encoding/json
+// refuses more than 10,000 levels; a fieldsV1 document has a few).
+const maxPlainDepth = 100
+
+// objectsOfObjectsEnd returns the index just past the object that opens
+// at raw[i] when every member's value in it is again such an object, and
+// every key a string of printable ASCII whose escapes are among \", \\,
+// \/, \b, \f, \n, \r and \t: a fieldsV1 document's shape, valid JSON
+// (a subset of its grammar). false says nothing about other values: it is
+// a quick check for the usual document, in one pass, where json.Valid's
+// scanner takes several times longer.
+func objectsOfObjectsEnd(raw []byte, i int) (int, bool) {
+	depth := 0
+	for { // i is at a value, which must open an object
+		if i >= len(raw) || raw[i] != '{' || depth == maxPlainDepth {
+			return 0, false
+		}
+		depth++
+		i = skipJSONSpace(raw, i+1)
+		if i < len(raw) && raw[i] != '}' {
+			if i = plainKeyMember(raw, i); i < 0 {
+				return 0, false
+			}
+			continue
+		}
+		for { // raw[i] closes an object
+			if i >= len(raw) || raw[i] != '}' {
+				return 0, false
+			}
+			if depth--; depth == 0 {
+				return i + 1, true
+			}
+			i = skipJSONSpace(raw, i+1)
+			if i < len(raw) && raw[i] == ',' {
+				if i = plainKeyMember(raw, skipJSONSpace(raw, i+1)); i < 0 {
+					return 0, false
+				}
+				break
+			}
+		}
+	}
+}
+
+// plainKeyMember reads a member's key at raw[i] and its colon, and
+// returns the index of its value; -1 when the key is not a string as
+// objectsOfObjectsEnd takes them, or no colon follows.
+func plainKeyMember(raw []byte, i int) int {
+	if i >= len(raw) || raw[i] != '"' {
+		return -1
+	}
+	for i++; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c == '"':
+			i = skipJSONSpace(raw, i+1)
+			if i >= len(raw) || raw[i] != ':' {
+				return -1
+			}
+			return skipJSONSpace(raw, i+1)
+		case c == '\\':
+			if i++; i >= len(raw) {
+				return -1
+			}
+			switch raw[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			default:
+				return -1
+			}
+		case c < 0x20 || c > 0x7e:
+			return -1
+		}
+	}
+	return -1
 }
