@@ -102,7 +102,8 @@ func readManagedFields(raw []byte) ([]metav1.ManagedFieldsEntry, bool) {
 			if skipJSONSpace(raw, i+1) != len(raw) {
 				return nil, false
 			}
-			// Its own exact size: encoding/json's would be at least four.
+			// Off the stack, at its exact size, as encoding/json's (it
+			// grows a slice from empty one element at a time).
 			return append([]metav1.ManagedFieldsEntry(nil), entries...), true
 		case ',':
 			i = skipJSONSpace(raw, i+1)
