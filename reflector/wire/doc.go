@@ -71,9 +71,10 @@
 //   - A JSON watch of pods whose parts are shared (Options.ShareParts)
 //     reads each frame whole, its end found by counting brackets, so that
 //     a pod's parts can be cut out of its bytes before encoding/json
-//     decodes the rest (json_frames.go, json_parts.go); a frame of any
-//     other shape, and every frame after it, goes through the json.Decoder
-//     as above.
+//     decodes the rest (json_frames.go, json_parts.go); its managedFields
+//     are cut out too and read by hand when they have the API server's
+//     shape (json_managed_fields_decode.go). A frame of any other shape,
+//     and every frame after it, goes through the json.Decoder as above.
 //
 // Frames are bounded (rest.Config.MaxFrameBytes). A frame that is too large or
 // malformed ends the watch with a final watch.Error event and a *FrameError

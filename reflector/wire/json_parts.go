@@ -5,8 +5,9 @@ package wire
 // and json_frames.go, and their hooks (the parts and frames fields of
 // jsonEventDecoder and their uses in decodeObjectValue, Next and Offset;
 // the jd parameter of decodeListWith; newJSONPartsDecoder's two calls in
-// listerwatcher.go), and the package is still correct, only slower: every
-// pod is then decoded whole by encoding/json.
+// listerwatcher.go; json_managed_fields_decode.go goes with them), and the
+// package is still correct, only slower: every pod is then decoded whole by
+// encoding/json.
 //
 // Why it pays: encoding/json is most of what a JSON event costs, and the
 // pods of one template carry the same containers, volumes, tolerations,
@@ -67,6 +68,9 @@ type jsonPartsDecoder struct {
 	rest  []byte // a pod's bytes without its parts; reused
 	items []span // a list's items; reused
 	parts [numParts]span
+	// managed is the span of the metadata's managedFields when they are
+	// cut out too (json_managed_fields_decode.go).
+	managed span
 }
 
 // newJSONPartsDecoder returns the decoder for t's objects, or nil when
@@ -100,6 +104,9 @@ func (d *jsonPartsDecoder) splitPod(raw []byte, p *corev1.Pod) (partSet, bool) {
 	if !d.cut(raw) || json.Unmarshal(d.rest, d.skip.jsonInto(p)) != nil {
 		return 0, false
 	}
+	if s := d.managed; s.end != 0 && !decodeManagedFields(s.of(raw), &p.ManagedFields) {
+		return 0, false
+	}
 	var hits partSet
 	for id := range numParts {
 		s := d.parts[id]
@@ -123,7 +130,7 @@ func (d *jsonPartsDecoder) splitPod(raw []byte, p *corev1.Pod) (partSet, bool) {
 // values in d.parts. false: raw is not a pod whose parts can be cut out
 // (see the file's doc).
 func (d *jsonPartsDecoder) cut(raw []byte) bool {
-	d.parts = [numParts]span{}
+	d.parts, d.managed = [numParts]span{}, span{}
 	open := skipJSONSpace(raw, 0)
 	if open >= len(raw) || raw[open] != '{' {
 		return false
@@ -177,6 +184,11 @@ func (d *jsonPartsDecoder) cutObject(raw []byte, m jsonMember, rest *[]byte, fir
 				return end, true
 			case foldsTo(m.key, name): // a repeat, or another case
 				return 0, false
+			}
+		}
+		if first == 0 {
+			if cut, ok := d.cutManagedFields(m, end); cut || !ok {
+				return end, ok
 			}
 		}
 		*rest = append(appendMemberSep(*rest), raw[m.start:end]...)
