@@ -132,7 +132,8 @@ func TestComponentsAtOneIteration(t *testing.T) {
 		"label index build 100k (ours: UseLabelIndex; client-go: AddIndexers)", "label index heap per pod 100k",
 		"write client create, json (server included)", "write client update, json (server included)",
 		"write client get, json (server included)", "write client update allocs, json (server included)",
-		"work queue heap per backlog item, 100k keys (why: docs/controller.md, What the table costs)"} {
+		"work queue heap per backlog item, 100k keys (why: docs/controller.md, What the table costs)",
+		"heap per cached configmap 2k protobuf (synced)", "heap per cached node 2k protobuf (after churn)"} {
 		f := r.byName[name]
 		require.NotNil(t, f, name)
 		assert.Greater(t, f.Ours, 0.0, name)
@@ -154,6 +155,23 @@ PASS`)
 	assert.Equal(t, 834.9, cpu.Ours)
 	assert.Equal(t, 1894.0, cpu.ClientGo)
 	assert.Equal(t, 8.79, r.byName["pipeline alloc per event, 1 handler (decoding excluded)"].ClientGo)
+}
+
+// The heap rows read two metrics whose units share a prefix.
+func TestParseBenchKindHeap(t *testing.T) {
+	out := []byte(`BenchmarkCachedKindHeap/kind=nodes/enc=protobuf/impl=informer-2   1   1508927083 ns/op   3448 B/obj   3984 B/obj-churned
+BenchmarkCachedKindHeap/kind=nodes/enc=protobuf/impl=client-go-2  1   1079930256 ns/op   8147 B/obj   8209 B/obj-churned
+BenchmarkCachedKindHeap/kind=nodes/enc=json/impl=informer-2       1   2479728115 ns/op   3492 B/obj   3985 B/obj-churned`)
+	r := newResults()
+	parseBench(out, kindHeapRows("node"), r)
+	r.finish()
+	synced, churned := r.byName["heap per cached node 2k protobuf (synced)"], r.byName["heap per cached node 2k protobuf (after churn)"]
+	require.NotNil(t, synced)
+	require.NotNil(t, churned)
+	assert.Equal(t, []float64{3448}, synced.OursRounds)
+	assert.Equal(t, []float64{8147}, synced.ClientGoRounds)
+	assert.Equal(t, []float64{3984}, churned.OursRounds)
+	assert.Equal(t, []float64{8209}, churned.ClientGoRounds)
 }
 
 func TestMedianPercentileThin(t *testing.T) {

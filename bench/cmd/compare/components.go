@@ -76,6 +76,23 @@ var componentBenches = []componentBench{
 		{"BenchmarkLabelIndexBuild/objects=100000", "ns/op", "label index build 100k (ours: UseLabelIndex; client-go: AddIndexers)", "ms", "lower", 1e-6},
 		{"BenchmarkLabelIndexBuild/objects=100000", "index-B/pod", "label index heap per pod 100k", "B", "lower", 1},
 	}},
+	// The kinds besides Pods (internal/realobj), 2,000 of each, protobuf
+	// (the typed clients' default); the figures are deterministic to a
+	// few bytes, so one iteration a round.
+	{pattern: "^BenchmarkCachedKindHeap$/^kind=(configmaps|secrets|deployments|replicasets|nodes)$/^enc=protobuf$", quick: "1x", all: "1x",
+		rows: kindHeapRows("configmap", "secret", "deployment", "replicaset", "node")},
+}
+
+// kindHeapRows are BenchmarkCachedKindHeap's two figures for each kind.
+func kindHeapRows(kinds ...string) []componentRow {
+	var rows []componentRow
+	for _, kind := range kinds {
+		sub := "BenchmarkCachedKindHeap/kind=" + kind + "s/enc=protobuf"
+		rows = append(rows,
+			componentRow{sub, "B/obj", "heap per cached " + kind + " 2k protobuf (synced)", "B", "lower", 1},
+			componentRow{sub, "B/obj-churned", "heap per cached " + kind + " 2k protobuf (after churn)", "B", "lower", 1})
+	}
+	return rows
 }
 
 // componentRun is one run of a benchmark binary: one side of one group.

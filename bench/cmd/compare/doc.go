@@ -36,8 +36,9 @@
 // component benchmarks of this module (components.go): the pipeline from
 // decoded objects (decoding excluded), writes and read p99 with paced
 // readers, the selector against a full scan and with an index on both
-// sides, the label index's build time and heap, the write client, and
-// the work queue's bytes per backlog item.
+// sides, the label index's build time and heap, the write client, the
+// work queue's bytes per backlog item, and the heap per cached ConfigMap,
+// Secret, Deployment, ReplicaSet and Node, synced and after a churn.
 //
 // The backlog is held by the server encoded and ready (fakeapi's
 // HoldWatches) and released at once, so that its drain is the informer's
