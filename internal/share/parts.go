@@ -22,6 +22,16 @@ package share
 // field order, an unknown field, a non-canonical quantity) is not fooled,
 // only missed: its bytes are decoded as before.
 //
+// Found by its bytes: rendering a kept value to compare it costs about as
+// much as decoding the bytes would (a container's resource lists are maps,
+// whose keys the generated Marshal sorts and whose quantities it formats
+// anew each time). So the first time a value is found, its entry keeps the
+// bytes it was found by (valueEntry.raw), which are its rendering: later
+// lookups compare the bytes they are given with those, in full, and never
+// render the value again. A value that is never found so keeps no bytes,
+// as values decoded from JSON: only values a protobuf decoder takes more
+// than once pay for them, charged to the budget with the value.
+//
 // Why it is safe: the table keeps a value only from Share, after the
 // decoder interned its strings, and nothing writes to a kept value any
 // more; a pod that takes one must not walk it again (the decoder hides it
@@ -240,7 +250,9 @@ func (part Part) kind() uint64 {
 }
 
 // keptAs sets *dst to the slice kept under h when it renders as raw.
-// Callers hold mu.
+// The first time it does, the entry keeps raw, its rendering, and is
+// found by comparing bytes from then on (valueEntry.raw). Callers hold
+// mu.
 func keptAs[E any, P interface {
 	*E
 	message
@@ -250,14 +262,24 @@ func keptAs[E any, P interface {
 		return false
 	}
 	kept, ok := get[[]E, sliceHolder[E]](e.ref)
-	if !ok || !rendersAs[E, P](t, kind, kept, raw) {
+	if !ok || !rendersAs[E, P](t, kind, h, kept, raw) {
 		return false
+	}
+	*dst = kept
+	keep := e.raw == nil
+	if keep {
+		e.raw = bytes.Clone(raw)
+		e.cost += int32(len(raw))
 	}
 	if e.hits < maxHits {
 		e.hits++
-		t.vals[h] = e
+	} else if !keep {
+		return true // no write: this runs for most parts of most pods
 	}
-	*dst = kept
+	t.vals[h] = e
+	if keep {
+		t.makeRoom(len(raw)) // last: it may age e out, which is fine
+	}
 	return true
 }
 

@@ -52,8 +52,13 @@ type stringEntry struct {
 
 // valueEntry is one kept map, slice or byte slice, held weakly (weak.go).
 type valueEntry struct {
-	ref  ref
-	cost int32 // bytes charged to the budget
+	ref ref
+	// raw is the value's rendering (render), kept once FindPart has found
+	// the value by those bytes: it is then found again by comparing them,
+	// not by rendering the value (parts.go, "Found by its bytes"). nil for
+	// a value never found so, and for maps and byte slices.
+	raw  []byte
+	cost int32 // bytes charged to the budget, raw's included
 	hits uint8
 }
 
