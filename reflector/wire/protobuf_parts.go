@@ -70,8 +70,8 @@ const (
 	partMaxBytes = 16 << 10
 	partBudget   = 1 << 20 // bytes of parts kept at once, at most
 
-	partMissRun    = 64 // misses in a row past which few found parts are kept (keepsFound)
-	partMissSample = 16
+	partMissRun = 64 // misses in a row of one part past which few of its values are kept (keeps)
+	partSample  = 16 // then one value in partSample is kept
 )
 
 // partID names one part of a pod: a field of its metadata or of its spec.
@@ -120,8 +120,10 @@ type partsCache struct {
 	slots []partEntry // partSlots entries, allocated on first use
 	next  []uint8     // per bucket, the way the next new part takes
 	held  int         // bytes of raw held by the slots
-	// misses counts the lookups in the slots that missed since one hit.
-	misses int
+	// misses counts, per part, its lookups in the slots that missed since
+	// one found (keeps); skipped, its values not kept since one was.
+	misses  [numParts]int
+	skipped [numParts]uint8
 }
 
 type partEntry struct {
@@ -143,32 +145,45 @@ func (c *partsCache) find(id partID, raw []byte) (any, bool) {
 	b := c.bucket(id, raw)
 	for i := range b {
 		if e := &b[i]; e.id == id && e.raw != nil && bytes.Equal(e.raw, raw) {
-			c.misses = 0
+			c.misses[id] = 0
 			if e.owner != nil {
 				e.value, e.owner = partOf(e.owner, id), nil
 			}
 			return e.value, true
 		}
 	}
-	c.misses++
+	c.misses[id]++
 	return nil, false
 }
 
-// keepsFound says whether a part found in the table is kept in the slots
-// too. Pods in template order find their parts in the slots, which only
-// compare bytes, where the table renders its value to compare: the first
-// pod of a template keeps what it found. In random order the slots miss
-// almost every part, and keeping each would only copy its bytes: past
-// partMissRun misses in a row, one in partMissSample is kept, so that a
-// return to template order is seen.
-func (c *partsCache) keepsFound() bool {
-	return c.misses < partMissRun || c.misses%partMissSample == 0
+// keeps says whether a value of part id that the slots missed (found in
+// the table, or decoded) is kept in the slots. Pods in template order
+// find their parts in the slots, which are the cheapest to look in: the
+// first pod of a template keeps what it found or decoded, and the next
+// ones find it. In random order (a churn) the next pod of a template comes
+// after its values were pushed out, and a part that is each pod's own
+// (annotations stamped per write) is never found again in any order:
+// keeping those values would only copy their bytes and push out values
+// that do repeat. So past partMissRun misses in a row of one part, one
+// value of it in partSample is kept, so that a return to template order
+// is seen (the next pods of that value's template find it). The count is
+// per part: in a churn, the parts every pod shares (a security context)
+// are found, and that says nothing of annotations. (Containers, in a
+// churn over a thousand templates, are found in the slots now and then,
+// by chance, which is enough to keep them all; the table finds the
+// others at about the cost of the slots.)
+func (c *partsCache) keeps(id partID) bool {
+	if c.misses[id] < partMissRun {
+		return true
+	}
+	c.skipped[id]++
+	return c.skipped[id]%partSample == 0
 }
 
 // take returns the value of part id whose bytes are raw, for p: the one
 // kept for equal bytes (hit), else what decode makes of raw, which it
-// keeps as p's. decode is the format's: the cache holds the parts of one
-// decoder, so of one format.
+// keeps as p's (when keeps says so). decode is the format's: the cache
+// holds the parts of one decoder, so of one format.
 func (c *partsCache) take(id partID, raw []byte, p *corev1.Pod, decode func(partID, []byte) (any, error)) (v any, hit bool, err error) {
 	if v, ok := c.find(id, raw); ok {
 		return v, true, nil
@@ -176,7 +191,9 @@ func (c *partsCache) take(id partID, raw []byte, p *corev1.Pod, decode func(part
 	if v, err = decode(id, raw); err != nil {
 		return nil, false, err
 	}
-	c.keep(id, raw, v, p)
+	if c.keeps(id) {
+		c.keep(id, raw, v, p)
+	}
 	return v, false, nil
 }
 
@@ -276,7 +293,7 @@ func (c *partsCache) parts(p *corev1.Pod, msg []byte, spans []span, first partID
 		}
 		if c.table != nil && c.table.FindPodPart(partPath(id), raw, p) {
 			hits |= 1 << id
-			if c.keepsFound() {
+			if c.keeps(id) {
 				c.keep(id, raw, partOf(p, id), nil)
 			}
 			continue
@@ -285,7 +302,9 @@ func (c *partsCache) parts(p *corev1.Pod, msg []byte, spans []span, first partID
 		if err != nil {
 			return 0, false
 		}
-		c.keep(id, raw, v, p)
+		if c.keeps(id) {
+			c.keep(id, raw, v, p)
+		}
 		setPart(p, id, v)
 	}
 	return hits, true
