@@ -26,8 +26,9 @@ package wire
 // its rendering equals the bytes in full; a map of labels is found by its
 // entries, and taken only when it holds those and no other). A part found
 // there is neither decoded nor rendered again by the table's own walk: it
-// is hidden from interning and sharing, as a part taken from the cache. A
-// part found nowhere is decoded, and Share keeps it after interning, under
+// is hidden from interning and sharing, as a part taken from the cache;
+// nor is it copied into the cache (keeps says why). A part found nowhere
+// is decoded, and Share keeps it after interning, under
 // the hash of those same bytes, for the next pod of its template whatever
 // the order. BenchmarkWatchDecodePartsChurn measures that regime.
 //
@@ -156,22 +157,23 @@ func (c *partsCache) find(id partID, raw []byte) (any, bool) {
 	return nil, false
 }
 
-// keeps says whether a value of part id that the slots missed (found in
-// the table, or decoded) is kept in the slots. Pods in template order
-// find their parts in the slots, which are the cheapest to look in: the
-// first pod of a template keeps what it found or decoded, and the next
-// ones find it. In random order (a churn) the next pod of a template comes
-// after its values were pushed out, and a part that is each pod's own
-// (annotations stamped per write) is never found again in any order:
-// keeping those values would only copy their bytes and push out values
-// that do repeat. So past partMissRun misses in a row of one part, one
-// value of it in partSample is kept, so that a return to template order
-// is seen (the next pods of that value's template find it). The count is
-// per part: in a churn, the parts every pod shares (a security context)
-// are found, and that says nothing of annotations. (Containers, in a
-// churn over a thousand templates, are found in the slots now and then,
-// by chance, which is enough to keep them all; the table finds the
-// others at about the cost of the slots.)
+// keeps says whether a part the slots missed, and that was decoded, is
+// kept in the slots. Pods in template order find their parts in the
+// slots: the first pod of a template keeps what it decoded, and the next
+// ones find it. A part that is each pod's own (annotations stamped per
+// write) is never found again, in any order: keeping its values would
+// only copy their bytes and push out values that do repeat. So past
+// partMissRun misses in a row of one part, one value of it in partSample
+// is kept, so that values that repeat again are seen (the next pods find
+// the one kept). The count is per part: the parts every pod shares (a
+// security context) are found, and that says nothing of annotations.
+//
+// A part found in the share table is not kept in the slots at all: the
+// table keeps the bytes it found a value by, and finds it again by them
+// at about the slots' cost (a lock, a map lookup, and for a map of labels
+// its entries looked up), while a copy in the slots costs its bytes and
+// pushes out another part. In random order (a churn over a thousand
+// templates) each copy would be pushed out unread.
 func (c *partsCache) keeps(id partID) bool {
 	if c.misses[id] < partMissRun {
 		return true
@@ -292,10 +294,9 @@ func (c *partsCache) parts(p *corev1.Pod, msg []byte, spans []span, first partID
 			continue
 		}
 		if c.table != nil && c.table.FindPodPart(partPath(id), raw, p) {
+			// Not kept in the slots too: the table finds it again by its
+			// bytes at about their cost (keeps says why).
 			hits |= 1 << id
-			if c.keeps(id) {
-				c.keep(id, raw, partOf(p, id), nil)
-			}
 			continue
 		}
 		v, err := decodePart(id, raw)
