@@ -219,4 +219,16 @@ func TestFindPartKeepsTheBytesItFoundAValueBy(t *testing.T) {
 	twin := decoded(&tbl, realpod.New(1)) // the same template
 	tbl.Share(twin)
 	assert.Same(t, &p.Spec.Containers[0], &twin.Spec.Containers[0], "Share compares with the kept bytes too")
+
+	// Labels too: found by their entries once, then by those bytes.
+	labels := wireField(t, &p.ObjectMeta, 11)
+	require.True(t, tbl.FindPart(Labels, labels, &q))
+	tbl.lock()
+	lh, ok := tbl.mapHash(labels)
+	require.True(t, ok)
+	assert.Equal(t, labels, tbl.vals[lh].raw)
+	tbl.mu.Unlock()
+	var u corev1.Pod
+	require.True(t, tbl.FindPart(Labels, labels, &u))
+	assert.Equal(t, mapID(p.Labels), mapID(u.Labels))
 }
