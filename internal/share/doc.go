@@ -61,9 +61,10 @@
 // and takes the kept value instead of decoding them: in a random-order
 // churn, where its own window of recent parts has forgotten the template,
 // each pod after a template's first is then neither decoded nor rendered
-// twice (once to be found, once to compare), only rendered once, to
-// compare with the bytes in full (a map: its entries looked up). parts.go
-// says why the value taken is the one decoding would give.
+// twice (once to be found, once to compare): the first time a value is
+// found, its rendering is compared with the bytes in full and kept, and
+// later pods' bytes are compared with that (a map: its entries looked
+// up). parts.go says why the value taken is the one decoding would give.
 //
 // # Bounded, and not fooled by arrival order
 //

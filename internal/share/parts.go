@@ -22,6 +22,21 @@ package share
 // field order, an unknown field, a non-canonical quantity) is not fooled,
 // only missed: its bytes are decoded as before.
 //
+// Found by its bytes: rendering a kept value to compare it costs about as
+// much as decoding the bytes would (a container's resource lists are maps,
+// whose keys the generated Marshal sorts and whose quantities it formats
+// anew each time). So the first time a value is found, its entry keeps the
+// bytes it was found by (valueEntry.raw), which are its rendering: later
+// lookups compare the bytes they are given with those, in full, and never
+// render the value again. A map of labels keeps its bytes too: mapEntries
+// accepts its entries in one order only (the keys increasing), so bytes
+// equal to those it was found by hold the same entries, and its entries
+// are no longer looked up one by one. (A map found both as labels and as
+// a node selector is found by the bytes of the first only, whose field
+// key differs: under the other it is decoded, as if not kept.) A value that is never found so keeps no bytes,
+// as values decoded from JSON: only values a protobuf decoder takes more
+// than once pay for them, charged to the budget with the value.
+//
 // Why it is safe: the table keeps a value only from Share, after the
 // decoder interned its strings, and nothing writes to a kept value any
 // more; a pod that takes one must not walk it again (the decoder hides it
@@ -135,19 +150,24 @@ func (t *Table) keptMapAs(h uint64, raw []byte, dst *map[string]string) bool {
 	if !ok {
 		return false
 	}
-	n := 0
-	if !mapEntries(raw, func(k, v []byte) bool {
-		n++
-		kv, ok := kept[string(k)]
-		return ok && kv == string(v)
-	}) || n != len(kept) {
-		return false
-	}
-	if e.hits < maxHits {
-		e.hits++
-		t.vals[h] = e
+	if e.raw != nil {
+		// raw's entries, in the one order mapEntries accepts, were found
+		// to be kept's: equal bytes hold the same entries.
+		if !bytes.Equal(e.raw, raw) {
+			return false
+		}
+	} else {
+		n := 0
+		if !mapEntries(raw, func(k, v []byte) bool {
+			n++
+			kv, ok := kept[string(k)]
+			return ok && kv == string(v)
+		}) || n != len(kept) {
+			return false
+		}
 	}
 	*dst = kept
+	t.found(h, e, raw)
 	return true
 }
 
@@ -240,7 +260,9 @@ func (part Part) kind() uint64 {
 }
 
 // keptAs sets *dst to the slice kept under h when it renders as raw.
-// Callers hold mu.
+// The first time it does, the entry keeps raw, its rendering, and is
+// found by comparing bytes from then on (valueEntry.raw). Callers hold
+// mu.
 func keptAs[E any, P interface {
 	*E
 	message
@@ -250,15 +272,31 @@ func keptAs[E any, P interface {
 		return false
 	}
 	kept, ok := get[[]E, sliceHolder[E]](e.ref)
-	if !ok || !rendersAs[E, P](t, kind, kept, raw) {
+	if !ok || !rendersAs[E, P](t, kind, h, kept, raw) {
 		return false
+	}
+	*dst = kept
+	t.found(h, e, raw)
+	return true
+}
+
+// found counts a find of e, the entry under h, by raw, and has e keep raw
+// the first time. Callers hold mu.
+func (t *Table) found(h uint64, e valueEntry, raw []byte) {
+	keep := e.raw == nil
+	if keep {
+		e.raw = bytes.Clone(raw)
+		e.cost += int32(len(raw))
 	}
 	if e.hits < maxHits {
 		e.hits++
-		t.vals[h] = e
+	} else if !keep {
+		return // no write: this runs for most parts of most pods
 	}
-	*dst = kept
-	return true
+	t.vals[h] = e
+	if keep {
+		t.makeRoom(len(raw)) // last: it may age e out, which is fine
+	}
 }
 
 // keptPtrAs is keptAs for a pointer to a struct (ptr keeps it as a

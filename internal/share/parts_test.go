@@ -177,3 +177,58 @@ func TestFindPodPartNamesEachPartByItsFieldNumbers(t *testing.T) {
 	require.True(t, tbl.FindPodPart([2]int32{2, 2}, raw, &q))
 	assert.Same(t, &p.Spec.Containers[0], &q.Spec.Containers[0])
 }
+
+// The first time a value is found by its bytes, its entry keeps them (and
+// charges them to the budget), and it is found from then on by comparing
+// bytes with those, in full: bytes that differ from them in one byte, under
+// the same hash (forced here), find nothing, and Share still finds the
+// value for an equal slice. A value that was never found so keeps none.
+func TestFindPartKeepsTheBytesItFoundAValueBy(t *testing.T) {
+	var tbl Table
+	p := decoded(&tbl, realpod.New(0))
+	tbl.Share(p)
+	raw := wireContainers(t, p)
+	h := tbl.sliceHash(sliceContainers, raw)
+	tbl.lock()
+	assert.Nil(t, tbl.vals[h].raw, "kept by Share alone: no bytes")
+	tbl.mu.Unlock()
+
+	before := tbl.Stats().Bytes
+	var q corev1.Pod
+	require.True(t, tbl.FindPart(Containers, raw, &q))
+	assert.Equal(t, before+len(raw), tbl.Stats().Bytes, "the bytes are charged")
+	tbl.lock()
+	e := tbl.vals[h]
+	tbl.mu.Unlock()
+	require.Equal(t, raw, e.raw, "the bytes it was found by")
+	assert.NotSame(t, &raw[0], &e.raw[0], "a copy: the caller's buffer is reused")
+
+	var r corev1.Pod
+	require.True(t, tbl.FindPart(Containers, raw, &r), "found again, by its bytes")
+	assert.Same(t, &p.Spec.Containers[0], &r.Spec.Containers[0])
+	assert.Equal(t, before+len(raw), tbl.Stats().Bytes, "charged once")
+
+	hostile := append([]byte(nil), raw...)
+	hostile[len(hostile)-1] ^= 1
+	tbl.lock()
+	var s corev1.Pod
+	assert.False(t, tbl.findPart(Containers, hostile, &s, h), "one byte off, under the kept value's hash")
+	tbl.mu.Unlock()
+	assert.Nil(t, s.Spec.Containers)
+
+	twin := decoded(&tbl, realpod.New(1)) // the same template
+	tbl.Share(twin)
+	assert.Same(t, &p.Spec.Containers[0], &twin.Spec.Containers[0], "Share compares with the kept bytes too")
+
+	// Labels too: found by their entries once, then by those bytes.
+	labels := wireField(t, &p.ObjectMeta, 11)
+	require.True(t, tbl.FindPart(Labels, labels, &q))
+	tbl.lock()
+	lh, ok := tbl.mapHash(labels)
+	require.True(t, ok)
+	assert.Equal(t, labels, tbl.vals[lh].raw)
+	tbl.mu.Unlock()
+	var u corev1.Pod
+	require.True(t, tbl.FindPart(Labels, labels, &u))
+	assert.Equal(t, mapID(p.Labels), mapID(u.Labels))
+}

@@ -52,8 +52,14 @@ type stringEntry struct {
 
 // valueEntry is one kept map, slice or byte slice, held weakly (weak.go).
 type valueEntry struct {
-	ref  ref
-	cost int32 // bytes charged to the budget
+	ref ref
+	// raw is the value's rendering (render), kept once FindPart has found
+	// the value by those bytes: it is then found again by comparing them,
+	// not by rendering the value or looking its entries up (parts.go,
+	// "Found by its bytes"). nil for a value never found so, and for
+	// byte slices and maps of other types.
+	raw  []byte
+	cost int32 // bytes charged to the budget, raw's included
 	hits uint8
 }
 

@@ -159,8 +159,9 @@ func sharedSlice[E any, P interface {
 	}
 	key := t.key
 	// A struct takes about twice its protobuf bytes on the heap.
-	got := find[[]E, sliceHolder[E]](t, t.sliceHash(kind, key), s, 2*len(key), func(kept []E) bool {
-		return rendersAs[E, P](t, kind, kept, key)
+	h := t.sliceHash(kind, key)
+	got := find[[]E, sliceHolder[E]](t, h, s, 2*len(key), func(kept []E) bool {
+		return rendersAs[E, P](t, kind, h, kept, key)
 	})
 	return got, len(got) > 0 && &got[0] != &s[0]
 }
@@ -171,12 +172,16 @@ func (t *Table) sliceHash(kind uint64, key []byte) uint64 {
 	return salt(maphash.Bytes(t.seed, key), kindSlice+kind, len(key))
 }
 
-// rendersAs reports whether kept, a slice of call site kind, renders as
-// key, compared in full.
+// rendersAs reports whether kept, the slice of call site kind kept under
+// h, renders as key, compared in full: with the rendering the entry keeps
+// (valueEntry.raw), else with one made now. Callers hold mu.
 func rendersAs[E any, P interface {
 	*E
 	message
-}](t *Table, kind uint64, kept []E, key []byte) bool {
+}](t *Table, kind, h uint64, kept []E, key []byte) bool {
+	if raw := t.vals[h].raw; raw != nil {
+		return bytes.Equal(raw, key)
+	}
 	var ok bool
 	t.other, ok = render[E, P](t.other[:0], kind, kept)
 	return ok && bytes.Equal(t.other, key)

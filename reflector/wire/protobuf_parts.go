@@ -26,8 +26,9 @@ package wire
 // its rendering equals the bytes in full; a map of labels is found by its
 // entries, and taken only when it holds those and no other). A part found
 // there is neither decoded nor rendered again by the table's own walk: it
-// is hidden from interning and sharing, as a part taken from the cache. A
-// part found nowhere is decoded, and Share keeps it after interning, under
+// is hidden from interning and sharing, as a part taken from the cache;
+// nor is it copied into the cache (keeps says why). A part found nowhere
+// is decoded, and Share keeps it after interning, under
 // the hash of those same bytes, for the next pod of its template whatever
 // the order. BenchmarkWatchDecodePartsChurn measures that regime.
 //
@@ -70,8 +71,8 @@ const (
 	partMaxBytes = 16 << 10
 	partBudget   = 1 << 20 // bytes of parts kept at once, at most
 
-	partMissRun    = 64 // misses in a row past which few found parts are kept (keepsFound)
-	partMissSample = 16
+	partMissRun = 64 // misses in a row of one part past which few of its values are kept (keeps)
+	partSample  = 16 // then one value in partSample is kept
 )
 
 // partID names one part of a pod: a field of its metadata or of its spec.
@@ -120,8 +121,10 @@ type partsCache struct {
 	slots []partEntry // partSlots entries, allocated on first use
 	next  []uint8     // per bucket, the way the next new part takes
 	held  int         // bytes of raw held by the slots
-	// misses counts the lookups in the slots that missed since one hit.
-	misses int
+	// misses counts, per part, its lookups in the slots that missed since
+	// one found (keeps); skipped, its values not kept since one was.
+	misses  [numParts]int
+	skipped [numParts]uint8
 }
 
 type partEntry struct {
@@ -143,32 +146,46 @@ func (c *partsCache) find(id partID, raw []byte) (any, bool) {
 	b := c.bucket(id, raw)
 	for i := range b {
 		if e := &b[i]; e.id == id && e.raw != nil && bytes.Equal(e.raw, raw) {
-			c.misses = 0
+			c.misses[id] = 0
 			if e.owner != nil {
 				e.value, e.owner = partOf(e.owner, id), nil
 			}
 			return e.value, true
 		}
 	}
-	c.misses++
+	c.misses[id]++
 	return nil, false
 }
 
-// keepsFound says whether a part found in the table is kept in the slots
-// too. Pods in template order find their parts in the slots, which only
-// compare bytes, where the table renders its value to compare: the first
-// pod of a template keeps what it found. In random order the slots miss
-// almost every part, and keeping each would only copy its bytes: past
-// partMissRun misses in a row, one in partMissSample is kept, so that a
-// return to template order is seen.
-func (c *partsCache) keepsFound() bool {
-	return c.misses < partMissRun || c.misses%partMissSample == 0
+// keeps says whether a part the slots missed, and that was decoded, is
+// kept in the slots. Pods in template order find their parts in the
+// slots: the first pod of a template keeps what it decoded, and the next
+// ones find it. A part that is each pod's own (annotations stamped per
+// write) is never found again, in any order: keeping its values would
+// only copy their bytes and push out values that do repeat. So past
+// partMissRun misses in a row of one part, one value of it in partSample
+// is kept, so that values that repeat again are seen (the next pods find
+// the one kept). The count is per part: the parts every pod shares (a
+// security context) are found, and that says nothing of annotations.
+//
+// A part found in the share table is not kept in the slots at all: the
+// table keeps the bytes it found a value by, and finds it again by them
+// at about the slots' cost (a lock, a map lookup, and for a map of labels
+// its entries looked up), while a copy in the slots costs its bytes and
+// pushes out another part. In random order (a churn over a thousand
+// templates) each copy would be pushed out unread.
+func (c *partsCache) keeps(id partID) bool {
+	if c.misses[id] < partMissRun {
+		return true
+	}
+	c.skipped[id]++
+	return c.skipped[id]%partSample == 0
 }
 
 // take returns the value of part id whose bytes are raw, for p: the one
 // kept for equal bytes (hit), else what decode makes of raw, which it
-// keeps as p's. decode is the format's: the cache holds the parts of one
-// decoder, so of one format.
+// keeps as p's (when keeps says so). decode is the format's: the cache
+// holds the parts of one decoder, so of one format.
 func (c *partsCache) take(id partID, raw []byte, p *corev1.Pod, decode func(partID, []byte) (any, error)) (v any, hit bool, err error) {
 	if v, ok := c.find(id, raw); ok {
 		return v, true, nil
@@ -176,7 +193,9 @@ func (c *partsCache) take(id partID, raw []byte, p *corev1.Pod, decode func(part
 	if v, err = decode(id, raw); err != nil {
 		return nil, false, err
 	}
-	c.keep(id, raw, v, p)
+	if c.keeps(id) {
+		c.keep(id, raw, v, p)
+	}
 	return v, false, nil
 }
 
@@ -275,17 +294,18 @@ func (c *partsCache) parts(p *corev1.Pod, msg []byte, spans []span, first partID
 			continue
 		}
 		if c.table != nil && c.table.FindPodPart(partPath(id), raw, p) {
+			// Not kept in the slots too: the table finds it again by its
+			// bytes at about their cost (keeps says why).
 			hits |= 1 << id
-			if c.keepsFound() {
-				c.keep(id, raw, partOf(p, id), nil)
-			}
 			continue
 		}
 		v, err := decodePart(id, raw)
 		if err != nil {
 			return 0, false
 		}
-		c.keep(id, raw, v, p)
+		if c.keeps(id) {
+			c.keep(id, raw, v, p)
+		}
 		setPart(p, id, v)
 	}
 	return hits, true

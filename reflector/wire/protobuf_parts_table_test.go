@@ -122,3 +122,31 @@ func TestPartsFromTheShareTableDecodeAsTheGeneratedUnmarshal(t *testing.T) {
 	}, 10*time.Second, time.Millisecond)
 	d.stream(t, n, realpod.ChurnOrder(n, 3)) // checks each pod
 }
+
+// A part found in the share table is taken from it and not copied into
+// the parts cache's slots: the table finds it again by its bytes. A part
+// the table does not keep (annotations) is decoded and kept in the slots.
+func TestPartsFoundInTheTableAreNotCopiedIntoTheCache(t *testing.T) {
+	tbl := new(share.Table)
+	first := realpod.New(0)
+	tbl.Strings(first)
+	tbl.Share(first)
+	c := &partsCache{table: tbl}
+	var got corev1.Pod
+	raw := marshalPod(t, realpod.New(1)) // the same template
+	hits, ok := c.decodePod(raw, &got, false)
+	require.True(t, ok)
+	require.True(t, hits.has(partContainers), "found in the table")
+	assert.Same(t, &first.Spec.Containers[0], &got.Spec.Containers[0])
+	annotations := false
+	for _, e := range c.slots {
+		if e.raw != nil {
+			assert.False(t, hits.has(e.id), "part %d found in the table, and copied", e.id)
+			annotations = annotations || e.id == partAnnotations
+		}
+	}
+	assert.True(t, annotations, "annotations decoded and kept")
+	want, err := generated(raw, false)
+	require.NoError(t, err)
+	assert.True(t, apiequality.Semantic.DeepEqual(want, &got))
+}

@@ -286,3 +286,59 @@ func TestProtobufSkipsManagedFieldsOfAnyKind(t *testing.T) {
 	_, err = d.decode(raw[:len(raw)-3], &corev1.ConfigMap{})
 	assert.Error(t, err, "cut bytes are still refused")
 }
+
+// The slots stop copying the values of a part that they never find:
+// annotations stamped per write are never found again, and once they have
+// missed partMissRun times in a row only one in partSample is kept, while
+// containers, found by the next pods of their template, are all kept. A
+// part found again (annotations that repeat) is all kept again.
+func TestPartsCacheKeepsOnlyWhatIsFoundAgain(t *testing.T) {
+	c := new(partsCache)
+	decode := func(i int, stamp bool) partSet {
+		p := realpod.New(i)
+		if stamp {
+			p.Annotations["written-at"] = strconv.Itoa(i) // each pod's own
+		}
+		raw := marshalPod(t, p)
+		var got corev1.Pod
+		hits, ok := c.decodePod(raw, &got, false)
+		require.True(t, ok)
+		want, err := generated(raw, false)
+		require.NoError(t, err)
+		require.True(t, reflect.DeepEqual(want, &got), "pod %d differs", i)
+		return hits
+	}
+	kept := func(id partID) (n int) {
+		for _, e := range c.slots {
+			if e.raw != nil && e.id == id {
+				n++
+			}
+		}
+		return n
+	}
+
+	n := 100 * realpod.Replicas
+	hits := 0
+	for i := range n { // template order, annotations stamped
+		if decode(i, true).has(partContainers) {
+			hits++
+		}
+	}
+	assert.GreaterOrEqual(t, c.misses[partAnnotations], n, "annotations are never found")
+	assert.Less(t, c.misses[partContainers], realpod.Replicas, "containers are found")
+	assert.Equal(t, n-n/realpod.Replicas, hits, "by every pod but its template's first")
+	assert.LessOrEqual(t, kept(partAnnotations), partSlots/4, "few annotations copied")
+	// Pods whose annotations repeat (one pod's, again and again): within
+	// partSample misses one is kept, and every pod after finds it.
+	first := -1
+	for i := range 2 * partSample {
+		found := decode(n, false).has(partAnnotations)
+		if first < 0 && found {
+			first = i
+		}
+		assert.Equal(t, first >= 0, found, "pod %d", i)
+	}
+	assert.Positive(t, first)
+	assert.LessOrEqual(t, first, partSample)
+	assert.Zero(t, c.misses[partAnnotations])
+}
