@@ -373,3 +373,32 @@ func BenchmarkStrings(b *testing.B) {
 		batch = batch[:len(batch)-1]
 	}
 }
+
+// A shared pod's emptyDir size limits are in canonical form when Share
+// returns, even in a volume slice too large for the table to render
+// whole: printing one later (a handler, or render for another pod) then
+// only reads it, and never writes a value other goroutines hold.
+func TestShareLeavesEverySizeLimitCanonical(t *testing.T) {
+	var tbl Table
+	pod := &corev1.Pod{}
+	blob := strings.Repeat("x", 250)
+	for i := range 400 { // about 100 KB of volumes, past maxValue
+		q, err := resource.ParseQuantity("1024Mi")
+		require.NoError(t, err)
+		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{
+			Name:         fmt.Sprintf("v-%d-%s", i, blob),
+			VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &q}},
+		})
+	}
+	require.False(t, quantityPrinted(pod.Spec.Volumes[399].EmptyDir.SizeLimit), "parsed, not printed yet")
+	tbl.Share(pod)
+	for i, v := range pod.Spec.Volumes {
+		require.True(t, quantityPrinted(v.EmptyDir.SizeLimit), "volume %d", i)
+	}
+}
+
+// quantityPrinted reports whether q holds its printed form, which String
+// writes the first time.
+func quantityPrinted(q *resource.Quantity) bool {
+	return reflect.ValueOf(q).Elem().FieldByName("s").Len() > 0
+}

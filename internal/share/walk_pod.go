@@ -20,6 +20,9 @@ func (w walker) podTemplate(t *corev1.PodTemplateSpec) {
 }
 
 func (w walker) podSpec(s *corev1.PodSpec) {
+	if w.values {
+		canonicalSizeLimits(s.Volumes)
+	}
 	if slice(w, sliceVolumes, &s.Volumes) {
 		for i := range s.Volumes {
 			v := &s.Volumes[i]
@@ -156,5 +159,21 @@ func (w walker) containerStatus(c *corev1.ContainerStatus) {
 	}
 	if s := c.LastTerminationState.Terminated; s != nil {
 		str(w, &s.Reason)
+	}
+}
+
+// canonicalSizeLimits gives each emptyDir's size limit its canonical form
+// before the pod is handed on. A Quantity writes that form into itself
+// the first time it is printed or marshalled, and the table marshals kept
+// values to compare them (render), possibly on another pod's decode while
+// a handler reads this one: written here, while the pod is still the
+// decoder's own, every later print only reads it. A quantity in a map (a
+// ResourceList) is printed as a copy, so only pointers need it. It is the
+// whole slice, not what render reaches before maxValue stops it.
+func canonicalSizeLimits(vs []corev1.Volume) {
+	for i := range vs {
+		if d := vs[i].EmptyDir; d != nil && d.SizeLimit != nil {
+			_ = d.SizeLimit.String()
+		}
 	}
 }
