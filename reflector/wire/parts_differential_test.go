@@ -126,7 +126,7 @@ var jsonPodMutations = [][2]string{
 // documented leeway allows: nil and empty lists inside an element, a
 // quantity's representation; the count is logged.)
 func TestJSONPipelineSameWithPartsAndFramesOrWithout(t *testing.T) {
-	seeds, n := uint64(6), 300
+	seeds, n := uint64(2), 150
 	if testing.Short() {
 		seeds, n = 1, 100
 	}
@@ -187,7 +187,7 @@ func TestJSONPipelineSameWithPartsAndFramesOrWithout(t *testing.T) {
 // The same without interning and sharing: the parts decoder alone must
 // give exactly encoding/json's pod.
 func TestJSONPartsDecoderGivesEncodingJSONsPod(t *testing.T) {
-	seeds := uint64(6)
+	seeds := uint64(3)
 	if testing.Short() {
 		seeds = 2
 	}
@@ -387,7 +387,7 @@ func TestProtobufMutantsDecodeAsUnmarshal(t *testing.T) {
 	}
 	rnd := rand.New(rand.NewPCG(1, 2))
 	warm := &protoDecoder{parts: &partsCache{table: table}}
-	n, found := 20000, 0
+	n, found := 5000, 0
 	if testing.Short() {
 		n = 2000
 	}
@@ -419,7 +419,7 @@ func TestProtobufMutantsDecodeAsUnmarshal(t *testing.T) {
 func TestJSONStreamMutantsReadAsTheDecoderReads(t *testing.T) {
 	stream := jsonFrameStream(t, 6)
 	rnd := rand.New(rand.NewPCG(3, 4))
-	n := 600
+	n := 200
 	if testing.Short() {
 		n = 100
 	}
@@ -450,7 +450,7 @@ func TestJSONPodMutantsDecodeAsEncodingJSON(t *testing.T) {
 	}
 	raws = append(raws, marshalJSON(t, allPartsPod()))
 	warm := newJSONPartsTest(t, false)
-	n := 3000
+	n := 600
 	if testing.Short() {
 		n = 300
 	}
