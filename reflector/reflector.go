@@ -156,6 +156,13 @@ func (r *Reflector) wait(ctx context.Context, b backingOff) input {
 		case <-t.C:
 			return waitOver{}
 		case <-r.alarm:
+			// A tick due at the wait's own end (both timers fired, and
+			// select picks either at random) is left to the relist the
+			// wait leads to, which replaces what it would re-deliver: the
+			// same outcome whichever timer the runtime ran first.
+			if !time.Now().Before(end) {
+				return waitOver{}
+			}
 			if rf := r.serveResync(); rf != nil {
 				f := faultFrom(rf.e)
 				f.waitLeft = time.Until(end)
