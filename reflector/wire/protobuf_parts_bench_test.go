@@ -53,19 +53,7 @@ func BenchmarkWatchDecodeParts(b *testing.B) {
 }
 
 func benchDecodePath(b *testing.B, mediaType string, stream []byte, n int, drop, parts bool) {
-	tgt, err := newTarget(NewScheme(), podsResource.Kind, false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	tgt.strings = &share.Table{Budget: share.StringsBudget}
-	if drop {
-		tgt.dropManagedFields = true
-		tgt.jsonSkip = newJSONSkip(tgt.itemType, tgt.listType)
-	}
-	table := new(share.Table)
-	if parts {
-		tgt.parts = table
-	}
+	tgt, table := benchPodTarget(b, drop, parts)
 	b.SetBytes(int64(len(stream) / n))
 	b.ReportAllocs()
 	defer reportCPU(b)()
@@ -126,19 +114,7 @@ func BenchmarkListDecodeParts(b *testing.B) {
 }
 
 func benchDecodeList(b *testing.B, mediaType string, body []byte, n int, drop, parts bool) {
-	tgt, err := newTarget(NewScheme(), podsResource.Kind, false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	tgt.strings = &share.Table{Budget: share.StringsBudget}
-	if drop {
-		tgt.dropManagedFields = true
-		tgt.jsonSkip = newJSONSkip(tgt.itemType, tgt.listType)
-	}
-	table := new(share.Table)
-	if parts {
-		tgt.parts = table
-	}
+	tgt, table := benchPodTarget(b, drop, parts)
 	c := reuse.New(func(string) (runtime.Object, bool) { return nil, false })
 	lw := &ListerWatcher{opts: Options{Relist: c, Decoded: table.Share}}
 	b.ReportAllocs()
@@ -182,4 +158,24 @@ func BenchmarkWatchDecodePartsChurn(b *testing.B) {
 			})
 		}
 	}
+}
+
+// benchPodTarget is the pods target the decode benchmarks share: strings
+// interned, managedFields dropped when drop, parts found in the returned
+// share table when parts.
+func benchPodTarget(b *testing.B, drop, parts bool) (*target, *share.Table) {
+	tgt, err := newTarget(NewScheme(), podsResource.Kind, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tgt.strings = &share.Table{Budget: share.StringsBudget}
+	if drop {
+		tgt.dropManagedFields = true
+		tgt.jsonSkip = newJSONSkip(tgt.itemType, tgt.listType)
+	}
+	table := new(share.Table)
+	if parts {
+		tgt.parts = table
+	}
+	return tgt, table
 }
