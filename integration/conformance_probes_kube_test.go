@@ -303,13 +303,25 @@ func probeCRD(p *probeEnv) (string, string) {
 	_ = json.Unmarshal(created.Body, &status)
 	gadgets := "/apis/" + group + "/v1/namespaces/" + p.ns + "/gadgets"
 	// The real server serves the new resource moments after it answers.
-	served := waitUntil(10*time.Second, func() bool { return p.do(http.MethodGet, gadgets, nil, nil).Code == http.StatusOK })
+	served := waitUntil(convergeWithin, func() bool { return p.do(http.MethodGet, gadgets, nil, nil).Code == http.StatusOK })
+	// It may serve it as soon as the names are accepted, a moment before
+	// the CRD reports Established (True only then); a client waits for
+	// Established, as `kubectl wait --for condition=established` does.
 	var later struct {
 		Status struct {
 			Conditions []struct{ Type, Status string } `json:"conditions"`
 		} `json:"status"`
 	}
-	_ = json.Unmarshal(p.do(http.MethodGet, crdPath+"/gadgets."+group, nil, nil).Body, &later)
+	waitUntil(convergeWithin, func() bool {
+		later.Status.Conditions = nil
+		_ = json.Unmarshal(p.do(http.MethodGet, crdPath+"/gadgets."+group, nil, nil).Body, &later)
+		for _, c := range later.Status.Conditions {
+			if c.Type == "Established" {
+				return c.Status == "True"
+			}
+		}
+		return false
+	})
 	obj := p.do(http.MethodPost, gadgets, []byte(`{"apiVersion":"`+group+`/v1","kind":"Gadget","metadata":{"name":"g1"},"spec":{"size":3},"status":{"phase":"sent"}}`), nil)
 	var createdObj struct {
 		Metadata metav1.ObjectMeta `json:"metadata"`
@@ -339,7 +351,7 @@ func probeCRD(p *probeEnv) (string, string) {
 	}
 	// The real server publishes the schema moments after it serves the resource.
 	schema := strings.Join(reversed(strings.Split(group, ".")), ".") + ".v1.Gadget"
-	published := waitUntil(10*time.Second, func() bool {
+	published := waitUntil(convergeWithin, func() bool {
 		var doc struct {
 			Components struct {
 				Schemas map[string]json.RawMessage `json:"schemas"`

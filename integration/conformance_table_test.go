@@ -143,12 +143,32 @@ func (tb *conformanceTable) checkProbes(t *testing.T) {
 		known := knownDifferences[name]
 		switch {
 		case fake.Key != kube.Key && known == "":
-			t.Errorf("fakeapi differs from kube-apiserver on %q:\n  kube-apiserver: %s\n  fakeapi:        %s",
-				name, kube.Key, fake.Key)
+			t.Errorf("fakeapi differs from kube-apiserver on %q:\n  kube-apiserver: %s\n  fakeapi:        %s\n  differing parts: %s",
+				name, kube.Key, fake.Key, differingParts(kube.Key, fake.Key))
 		case fake.Key == kube.Key && known != "":
 			t.Errorf("probe %q is listed in knownDifferences but the servers now agree (%s): remove it", name, kube.Key)
 		}
 	}
+}
+
+// differingParts names the parts, separated by "; ", in which two probe
+// answers differ, so that the last line of a long log shows them.
+func differingParts(kube, fake string) string {
+	k, f := strings.Split(kube, "; "), strings.Split(fake, "; ")
+	var diff []string
+	for i := range max(len(k), len(f)) {
+		var kp, fp string
+		if i < len(k) {
+			kp = k[i]
+		}
+		if i < len(f) {
+			fp = f[i]
+		}
+		if kp != fp {
+			diff = append(diff, fmt.Sprintf("[kube-apiserver %q, fakeapi %q]", kp, fp))
+		}
+	}
+	return strings.Join(diff, " ")
 }
 
 // docMarkers delimit the generated part of docs/fakeapi.md.
