@@ -351,3 +351,93 @@ func TestNewRequiresExists(t *testing.T) {
 	_, err := New(Options{Identity: "a", Shards: 1, Group: &MemoryGroup{}, Queue: workqueue.New(workqueue.Options[string]{})})
 	require.ErrorIs(t, err, leaderelection.ErrInvalidConfig)
 }
+
+// holdLease writes rec into the group's lease name, as its holder would.
+func holdLease(t *testing.T, g *MemoryGroup, name, holder string) {
+	t.Helper()
+	store := g.Lock(name)
+	rec, err := store.Get(t.Context())
+	require.NoError(t, err)
+	next := leaderelection.Record{HolderIdentity: holder, LeaseDuration: leaderelection.DefaultLeaseDuration,
+		AcquireTime: time.Now(), RenewTime: time.Now()}
+	if rec == nil {
+		_, err = store.Create(t.Context(), next)
+	} else {
+		next.ResourceVersion = rec.ResourceVersion
+		_, err = store.Update(t.Context(), next)
+	}
+	require.NoError(t, err)
+}
+
+// A replica plans from one read of the group: who holds each shard is
+// what that List says, as for every replica planning at the same time,
+// not what each shard's elector saw at its own last read (up to a
+// RetryPeriod older). Here b holds shard s, which the plan would give a
+// if it were free, and a's elector has not read its lease yet: a must
+// want the other shard. Before, a planned as if s were free, wanted s
+// (held by b, so not taken) and left the other to b, whose fresh view
+// kept s: the other shard stayed free until a's elector read s again,
+// and in TestCoordinatorFleet a crashed replica's shards were taken
+// after LeaseDuration plus two or three RetryPeriods, not one.
+func TestPlanReadsHoldersFromOneList(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := &MemoryGroup{}
+		queue := workqueue.New(workqueue.Options[string]{})
+		defer queue.ShutDown()
+		c, err := New(Options{Identity: "a", Shards: 2, Group: g, Queue: queue, Exists: func(string) bool { return true }})
+		require.NoError(t, err)
+		s := slices.Index(Plan([]string{"", ""}, []string{"a", "b"}), "a") // the shard a would take if both were free
+		other := 1 - s
+		holdLease(t, g, c.memberLease("b"), "b")
+		holdLease(t, g, c.shardLease(s), "b")
+
+		c.plan(t.Context())
+		require.False(t, c.want[s].Load(), "a wants shard %d, which b holds", s)
+		require.True(t, c.want[other].Load(), "a leaves the free shard %d to b, which holds its share", other)
+	})
+}
+
+// A replica hands a shard over only once its plans have given it away
+// for a RetryPeriod: the time replicas may disagree on who is alive, as
+// each learns of a death or a join at its own next List. Here a holds
+// both shards and a member x is seen for a moment (as a dead member is
+// by a replica whose view lags): a keeps its shards; once x stays, a
+// hands one over, a RetryPeriod after the first plan that gave it away.
+// Before, a released the shard at once, and it stayed free until the
+// next plan gave it back to a.
+func TestHandOverWaitsARetryPeriod(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := &MemoryGroup{}
+		queue := workqueue.New(workqueue.Options[string]{})
+		defer queue.ShutDown()
+		c, err := New(Options{Identity: "a", Shards: 2, Group: g, Queue: queue, Exists: func(string) bool { return true }})
+		require.NoError(t, err)
+		holdLease(t, g, c.shardLease(0), "a")
+		holdLease(t, g, c.shardLease(1), "a")
+		require.Equal(t, time.Second*0, c.plan(t.Context())-leaderelection.DefaultRetryPeriod)
+		require.True(t, c.want[0].Load() && c.want[1].Load(), "a alone wants both")
+
+		given := slices.Index(Plan([]string{"a", "a"}, []string{"a", "x"}), "x")
+		holdLease(t, g, c.memberLease("x"), "x")
+		wait := c.plan(t.Context())
+		require.True(t, c.want[given].Load(), "a keeps shard %d on a plan seen once", given)
+		require.Equal(t, leaderelection.DefaultRetryPeriod, wait)
+
+		time.Sleep(time.Second)
+		holdLease(t, g, c.memberLease("x"), "") // x is gone after all
+		time.Sleep(time.Second)
+		c.plan(t.Context())
+		require.True(t, c.want[given].Load(), "the plan that gave shard %d away did not last", given)
+
+		holdLease(t, g, c.memberLease("x"), "x") // x is back, and stays
+		c.plan(t.Context())
+		require.True(t, c.want[given].Load(), "a plan seen once more starts the wait over")
+		time.Sleep(time.Second)
+		c.plan(t.Context())
+		require.True(t, c.want[given].Load(), "half a RetryPeriod")
+		time.Sleep(time.Second)
+		c.plan(t.Context())
+		require.False(t, c.want[given].Load(), "a RetryPeriod later shard %d goes to x", given)
+		require.True(t, c.want[1-given].Load(), "and a keeps the other")
+	})
+}
