@@ -74,6 +74,10 @@ type Coordinator struct {
 
 	// members judges the member leases; only the planner goroutine uses it.
 	members map[string]*leaderelection.Machine
+	// giving[i] is when the plans began to give shard i, held here, to
+	// another member; zero while they do not. Only the planner goroutine
+	// uses it.
+	giving []time.Time
 }
 
 // shardTerm is this replica's current term on one shard.
@@ -101,7 +105,8 @@ func New(opts Options) (*Coordinator, error) {
 	}
 	opts.Timing = timing.WithDefaults()
 	c := &Coordinator{opts: opts, want: make([]atomic.Bool, opts.Shards), shards: make([]shardTerm, opts.Shards),
-		parked: make([]map[string]struct{}, opts.Shards), members: map[string]*leaderelection.Machine{}}
+		parked: make([]map[string]struct{}, opts.Shards), members: map[string]*leaderelection.Machine{},
+		giving: make([]time.Time, opts.Shards)}
 	var err error
 	c.member, err = leaderelection.New(leaderelection.Options{Config: opts.Timing, ReleaseOnCancel: true,
 		Lock: opts.Group.Lock(c.memberLease(opts.Identity)), Logger: opts.Logger})
@@ -111,7 +116,7 @@ func New(opts Options) (*Coordinator, error) {
 	for i := range opts.Shards {
 		c.parked[i] = map[string]struct{}{}
 		e, err := leaderelection.New(leaderelection.Options{Config: opts.Timing, ReleaseOnCancel: true,
-			Lock: opts.Group.Lock(fmt.Sprintf("%s-shard-%d", opts.Name, i)), Want: c.want[i].Load, Logger: opts.Logger,
+			Lock: opts.Group.Lock(c.shardLease(i)), Want: c.want[i].Load, Logger: opts.Logger,
 			Callbacks: leaderelection.Callbacks{OnStartedLeading: func(ctx context.Context) { c.hold(ctx, i) }}})
 		if err != nil {
 			return nil, err
@@ -122,6 +127,8 @@ func New(opts Options) (*Coordinator, error) {
 }
 
 func (c *Coordinator) memberLease(id string) string { return c.opts.Name + "-member-" + id }
+
+func (c *Coordinator) shardLease(i int) string { return fmt.Sprintf("%s-shard-%d", c.opts.Name, i) }
 
 // Run holds this replica's membership and its shards until ctx ends; then
 // it stops the work on each shard, releases the shard leases and its
@@ -162,9 +169,14 @@ func (c *Coordinator) collect(emit func(*metrics.Desc, metrics.Sample)) {
 
 // plan reads the group once and sets, for each shard, whether this
 // replica should hold it, waking the shard's elector when that changed.
-// It returns when to plan again: after a RetryPeriod, or when a member
-// lease expires on our clock, if sooner, so that a dead replica's shards
-// are reassigned at once.
+// Who holds each shard is taken from that same read, not from what each
+// shard's elector saw at its own last read: one snapshot, so that two
+// replicas planning at the same moment see the same holders and agree on
+// who takes a free shard. A shard held here is handed over only once the
+// plans have given it away for a RetryPeriod (handOver). It returns when
+// to plan again: after a RetryPeriod, or when a member lease expires on
+// our clock, if sooner, so that a dead replica's shards are reassigned at
+// once.
 func (c *Coordinator) plan(ctx context.Context) time.Duration {
 	next := c.opts.Timing.RetryPeriod
 	rctx, cancel := context.WithTimeout(ctx, c.opts.Timing.RenewDeadline)
@@ -184,15 +196,42 @@ func (c *Coordinator) plan(ctx context.Context) time.Duration {
 		}
 	}
 	current := make([]string, len(c.electors))
-	for i, e := range c.electors {
-		current[i] = e.Holder()
+	for i := range current {
+		current[i] = recs[c.shardLease(i)].HolderIdentity // "" when free or absent
 	}
 	for i, owner := range Plan(current, live) {
-		if c.want[i].Swap(owner == c.opts.Identity) != (owner == c.opts.Identity) {
+		want := owner == c.opts.Identity
+		if !want && current[i] == c.opts.Identity {
+			var wait time.Duration
+			want, wait = c.handOver(now, i)
+			if want {
+				next = min(next, wait)
+			}
+		} else {
+			c.giving[i] = time.Time{}
+		}
+		if c.want[i].Swap(want) != want {
 			c.electors[i].Poke()
 		}
 	}
 	return next
+}
+
+// handOver is asked when the plan gives shard i, held here, to another
+// member. It says to keep the shard (and for how long at most) until the
+// plans have given it away for a RetryPeriod. Replicas learn that a member
+// joined or died each at its own next List, up to a RetryPeriod apart; in
+// between, one that still counts a dead member as alive sees the others
+// take its shards and finds itself over its share, and one that has not
+// yet seen a new member finds it otherwise. A shard handed over on such a
+// plan would be free until its taker's next plan, for nothing: the plan
+// after the others' has caught up keeps it here.
+func (c *Coordinator) handOver(now time.Time, i int) (keep bool, wait time.Duration) {
+	if c.giving[i].IsZero() {
+		c.giving[i] = now
+	}
+	wait = c.giving[i].Add(c.opts.Timing.RetryPeriod).Sub(now)
+	return wait > 0, wait
 }
 
 // live returns the members whose member lease is held and, on our clock,

@@ -95,14 +95,16 @@ func (f *shardFleet) start(id string) *replica {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	r.done.Go(func() { r.coord.Run(ctx) })
+	// A test that fails half way stops the replicas all the same, so that
+	// the bubble ends with the one failure and not with a deadlock.
+	f.t.Cleanup(func() { f.stop(id) })
 	loop := &reconcile.Loop{Queue: r.queue, Workers: 2, Gate: r.coord,
 		Reconcile: func(ctx context.Context, key string) (reconcile.Result, error) {
 			start := time.Now()
 			r.begun.Add(1)
-			if !r.coord.Holds(key) && !r.down.Load() {
-				f.t.Errorf("%s reconciled %s without its shard", id, key)
-			}
+			f.requireLease(id, key, "starts")
 			time.Sleep(10 * time.Millisecond) // the reconcile
+			f.requireLease(id, key, "ends")
 			f.mu.Lock()
 			f.spans = append(f.spans, span{id, key, start, time.Now()})
 			f.mu.Unlock()
@@ -116,6 +118,22 @@ func (f *shardFleet) start(id string) *replica {
 	f.replicas[id] = r
 	f.mu.Unlock()
 	return r
+}
+
+// requireLease fails the test unless the lease of key's shard names id,
+// as the store has it: a reconcile runs only while its replica holds the
+// shard (package doc), from its start to its end, since a shard is handed
+// over only after the workers in it have left, and a crashed replica's
+// term ends before anyone may take its lease. (Holds is not the rule: it
+// answers "may I write now", and turns false as soon as the term ends,
+// while a reconcile admitted under the term may still be running, its
+// context done, before the lease goes.)
+func (f *shardFleet) requireLease(id, key, when string) {
+	shard := ShardOf(key, f.shards)
+	rec, err := f.group.Lock(fmt.Sprintf("shards-shard-%d", shard)).Get(context.Background())
+	if err != nil || rec == nil || rec.HolderIdentity != id {
+		f.t.Errorf("%s: a reconcile of %s %s while the lease of shard %d is %+v (%v)", id, key, when, shard, rec, err)
+	}
 }
 
 func (f *shardFleet) stop(id string) {
@@ -350,4 +368,142 @@ func TestParkedKeysDoNotGrowWithChurn(t *testing.T) {
 func TestNewRequiresExists(t *testing.T) {
 	_, err := New(Options{Identity: "a", Shards: 1, Group: &MemoryGroup{}, Queue: workqueue.New(workqueue.Options[string]{})})
 	require.ErrorIs(t, err, leaderelection.ErrInvalidConfig)
+}
+
+// holdLease writes rec into the group's lease name, as its holder would.
+func holdLease(t *testing.T, g *MemoryGroup, name, holder string) {
+	t.Helper()
+	store := g.Lock(name)
+	rec, err := store.Get(t.Context())
+	require.NoError(t, err)
+	next := leaderelection.Record{HolderIdentity: holder, LeaseDuration: leaderelection.DefaultLeaseDuration,
+		AcquireTime: time.Now(), RenewTime: time.Now()}
+	if rec == nil {
+		_, err = store.Create(t.Context(), next)
+	} else {
+		next.ResourceVersion = rec.ResourceVersion
+		_, err = store.Update(t.Context(), next)
+	}
+	require.NoError(t, err)
+}
+
+// A replica plans from one read of the group: who holds each shard is
+// what that List says, as for every replica planning at the same time,
+// not what each shard's elector saw at its own last read (up to a
+// RetryPeriod older). Here b holds shard s, which the plan would give a
+// if it were free, and a's elector has not read its lease yet: a must
+// want the other shard. Before, a planned as if s were free, wanted s
+// (held by b, so not taken) and left the other to b, whose fresh view
+// kept s: the other shard stayed free until a's elector read s again,
+// and in TestCoordinatorFleet a crashed replica's shards were taken
+// after LeaseDuration plus two or three RetryPeriods, not one.
+func TestPlanReadsHoldersFromOneList(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := &MemoryGroup{}
+		queue := workqueue.New(workqueue.Options[string]{})
+		defer queue.ShutDown()
+		c, err := New(Options{Identity: "a", Shards: 2, Group: g, Queue: queue, Exists: func(string) bool { return true }})
+		require.NoError(t, err)
+		s := slices.Index(Plan([]string{"", ""}, []string{"a", "b"}), "a") // the shard a would take if both were free
+		other := 1 - s
+		holdLease(t, g, c.memberLease("b"), "b")
+		holdLease(t, g, c.shardLease(s), "b")
+
+		c.plan(t.Context())
+		require.False(t, c.want[s].Load(), "a wants shard %d, which b holds", s)
+		require.True(t, c.want[other].Load(), "a leaves the free shard %d to b, which holds its share", other)
+	})
+}
+
+// A replica hands a shard over only once its plans have given it away
+// for a RetryPeriod: the time replicas may disagree on who is alive, as
+// each learns of a death or a join at its own next List. Here a holds
+// both shards and a member x is seen for a moment (as a dead member is
+// by a replica whose view lags): a keeps its shards; once x stays, a
+// hands one over, a RetryPeriod after the first plan that gave it away.
+// Before, a released the shard at once, and it stayed free until the
+// next plan gave it back to a.
+func TestHandOverWaitsARetryPeriod(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := &MemoryGroup{}
+		queue := workqueue.New(workqueue.Options[string]{})
+		defer queue.ShutDown()
+		c, err := New(Options{Identity: "a", Shards: 2, Group: g, Queue: queue, Exists: func(string) bool { return true }})
+		require.NoError(t, err)
+		holdLease(t, g, c.shardLease(0), "a")
+		holdLease(t, g, c.shardLease(1), "a")
+		require.Equal(t, time.Second*0, c.plan(t.Context())-leaderelection.DefaultRetryPeriod)
+		require.True(t, c.want[0].Load() && c.want[1].Load(), "a alone wants both")
+
+		given := slices.Index(Plan([]string{"a", "a"}, []string{"a", "x"}), "x")
+		holdLease(t, g, c.memberLease("x"), "x")
+		wait := c.plan(t.Context())
+		require.True(t, c.want[given].Load(), "a keeps shard %d on a plan seen once", given)
+		require.Equal(t, leaderelection.DefaultRetryPeriod, wait)
+
+		time.Sleep(time.Second)
+		holdLease(t, g, c.memberLease("x"), "") // x is gone after all
+		time.Sleep(time.Second)
+		c.plan(t.Context())
+		require.True(t, c.want[given].Load(), "the plan that gave shard %d away did not last", given)
+
+		holdLease(t, g, c.memberLease("x"), "x") // x is back, and stays
+		c.plan(t.Context())
+		require.True(t, c.want[given].Load(), "a plan seen once more starts the wait over")
+		time.Sleep(time.Second)
+		c.plan(t.Context())
+		require.True(t, c.want[given].Load(), "half a RetryPeriod")
+		time.Sleep(time.Second)
+		c.plan(t.Context())
+		require.False(t, c.want[given].Load(), "a RetryPeriod later shard %d goes to x", given)
+		require.True(t, c.want[1-given].Load(), "and a keeps the other")
+	})
+}
+
+// A handover ends the shard's term, waits for the workers in it, and only
+// then releases the lease. In between Holds is already false (the term is
+// over: no new write) while a reconcile admitted under the term may still
+// run, its context done; the lease still names this replica, so no one
+// else processes the key meanwhile. This is why TestCoordinatorFleet
+// checks the lease, not Holds: with Holds it failed now and then, when a
+// worker was admitted just before a handover.
+func TestHandOverWaitsForTheWorkersInTheShard(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := &MemoryGroup{}
+		queue := workqueue.New(workqueue.Options[string]{})
+		defer queue.ShutDown()
+		c, err := New(Options{Identity: "a", Shards: 2, Group: g, Queue: queue, Exists: func(string) bool { return true }})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(t.Context())
+		var running sync.WaitGroup
+		running.Go(func() { c.Run(ctx) })
+		settle(5 * time.Second)
+		require.Equal(t, []int{0, 1}, c.Held())
+
+		given := slices.Index(Plan([]string{"a", "a"}, []string{"a", "x"}), "x")
+		key := "ns/key-0"
+		for i := 1; ShardOf(key, 2) != given; i++ {
+			key = fmt.Sprintf("ns/key-%d", i)
+		}
+		term, leave, ok := c.Enter(key)
+		require.True(t, ok)
+		holdLease(t, g, c.memberLease("x"), "x") // x joins: a hands shard `given` over
+		settle(5 * time.Second)
+
+		require.False(t, c.Holds(key), "the term of shard %d is over", given)
+		require.Error(t, term.Err(), "and the reconcile's context says so")
+		rec, err := g.Lock(c.shardLease(given)).Get(t.Context())
+		require.NoError(t, err)
+		require.Equal(t, "a", rec.HolderIdentity, "the lease waits for the worker")
+		_, _, ok = c.Enter(key)
+		require.False(t, ok, "no one is admitted meanwhile")
+
+		leave()
+		synctest.Wait()
+		rec, err = g.Lock(c.shardLease(given)).Get(t.Context())
+		require.NoError(t, err)
+		require.Empty(t, rec.HolderIdentity, "released once the worker left")
+		cancel()
+		running.Wait()
+	})
 }
