@@ -104,6 +104,7 @@ var (
 	specPartFields = []int32{1, 20, 2, 7, 14, 15, 18, 22, 33} // volumes .. topologySpreadConstraints
 	managedFields  = int32(17)                                // ObjectMeta.managedFields
 	podFields      = []int32{1, 2}                            // Pod.metadata, Pod.spec
+	podSplit       = []int32{1, 2, 3}                         // Pod.metadata, Pod.spec, Pod.status
 )
 
 // partSet is a set of partIDs.
@@ -245,8 +246,11 @@ func (c *partsCache) bucket(id partID, raw []byte) []partEntry {
 // drop skips managedFields. false: the bytes are not the usual shape (or
 // do not decode), p is partly filled, and the caller decodes raw afresh.
 func (c *partsCache) decodePod(raw []byte, p *corev1.Pod, drop bool) (partSet, bool) {
-	var top [2]span
-	if !splitMessage(p, raw, podFields, 0, top[:]) {
+	var top [3]span
+	if !splitMessage(p, raw, podSplit, 0, top[:]) {
+		return 0, false
+	}
+	if !decodeStatus(p, top[2].of(raw)) {
 		return 0, false
 	}
 	var hits partSet
@@ -256,6 +260,8 @@ func (c *partsCache) decodePod(raw []byte, p *corev1.Pod, drop bool) (partSet, b
 		dropNum := int32(0)
 		if drop {
 			dropNum = managedFields
+		} else {
+			presizeManagedFields(&p.ObjectMeta, meta)
 		}
 		if !ok || !splitMessage(&p.ObjectMeta, meta, metaPartFields, dropNum, spans[:len(metaPartFields)]) {
 			return 0, false
@@ -320,9 +326,25 @@ func partPath(id partID) [2]int32 {
 	return [2]int32{podFields[1], specPartFields[id-firstSpecPart]}
 }
 
+// decodeStatus decodes raw, the occurrences of the Pod's status field,
+// into p.Status, its lists sized first (protobuf_presize.go). false: raw
+// does not decode.
+func decodeStatus(p *corev1.Pod, raw []byte) bool {
+	if len(raw) == 0 {
+		return true
+	}
+	msg, ok := singleMessage(raw)
+	if !ok { // sent twice: merged by the generated decoder
+		return p.Unmarshal(raw) == nil
+	}
+	presizeStatus(&p.Status, msg)
+	return p.Status.Unmarshal(msg) == nil
+}
+
 // decodePart decodes one part's bytes with its parent's generated Unmarshal.
 func decodePart(id partID, raw []byte) (any, error) {
 	var p corev1.Pod
+	presizePart(&p, id, raw)
 	var err error
 	if id < firstSpecPart {
 		err = p.ObjectMeta.Unmarshal(raw)
