@@ -282,7 +282,7 @@ func (c *partsCache) decodePod(raw []byte, p *corev1.Pod, drop bool) (partSet, b
 		if !ok || !c.strings(p, meta, spans[len(metaPartFields):len(metaPartFields)+len(metaStrings)], metaString) {
 			return 0, false
 		}
-		if !drop && !managedFieldsEntries(&p.ObjectMeta, spans[len(nums)-1].of(meta), c.strs) {
+		if !drop && !managedFieldsEntries(&p.ObjectMeta, spans[len(nums)-1].of(meta), c.strs, c.table) {
 			return 0, false
 		}
 		hits |= h

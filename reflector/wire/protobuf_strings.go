@@ -177,7 +177,7 @@ var (
 	conditionStrings = []int32{1, 2, 5, 6}             // PodCondition: type, status, reason, message
 	statusStrings    = []int32{1, 6, 7}                // ContainerStatus: name, image, imageID
 	ipString         = []int32{1}                      // PodIP, HostIP: ip
-	entryStrings     = []int32{1, 2, 3, 6, 8}          // ManagedFieldsEntry: manager, operation, apiVersion, fieldsType, subresource
+	entrySplit       = []int32{1, 2, 3, 6, 8, 7}       // ManagedFieldsEntry: manager, operation, apiVersion, fieldsType, subresource; fieldsV1
 	metaStrings      = []int32{2, 3}                   // ObjectMeta: generateName, namespace
 	specStrings      = []int32{3, 6, 8, 9, 10, 19, 24} // PodSpec: restartPolicy, dnsPolicy, serviceAccountName, serviceAccount, nodeName, schedulerName, priorityClassName
 )
@@ -203,13 +203,26 @@ func containerStatuses(dst *[]corev1.ContainerStatus, raw []byte, strs *share.Ta
 }
 
 // managedFieldsEntries appends to m.ManagedFields the entries whose
-// occurrences are raw.
-func managedFieldsEntries(m *metav1.ObjectMeta, raw []byte, strs *share.Table) bool {
+// occurrences are raw. An entry's fieldsV1 is found in table when kept
+// there (the controller's entry, equal in the pods of one ReplicaSet),
+// else copied, as the generated decoder does (entryFields).
+func managedFieldsEntries(m *metav1.ObjectMeta, raw []byte, strs *share.Table, table PodParts) bool {
 	return elements(raw, func(v []byte) bool {
 		m.ManagedFields = append(m.ManagedFields, metav1.ManagedFieldsEntry{})
 		e := &m.ManagedFields[len(m.ManagedFields)-1]
-		return decodeWithStrings(e, v, entryStrings, func(i int, v []byte) {
-			str := strs.StringOf(v)
+		var spans [6]span
+		if !splitMessage(e, v, entrySplit, 0, spans[:]) {
+			return false
+		}
+		for i, sp := range spans[:5] {
+			if sp.end == 0 {
+				continue
+			}
+			b, ok := lastString(sp.of(v))
+			if !ok {
+				return false
+			}
+			str := strs.StringOf(b)
 			switch i {
 			case 0:
 				e.Manager = str
@@ -222,8 +235,34 @@ func managedFieldsEntries(m *metav1.ObjectMeta, raw []byte, strs *share.Table) b
 			case 4:
 				e.Subresource = str
 			}
-		})
+		}
+		return spans[5].end == 0 || entryFields(e, spans[5].of(v), table)
 	})
+}
+
+// entryFields sets e.FieldsV1 from raw, the occurrences of its field: a
+// FieldsV1 message, which holds one field, raw bytes (field 1), taken
+// from table when kept there, else copied. A FieldsV1 of another shape
+// (sent twice, empty, or its field sent twice) is decoded by the generated
+// Unmarshal, which merges them. false: it does not decode.
+func entryFields(e *metav1.ManagedFieldsEntry, raw []byte, table PodParts) bool {
+	msg, ok := singleMessage(raw)
+	var b []byte
+	if ok && len(msg) > 0 && msg[0] == 1<<3|2 {
+		b, ok = singleMessage(msg)
+	}
+	if !ok || b == nil {
+		return e.Unmarshal(raw) == nil
+	}
+	var kept []byte
+	if table != nil {
+		kept = table.FindBytes(b)
+	}
+	if kept == nil {
+		kept = append([]byte{}, b...) // never nil, as the generated decoder leaves it
+	}
+	e.FieldsV1 = &metav1.FieldsV1{Raw: kept}
+	return true
 }
 
 // metaString sets p's metadata string i (metaStrings) to v.

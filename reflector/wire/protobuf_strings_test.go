@@ -51,6 +51,12 @@ func TestRepeatedStringsAreTheTablesCopies(t *testing.T) {
 	assert.True(t, same(first.ManagedFields[0].Manager, second.ManagedFields[0].Manager), "manager")
 	assert.True(t, same(first.Spec.SchedulerName, second.Spec.SchedulerName), "scheduler")
 	assert.True(t, same(second.Status.PodIP, second.Status.PodIPs[0].IP), "the pod's IP, one string")
+	table := new(share.Table)
+	table.Share(first)
+	d.parts.table = table
+	third := checkAsGenerated(t, d, marshalPod(t, realpod.New(2)))
+	assert.Same(t, &first.ManagedFields[0].FieldsV1.Raw[0], &third.ManagedFields[0].FieldsV1.Raw[0], "the controller's fieldsV1, found in the share table")
+	assert.NotSame(t, &first.ManagedFields[1].FieldsV1.Raw[0], &third.ManagedFields[1].FieldsV1.Raw[0], "the kubelet's, each pod's own")
 	for k := range first.Annotations { // decoded afresh: a map of each pod's own
 		if _, ok := second.Annotations[k]; ok {
 			for k2 := range second.Annotations {
@@ -88,15 +94,21 @@ func TestRepeatedStringsOfUnusualShapeDecodeAsTheGeneratedUnmarshal(t *testing.T
 		"scheduler twice":             pod(meta, concat(spec, field(19, []byte("other"))), status),
 		"manager twice":               pod(concat(meta, field(17, concat(field(1, []byte("a")), field(1, []byte("b"))))), spec, status),
 		"fieldsType a varint":         pod(concat(meta, field(17, []byte{6 << 3, 1})), spec, status),
+		"fieldsV1 twice":              pod(concat(meta, field(17, concat(field(7, field(1, []byte("{}"))), field(7, field(1, []byte("{\"a\":{}}")))))), spec, status),
+		"fieldsV1 empty":              pod(concat(meta, field(17, field(7, nil))), spec, status),
+		"fieldsV1 raw empty":          pod(concat(meta, field(17, field(7, field(1, nil)))), spec, status),
+		"fieldsV1 raw twice":          pod(concat(meta, field(17, field(7, concat(field(1, []byte("{}")), field(1, []byte("{\"b\":{}}")))))), spec, status),
+		"fieldsV1 raw a varint":       pod(concat(meta, field(17, field(7, []byte{1 << 3, 1}))), spec, status),
 		"label value first":           pod(concat(entry(field(1, []byte("a")), field(2, []byte("b"))), entry(field(2, []byte("v")), field(1, []byte("zz")))), spec, status),
 		"label without value":         pod(concat(entry(field(1, []byte("a")), field(2, []byte("b"))), entry(field(1, []byte("zz")))), spec, status),
 		"label with an unknown field": pod(concat(entry(field(1, []byte("a")), field(2, []byte("b"))), entry(field(1, []byte("zz")), field(2, []byte("v")), field(3, nil))), spec, status),
 		"label twice":                 pod(concat(entry(field(1, []byte("a")), field(2, []byte("b"))), entry(field(1, []byte("a")), field(2, []byte("other")))), spec, status),
 		"label empty entry":           pod(concat(entry(field(1, []byte("a")), field(2, []byte("b"))), entry()), spec, status),
 	}
+	table := new(share.Table)
 	for name, raw := range cases {
 		t.Run(name, func(t *testing.T) {
-			for _, d := range []*protoDecoder{{parts: &partsCache{}}, {parts: &partsCache{strs: &share.Table{}}}} {
+			for _, d := range []*protoDecoder{{parts: &partsCache{}}, {parts: &partsCache{strs: &share.Table{}, table: table}}} {
 				checkAsGenerated(t, d, raw)
 				checkAsGenerated(t, d, raw) // a second time: what the first kept
 			}
