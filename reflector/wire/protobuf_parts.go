@@ -6,7 +6,8 @@ package wire
 // (the parts field of protoDecoder and its uses, and withPartsHidden, in
 // protobuf_decoder.go; json_parts.go's own), and the package is still
 // correct, only slower: every pod is then decoded whole by its generated
-// Unmarshal, or by encoding/json.
+// Unmarshal, or by encoding/json. protobuf_presize.go and
+// protobuf_strings.go serve decodePod only, and go with it.
 //
 // Why it pays: the pods of one template carry the same containers,
 // volumes, tolerations, affinity, labels and owner, byte for byte. A

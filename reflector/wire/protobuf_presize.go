@@ -3,9 +3,9 @@ package wire
 // A pod's lists given their size before the generated Unmarshal fills
 // them: an optimisation of the protobuf parts path (protobuf_parts.go),
 // for the lists it leaves to the generated code. Delete this file and its
-// hooks (the calls to presizeStatus, presizeManagedFields and presizePart
-// in protobuf_parts.go) and the package is still correct, only more
-// wasteful.
+// hooks (the calls to presizeStatus in protobuf_strings.go,
+// presizeManagedFields and presizePart in protobuf_parts.go) and the
+// package is still correct, only more wasteful.
 //
 // Why it pays: the generated Unmarshal appends each element of a repeated
 // field to its slice, which grows by doubling: a pod's five conditions

@@ -15,7 +15,10 @@ package wire
 // message (protobuf_split.go) and set to the table's copy, looked up by
 // their bytes (share.Table.StringOf), which allocates nothing when the
 // table keeps the string. The rest of each message is decoded by its
-// generated Unmarshal, as before.
+// generated Unmarshal, as before. A managedFields entry's document
+// (fieldsV1), equal in the pods of one ReplicaSet for the controller's
+// entry, is taken alike from the share table (PodParts.FindBytes) when
+// kept there, instead of a copy that Share would replace by it.
 //
 // Why it is correct: a string field is set to the last of its
 // occurrences, as the generated code leaves it, and the table's copy of
@@ -25,6 +28,13 @@ package wire
 // else (a string field of another wire type, an element that does not
 // decode) returns false, and the whole pod is decoded afresh by the
 // generated Unmarshal, which reports the error.
+//
+// Why it is safe: a string cannot be modified. A fieldsV1 document taken
+// from the share table is shared with the pods that hold it already; the
+// parts path runs only for callers that never modify a decoded object
+// (Options.ShareParts), as for the parts it shares (protobuf_parts.go,
+// "Why it is safe"). What is not found is copied out of the frame, which
+// the decoder reuses for the next one.
 
 import (
 	"github.com/seed31a95821/informer/internal/share"
