@@ -65,6 +65,10 @@
 // found, its rendering is compared with the bytes in full and kept, and
 // later pods' bytes are compared with that (a map: its entries looked
 // up). parts.go says why the value taken is the one decoding would give.
+// The same decoder takes the strings that repeat (a namespace, an image,
+// a condition's type) by their bytes with Table.StringOf, instead of
+// making a string that Strings would replace at once, and a managedFields
+// document with Table.FindBytes, instead of a copy that Share would drop.
 //
 // # Bounded, and not fooled by arrival order
 //

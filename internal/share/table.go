@@ -117,6 +117,26 @@ func (t *Table) str(s string) string {
 	return s
 }
 
+// StringOf returns the kept string whose bytes are b, or keeps a copy of
+// b and returns it: what Strings does to a string, for a decoder that has
+// not made the string yet, so that a string the table keeps costs it no
+// allocation. A nil table returns a copy of b.
+func (t *Table) StringOf(b []byte) string {
+	if t == nil || len(b) == 0 || len(b) > maxString {
+		return string(b)
+	}
+	t.lock()
+	defer t.mu.Unlock()
+	if e, ok := t.strs[string(b)]; ok { // no allocation: a lookup by bytes
+		if e.hits < maxHits {
+			e.hits++
+			t.strs[e.s] = e
+		}
+		return e.s
+	}
+	return t.str(string(b))
+}
+
 // find returns the kept value whose content hashes to h and that equal
 // finds equal to v, or keeps v, charged cost bytes. Another value that
 // hashes to h keeps its place: v is then returned as it is. A kept value

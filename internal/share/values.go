@@ -64,6 +64,27 @@ func (t *Table) bytes(raw []byte) []byte {
 	return find[[]byte, sliceHolder[byte]](t, h, raw, len(raw), func(kept []byte) bool { return bytes.Equal(kept, raw) })
 }
 
+// FindBytes returns the kept byte slice equal to raw, or nil: what Share
+// would put in place of a copy of raw (a managedFields entry's fieldsV1),
+// for a decoder that has not copied raw yet. The slice is shared: the
+// object that takes it must never be modified (doc.go, "Safe").
+func (t *Table) FindBytes(raw []byte) []byte {
+	if t == nil || len(raw) == 0 || len(raw) > maxValue {
+		return nil
+	}
+	t.lock()
+	defer t.mu.Unlock()
+	e, ok := t.vals[salt(maphash.Bytes(t.seed, raw), kindBytes, len(raw))]
+	if !ok {
+		return nil
+	}
+	kept, ok := get[[]byte, sliceHolder[byte]](e.ref)
+	if !ok || !bytes.Equal(kept, raw) {
+		return nil
+	}
+	return kept
+}
+
 // stringMap returns the kept map equal to m, or keeps m.
 func (t *Table) stringMap(m map[string]string) map[string]string {
 	if len(m) == 0 {

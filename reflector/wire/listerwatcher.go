@@ -110,6 +110,10 @@ type PodParts interface {
 	// unchanged otherwise, and must then never be modified: it shares the
 	// part with other objects.
 	FindPodPart(path [2]int32, raw []byte, pod *corev1.Pod) bool
+	// FindBytes returns a kept byte slice equal to raw (a managedFields
+	// entry's fieldsV1), or nil. The pod that takes it shares it and must
+	// never be modified.
+	FindBytes(raw []byte) []byte
 }
 
 // ListerWatcher lists and watches one resource of one API server over HTTP.

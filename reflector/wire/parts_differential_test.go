@@ -386,7 +386,7 @@ func TestProtobufMutantsDecodeAsUnmarshal(t *testing.T) {
 		raws = append(raws, raw)
 	}
 	rnd := rand.New(rand.NewPCG(1, 2))
-	warm := &protoDecoder{parts: &partsCache{table: table}}
+	warm := &protoDecoder{parts: &partsCache{table: table, strs: strs}}
 	n, found := 5000, 0
 	if testing.Short() {
 		n = 2000
@@ -394,7 +394,7 @@ func TestProtobufMutantsDecodeAsUnmarshal(t *testing.T) {
 	for range n {
 		raw := mutateBytes(rnd, raws[rnd.IntN(len(raws))], "")
 		want, wantErr := generated(raw, false)
-		for _, d := range []*protoDecoder{{parts: &partsCache{table: table}}, warm} {
+		for _, d := range []*protoDecoder{{parts: &partsCache{table: table}}, {parts: &partsCache{table: table, strs: strs}}, warm} {
 			var got corev1.Pod
 			hits, err := d.decode(raw, &got)
 			if wantErr != nil {

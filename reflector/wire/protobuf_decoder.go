@@ -32,7 +32,7 @@ type protoDecoder struct {
 func newProtoDecoder(t *target, shareParts bool) *protoDecoder {
 	d := &protoDecoder{drop: t.dropManagedFields}
 	if shareParts && t.itemType == reflect.TypeFor[corev1.Pod]() {
-		d.parts = &partsCache{table: t.parts}
+		d.parts = &partsCache{table: t.parts, strs: t.strings}
 	}
 	if !d.drop && d.parts == nil {
 		return nil

@@ -6,7 +6,8 @@ package wire
 // (the parts field of protoDecoder and its uses, and withPartsHidden, in
 // protobuf_decoder.go; json_parts.go's own), and the package is still
 // correct, only slower: every pod is then decoded whole by its generated
-// Unmarshal, or by encoding/json.
+// Unmarshal, or by encoding/json. protobuf_presize.go and
+// protobuf_strings.go serve decodePod only, and go with it.
 //
 // Why it pays: the pods of one template carry the same containers,
 // volumes, tolerations, affinity, labels and owner, byte for byte. A
@@ -60,6 +61,9 @@ package wire
 import (
 	"bytes"
 	"hash/maphash"
+	"slices"
+
+	"github.com/seed31a95821/informer/internal/share"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -104,6 +108,13 @@ var (
 	specPartFields = []int32{1, 20, 2, 7, 14, 15, 18, 22, 33} // volumes .. topologySpreadConstraints
 	managedFields  = int32(17)                                // ObjectMeta.managedFields
 	podFields      = []int32{1, 2}                            // Pod.metadata, Pod.spec
+	podSplit       = []int32{1, 2, 3}                         // Pod.metadata, Pod.spec, Pod.status
+
+	// What decodePod splits off the metadata and the spec: the parts,
+	// then the strings that repeat (protobuf_strings.go), then, for the
+	// metadata, managedFields (last: left out when they are dropped).
+	metaSplit = slices.Concat(metaPartFields, metaStrings, []int32{managedFields})
+	specSplit = slices.Concat(specPartFields, specStrings)
 )
 
 // partSet is a set of partIDs.
@@ -117,6 +128,9 @@ type partsCache struct {
 	// table, when not nil, is the informer's share table: a part not in
 	// the slots is looked up there by its bytes (Options.PodParts).
 	table PodParts
+	// strs, when not nil, is the strings table: the repeated strings of
+	// what is decoded are taken from it (protobuf_strings.go).
+	strs  *share.Table
 	seed  maphash.Seed
 	slots []partEntry // partSlots entries, allocated on first use
 	next  []uint8     // per bucket, the way the next new part takes
@@ -245,39 +259,63 @@ func (c *partsCache) bucket(id partID, raw []byte) []partEntry {
 // drop skips managedFields. false: the bytes are not the usual shape (or
 // do not decode), p is partly filled, and the caller decodes raw afresh.
 func (c *partsCache) decodePod(raw []byte, p *corev1.Pod, drop bool) (partSet, bool) {
-	var top [2]span
-	if !splitMessage(p, raw, podFields, 0, top[:]) {
+	var top [3]span
+	if !splitMessage(p, raw, podSplit, 0, top[:]) {
+		return 0, false
+	}
+	if !decodeStatus(p, top[2].of(raw), c.strs) {
 		return 0, false
 	}
 	var hits partSet
-	var spans [9]span // the larger of the two lists of part fields
+	var spans [16]span // the larger of metaSplit and specSplit
 	if top[0].end > 0 {
 		meta, ok := singleMessage(top[0].of(raw))
-		dropNum := int32(0)
+		nums, dropNum := metaSplit, int32(0)
 		if drop {
-			dropNum = managedFields
+			nums, dropNum = metaSplit[:len(metaSplit)-1], managedFields
+		} else {
+			presizeManagedFields(&p.ObjectMeta, meta)
 		}
-		if !ok || !splitMessage(&p.ObjectMeta, meta, metaPartFields, dropNum, spans[:len(metaPartFields)]) {
+		if !ok || !splitMessage(&p.ObjectMeta, meta, nums, dropNum, spans[:len(nums)]) {
 			return 0, false
 		}
 		h, ok := c.parts(p, meta, spans[:len(metaPartFields)], 0)
-		if !ok {
+		if !ok || !c.strings(p, meta, spans[len(metaPartFields):len(metaPartFields)+len(metaStrings)], metaString) {
+			return 0, false
+		}
+		if !drop && !managedFieldsEntries(&p.ObjectMeta, spans[len(nums)-1].of(meta), c.strs, c.table) {
 			return 0, false
 		}
 		hits |= h
 	}
 	if top[1].end > 0 {
 		spec, ok := singleMessage(top[1].of(raw))
-		if !ok || !splitMessage(&p.Spec, spec, specPartFields, 0, spans[:]) {
+		if !ok || !splitMessage(&p.Spec, spec, specSplit, 0, spans[:len(specSplit)]) {
 			return 0, false
 		}
-		h, ok := c.parts(p, spec, spans[:], firstSpecPart)
-		if !ok {
+		h, ok := c.parts(p, spec, spans[:len(specPartFields)], firstSpecPart)
+		if !ok || !c.strings(p, spec, spans[len(specPartFields):len(specSplit)], specString) {
 			return 0, false
 		}
 		hits |= h
 	}
 	return hits, true
+}
+
+// strings sets p's strings from the spans of msg through set, each the
+// strings table's copy (protobuf_strings.go).
+func (c *partsCache) strings(p *corev1.Pod, msg []byte, spans []span, set func(*corev1.Pod, int, string)) bool {
+	for i, s := range spans {
+		if s.end == 0 {
+			continue
+		}
+		v, ok := lastString(s.of(msg))
+		if !ok {
+			return false
+		}
+		set(p, i, c.strs.StringOf(v))
+	}
+	return true
 }
 
 // parts sets p's parts first, first+1, ... from the spans of msg.
@@ -299,7 +337,7 @@ func (c *partsCache) parts(p *corev1.Pod, msg []byte, spans []span, first partID
 			hits |= 1 << id
 			continue
 		}
-		v, err := decodePart(id, raw)
+		v, err := decodePart(id, raw, c.strs)
 		if err != nil {
 			return 0, false
 		}
@@ -320,9 +358,18 @@ func partPath(id partID) [2]int32 {
 	return [2]int32{podFields[1], specPartFields[id-firstSpecPart]}
 }
 
-// decodePart decodes one part's bytes with its parent's generated Unmarshal.
-func decodePart(id partID, raw []byte) (any, error) {
+// decodePart decodes one part's bytes with its parent's generated
+// Unmarshal, or, for a map of strings, as it does but with the strings
+// taken from strs (protobuf_strings.go).
+func decodePart(id partID, raw []byte, strs *share.Table) (any, error) {
+	switch id {
+	case partLabels, partAnnotations, partNodeSelector:
+		if m, ok := decodeStringMap(raw, strs); ok {
+			return m, nil
+		}
+	}
 	var p corev1.Pod
+	presizePart(&p, id, raw)
 	var err error
 	if id < firstSpecPart {
 		err = p.ObjectMeta.Unmarshal(raw)

@@ -72,7 +72,7 @@ func generated(raw []byte, drop bool) (*corev1.Pod, error) {
 func TestPartsDecodeAsTheGeneratedUnmarshal(t *testing.T) {
 	for _, drop := range []bool{false, true} {
 		t.Run(fmt.Sprintf("drop=%v", drop), func(t *testing.T) {
-			d := &protoDecoder{drop: drop, parts: new(partsCache)}
+			d := &protoDecoder{drop: drop, parts: &partsCache{strs: &share.Table{}}}
 			var hits int
 			for i, p := range partsPopulation(300) {
 				raw := marshalPod(t, p)
@@ -98,7 +98,7 @@ func TestPartsDecodeAsTheGeneratedUnmarshal(t *testing.T) {
 func TestPartsDecodeDamagedBytesAsTheGeneratedUnmarshal(t *testing.T) {
 	pods := partsPopulation(20)
 	rnd := rand.New(rand.NewPCG(1, 2))
-	d := &protoDecoder{parts: new(partsCache)}
+	d := &protoDecoder{parts: &partsCache{strs: &share.Table{}}}
 	check := func(raw []byte) {
 		t.Helper()
 		var got corev1.Pod
