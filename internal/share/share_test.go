@@ -256,8 +256,13 @@ func TestTableStaysWithinItsBudgetAndKeepsWhatRepeats(t *testing.T) {
 			require.Equal(t, mapID(first.Labels), mapID(p.Labels), "a map met every 100 objects, after %d", i)
 		}
 	}
+	// The last object's strings were kept as it arrived. How many others
+	// are left depends on where the last ageing fell, and so on what the
+	// collector had freed by then (a value nobody holds gives its place).
+	last := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: fmt.Sprint("ns-", 29_999)}}
+	tbl.Strings(last)
+	assert.Equal(t, uint8(2), tbl.strs[last.Namespace].hits, "the table is in use: it kept the last object's namespace")
 	st := tbl.Stats()
-	assert.Greater(t, st.Strings, 100, "the table is in use")
 	assert.Less(t, st.Strings+st.Values, 10_000, "it forgot what it met once")
 	for k := range tbl.strs {
 		assert.LessOrEqual(t, len(k), maxString)
