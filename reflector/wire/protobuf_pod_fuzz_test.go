@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
 	"runtime"
 	"testing"
@@ -35,14 +36,13 @@ func FuzzProtobufPodDecoder(f *testing.F) {
 		if i%7 == 0 {
 			p = allPartsPod()
 		}
-		raw := marshalPod(f, p)
-		q, err := generated(raw, false)
+		q, err := generated(marshalPod(f, p), false)
 		require.NoError(f, err)
 		realpods.Share(q)
 		keep = append(keep, q)
-		if i < 8 {
-			f.Add(raw, i%2 == 1)
-		}
+	}
+	for i := range 8 { // pods of the same templates, values of their own
+		f.Add(marshalPod(f, realpod.Mixed(100+i)), i%2 == 1)
 	}
 	for _, raw := range unusualPods(f) {
 		f.Add(raw, false)
@@ -101,33 +101,69 @@ func decodeLikeAFrame(t *testing.T, d *protoDecoder, raw []byte, want *corev1.Po
 }
 
 // unusualPods are pods' bytes of shapes the API server does not write,
-// around the fields the decoder splits off: fields repeated, apart, of
-// another wire type, empty, truncated.
+// around the fields the decoder splits off: fields repeated (next to each
+// other, which the decoder reads, or apart, which it leaves to the
+// generated Unmarshal), of another wire type, empty, truncated.
 func unusualPods(t testing.TB) [][]byte {
-	p := realpod.New(3)
+	p := realpod.New(103)
+	p.Status.PodIPs = append(p.Status.PodIPs, corev1.PodIP{IP: "fd00::3"})
+	p.Status.HostIPs = []corev1.HostIP{{IP: p.Status.HostIP}, {IP: "fd00::1"}}
+	p.Labels[""] = ""
+	p.Spec.NodeSelector = map[string]string{"zone": "a"}
+	p.ManagedFields[0].FieldsV1.Raw = []byte{}
 	meta, spec, status := marshalMsg(t, &p.ObjectMeta), marshalMsg(t, &p.Spec), marshalMsg(t, &p.Status)
 	pod := func(meta, spec, status []byte) []byte {
 		return concat(field(1, meta), field(2, spec), field(3, status))
 	}
+	// Each message below starts with its field 1: a field 1 put before
+	// it is a string sent twice, together.
+	name := field(1, []byte("other"))
 	cond := marshalMsg(t, &p.Status.Conditions[0])
 	cs := marshalMsg(t, &p.Status.ContainerStatuses[0])
+	entry := marshalMsg(t, &p.ManagedFields[0])
 	varint := []byte{1 << 3, 7}
 	whole := pod(meta, spec, status)
 	return [][]byte{
-		pod(meta, spec, concat(status, field(1, []byte("Failed")))),
-		pod(meta, spec, concat(status, field(2, concat(cond, varint)))),
+		whole,
+		pod(meta, spec, concat(name, status)),
+		pod(meta, spec, concat(status, name)),
+		pod(meta, spec, concat(varint, status)),
+		pod(meta, spec, concat(field(2, concat(name, cond)), status)),
+		pod(meta, spec, concat(field(2, concat(varint, cond)), status)),
 		pod(meta, spec, concat(status, field(2, cond))),
-		pod(meta, spec, concat(status, field(8, concat(cs, field(6, nil))))),
-		pod(meta, spec, concat(status, field(12, field(1, []byte("10.9.9.9"))))),
-		pod(meta, spec, concat(status, bytes.Repeat([]byte{2<<3 | 2, 0}, 64))),
+		pod(meta, spec, concat(field(8, concat(name, cs)), status)),
+		pod(meta, spec, concat(field(12, concat(name, field(1, []byte("10.9.9.9")))), status)),
+		pod(meta, spec, concat(bytes.Repeat([]byte{2<<3 | 2, 0}, 64), status)),
+		pod(concat(meta, field(17, concat(name, entry))), spec, status),
 		pod(concat(meta, field(17, field(7, concat(field(1, []byte("{}")), field(1, []byte("{\"b\":{}}")))))), spec, status),
 		pod(concat(meta, field(17, field(7, field(1, nil)))), spec, status),
 		pod(concat(meta, field(17, []byte{6 << 3, 1})), spec, status),
-		pod(concat(meta, field(11, concat(field(2, []byte("v")), field(1, []byte("k"))))), spec, status),
-		pod(concat(meta, field(3, nil)), spec, status),
-		pod(meta, concat(spec, field(19, []byte("other"))), status),
+		pod(before(meta, 11, field(11, concat(field(2, []byte("v")), field(1, []byte("k"))))), spec, status),
+		pod(before(meta, 11, field(11, concat(field(1, []byte("k")), field(2, []byte("v")), field(1, []byte("k2"))))), spec, status),
+		pod(before(meta, 3, field(3, nil)), spec, status),
+		pod(before(meta, 3, field(3, []byte("other"))), spec, status),
+		pod(before(meta, 17, field(17, nil)), spec, status),
+		pod(meta, before(spec, 19, field(19, []byte("other"))), status),
+		pod(meta, before(spec, 7, field(7, concat(field(1, []byte("zone")), field(2, []byte("b"))))), status),
+		pod(meta, spec, before(status, 5, field(5, []byte("10.0.0.9")))),
+		pod(meta, spec, before(status, 16, field(16, field(1, []byte("10.0.0.9"))))),
 		whole[:len(whole)-3],
 		concat(whole, field(3, marshalMsg(t, &corev1.PodStatus{Phase: "Failed"}))),
 		concat(field(4, []byte(schema.GroupVersionKind{Version: "v1", Kind: "Pod"}.String())), whole),
 	}
+}
+
+// before returns msg with ins put before its first field numbered num.
+func before(msg []byte, num int32, ins []byte) []byte {
+	for off := 0; off < len(msg); {
+		n, size, ok := nextField(msg[off:])
+		if !ok {
+			break
+		}
+		if n == num {
+			return concat(msg[:off], ins, msg[off:])
+		}
+		off += size
+	}
+	panic(fmt.Sprintf("no field %d", num))
 }
