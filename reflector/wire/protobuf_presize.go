@@ -17,6 +17,16 @@ package wire
 // BenchmarkWatchDecodeParts that was about 3 KB and 6 allocations of the
 // 7.8 KB and 69 an event.
 //
+// Why it is bounded: a count is of the fields whose bytes parse, not of
+// the elements that decode nor of a map's distinct keys. The generated
+// decoder stops at the first element that fails, and keeps one entry per
+// key, so a frame of elements that fail inside, or of one label sent again
+// and again, costs it next to nothing; a capacity of that count would cost
+// up to 140 times the frame's bytes (a Container is 408 bytes, its empty
+// field 2). So a capacity is at most presizeMax: far more than a pod's
+// lists and maps hold, and a longer one grows past it by append, as the
+// generated code grows it.
+//
 // Why it is correct: append into a slice of length 0 gives the same
 // elements whatever its capacity, and nothing compares capacities (the
 // differential tests compare with reflect.DeepEqual and apimachinery's
@@ -100,11 +110,15 @@ func presizePart(p *corev1.Pod, id partID, raw []byte) {
 	}
 }
 
-// sized is an empty slice of capacity n, or nil when n is 0: what the
-// generated code leaves for an absent field.
+// presizeMax is the largest capacity given from a count ("Why it is
+// bounded").
+const presizeMax = 256
+
+// sized is an empty slice of capacity n (at most presizeMax), or nil when
+// n is 0: what the generated code leaves for an absent field.
 func sized[E any](n int) []E {
 	if n == 0 {
 		return nil
 	}
-	return make([]E, 0, n)
+	return make([]E, 0, min(n, presizeMax))
 }

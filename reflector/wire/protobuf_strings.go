@@ -316,7 +316,7 @@ func decodeStringMap(raw []byte, strs *share.Table) (map[string]string, bool) {
 	if !elements(raw, func([]byte) bool { n++; return true }) {
 		return nil, false
 	}
-	m := make(map[string]string, n)
+	m := make(map[string]string, min(n, presizeMax)) // n counts entries, not keys (protobuf_presize.go)
 	ok := elements(raw, func(entry []byte) bool {
 		if len(entry) == 0 || entry[0] != 1<<3|2 {
 			return false
