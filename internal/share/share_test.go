@@ -452,3 +452,19 @@ func TestAValueTooCostlyIsNotKept(t *testing.T) {
 	tbl.resourceList(small)
 	assert.Equal(t, 1, len(tbl.vals))
 }
+
+// A string found again leaves the kept copy as the map's key: Go's map
+// stores the key of every assignment, and writing the count back with the
+// caller's copy kept that copy alive, one a distinct string, which only
+// the table held.
+func TestAStringFoundAgainKeepsOneCopy(t *testing.T) {
+	var tbl Table
+	tbl.lock()
+	defer tbl.mu.Unlock()
+	first, second := strings.Clone("registry.example.com/shop/cart:1.24"), strings.Clone("registry.example.com/shop/cart:1.24")
+	tbl.str(first)
+	assert.True(t, sameString(first, tbl.str(second)))
+	for k := range tbl.strs {
+		assert.True(t, sameString(first, k), "the map's key is the kept copy")
+	}
+}

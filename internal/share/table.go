@@ -123,13 +123,16 @@ func (t *Table) str(s string) string {
 		return s
 	}
 	if e, ok := t.strs[s]; ok {
+		kept := unsafe.String(e.p, len(s))
 		// No write once the count saturates: this runs for every string
-		// of every decoded object.
+		// of every decoded object. The write gives the key too, which
+		// the map stores again: the kept copy, not s, which only the
+		// map would then hold.
 		if e.hits < maxHits {
 			e.hits++
-			t.strs[s] = e
+			t.strs[kept] = e
 		}
-		return unsafe.String(e.p, len(s))
+		return kept
 	}
 	if len(s)+stringOverhead > t.budget()/8 {
 		return s
