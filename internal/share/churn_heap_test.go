@@ -81,3 +81,33 @@ func heapNow() int64 {
 	goruntime.ReadMemStats(&m)
 	return int64(m.HeapAlloc)
 }
+
+// BenchmarkStringsChurned is BenchmarkStrings for pods as a churn writes
+// them: each with a write time of its own in its annotations, a string
+// met once, as every update of compare's churn carries.
+//
+//	go test -run '^$' -bench StringsChurned -benchmem ./internal/share/
+func BenchmarkStringsChurned(b *testing.B) {
+	src := make([]*corev1.Pod, 1000)
+	for i := range src {
+		src[i] = realpod.New(i)
+	}
+	var tbl Table
+	var batch []*corev1.Pod
+	stamp := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(batch) == 0 {
+			b.StopTimer()
+			for _, p := range src {
+				q := p.DeepCopy()
+				stamp++
+				q.Annotations["bench.informer/written-at"] = strconv.Itoa(1e18 + stamp)
+				batch = append(batch, q)
+			}
+			b.StartTimer()
+		}
+		tbl.Strings(batch[len(batch)-1])
+		batch = batch[:len(batch)-1]
+	}
+}

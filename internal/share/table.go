@@ -47,6 +47,7 @@ type Table struct {
 	strs  map[string]stringEntry // kept strings by content
 	vals  map[uint64]valueEntry  // kept values by the hash of their content
 	raws  map[uint64][]byte      // the renderings of some of vals (valueEntry.typ's rawKept)
+	door  doorkeeper             // the strings met once (doorkeeper.go)
 	used  int                    // bytes charged for strs and vals
 	key   []byte                 // scratch: the rendering being looked up
 	other []byte                 // scratch: a kept value's rendering, to compare
@@ -134,7 +135,7 @@ func (t *Table) str(s string) string {
 		}
 		return kept
 	}
-	if len(s)+stringOverhead > t.budget()/8 {
+	if len(s)+stringOverhead > t.budget()/8 || !t.admits(s) {
 		return s
 	}
 	t.makeRoom(len(s) + stringOverhead)
