@@ -63,8 +63,8 @@ type stringEntry struct {
 
 // valueEntry is one kept map, slice or byte slice, held weakly (weak.go).
 // It takes 16 bytes: after a churn of 10k pods the table holds some
-// 35,000 entries, each in a map slot with its key (docs/perf-log.md, "The
-// table's entries, a third of their size").
+// 35,000 entries, each in a map slot with its key (docs/perf-log.md,
+// "After a churn: the table's own maps").
 type valueEntry struct {
 	p    weak.Pointer[byte] // the value's allocation
 	n    uint32             // a slice's length: at most maxValue elements
