@@ -72,7 +72,8 @@
 //
 // # Bounded, and not fooled by arrival order
 //
-// A Table keeps every value it meets, found by a hash of its content, and
+// A Table keeps every map, slice and byte slice it meets (every string it
+// meets twice), found by a hash of its content, and
 // charges each its estimated heap bytes and its entry (Stats): it grows
 // with the distinct values it meets, so that a population of any size and
 // in any order finds each value kept when its second copy arrives. It
@@ -103,5 +104,9 @@
 // pointers do not: the garbage collector counts. Before them, the table
 // kept every replaced value alive until its budget aged it out: after a
 // second churn of 10k pods, 0.7 KB a pod of annotations no pod held.
-// Strings are still held, and aged: they are small, and most repeat.
+// Strings are still held, and aged: they are small, and most repeat. A
+// string is kept only when it is met a second time (doorkeeper.go): one
+// met once, as a write time stamped into every update, would otherwise
+// hold an entry and itself after its object moved on; the first object
+// that holds a repeated string keeps its own copy.
 package share

@@ -25,8 +25,8 @@ package share
 // Found by its bytes: rendering a kept value to compare it costs about as
 // much as decoding the bytes would (a container's resource lists are maps,
 // whose keys the generated Marshal sorts and whose quantities it formats
-// anew each time). So the first time a value is found, its entry keeps the
-// bytes it was found by (valueEntry.raw), which are its rendering: later
+// anew each time). So the first time a value is found, the table keeps the
+// bytes it was found by (Table.raws), which are its rendering: later
 // lookups compare the bytes they are given with those, in full, and never
 // render the value again. A map of labels keeps its bytes too: mapEntries
 // accepts its entries in one order only (the keys increasing), so bytes
@@ -146,14 +146,14 @@ func (t *Table) keptMapAs(h uint64, raw []byte, dst *map[string]string) bool {
 	if !ok {
 		return false
 	}
-	kept, ok := get[map[string]string, mapHolder[map[string]string]](e.ref)
+	kept, ok := get[map[string]string, mapHolder[map[string]string]](e)
 	if !ok {
 		return false
 	}
-	if e.raw != nil {
+	if e.typ&rawKept != 0 {
 		// raw's entries, in the one order mapEntries accepts, were found
 		// to be kept's: equal bytes hold the same entries.
-		if !bytes.Equal(e.raw, raw) {
+		if !bytes.Equal(t.raws[h], raw) {
 			return false
 		}
 	} else {
@@ -261,7 +261,7 @@ func (part Part) kind() uint64 {
 
 // keptAs sets *dst to the slice kept under h when it renders as raw.
 // The first time it does, the entry keeps raw, its rendering, and is
-// found by comparing bytes from then on (valueEntry.raw). Callers hold
+// found by comparing bytes from then on (Table.raws). Callers hold
 // mu.
 func keptAs[E any, P interface {
 	*E
@@ -271,7 +271,7 @@ func keptAs[E any, P interface {
 	if !ok {
 		return false
 	}
-	kept, ok := get[[]E, sliceHolder[E]](e.ref)
+	kept, ok := get[[]E, sliceHolder[E]](e)
 	if !ok || !rendersAs[E, P](t, kind, h, kept, raw) {
 		return false
 	}
@@ -280,22 +280,27 @@ func keptAs[E any, P interface {
 	return true
 }
 
-// found counts a find of e, the entry under h, by raw, and has e keep raw
-// the first time. Callers hold mu.
+// found counts a find of e, the entry under h, by raw, and has the table
+// keep raw for it the first time. Callers hold mu.
 func (t *Table) found(h uint64, e valueEntry, raw []byte) {
-	keep := e.raw == nil
-	if keep {
-		e.raw = bytes.Clone(raw)
-		e.cost += int32(len(raw))
+	var cost uint16
+	// raw renders a value kept under maxCost (at most maxValue bytes), so
+	// the sum stays under it too; the test keeps cost from overflowing
+	// if that ever changed.
+	if e.typ&rawKept == 0 && int(e.cost)+len(raw)/costUnit < maxCost/costUnit {
+		cost = costUnits(len(raw) + rawOverhead)
+		t.raws[h] = bytes.Clone(raw)
+		e.typ |= rawKept
+		e.cost += cost
 	}
 	if e.hits < maxHits {
 		e.hits++
-	} else if !keep {
+	} else if cost == 0 {
 		return // no write: this runs for most parts of most pods
 	}
 	t.vals[h] = e
-	if keep {
-		t.makeRoom(len(raw)) // last: it may age e out, which is fine
+	if cost > 0 {
+		t.makeRoom(int(cost) * costUnit) // last: it may age e out, which is fine
 	}
 }
 

@@ -190,23 +190,23 @@ func TestFindPartKeepsTheBytesItFoundAValueBy(t *testing.T) {
 	raw := wireContainers(t, p)
 	h := tbl.sliceHash(sliceContainers, raw)
 	tbl.lock()
-	assert.Nil(t, tbl.vals[h].raw, "kept by Share alone: no bytes")
+	assert.NotContains(t, tbl.raws, h, "kept by Share alone: no bytes")
 	tbl.mu.Unlock()
 
 	before := tbl.Stats().Bytes
 	var q corev1.Pod
 	require.True(t, tbl.FindPart(Containers, raw, &q))
-	assert.Equal(t, before+len(raw), tbl.Stats().Bytes, "the bytes are charged")
+	assert.Equal(t, before+int(costUnits(len(raw)+rawOverhead))*costUnit, tbl.Stats().Bytes, "the bytes are charged")
 	tbl.lock()
-	e := tbl.vals[h]
+	kept := tbl.raws[h]
 	tbl.mu.Unlock()
-	require.Equal(t, raw, e.raw, "the bytes it was found by")
-	assert.NotSame(t, &raw[0], &e.raw[0], "a copy: the caller's buffer is reused")
+	require.Equal(t, raw, kept, "the bytes it was found by")
+	assert.NotSame(t, &raw[0], &kept[0], "a copy: the caller's buffer is reused")
 
 	var r corev1.Pod
 	require.True(t, tbl.FindPart(Containers, raw, &r), "found again, by its bytes")
 	assert.Same(t, &p.Spec.Containers[0], &r.Spec.Containers[0])
-	assert.Equal(t, before+len(raw), tbl.Stats().Bytes, "charged once")
+	assert.Equal(t, before+int(costUnits(len(raw)+rawOverhead))*costUnit, tbl.Stats().Bytes, "charged once")
 
 	hostile := append([]byte(nil), raw...)
 	hostile[len(hostile)-1] ^= 1
@@ -226,7 +226,7 @@ func TestFindPartKeepsTheBytesItFoundAValueBy(t *testing.T) {
 	tbl.lock()
 	lh, ok := tbl.mapHash(labels)
 	require.True(t, ok)
-	assert.Equal(t, labels, tbl.vals[lh].raw)
+	assert.Equal(t, labels, tbl.raws[lh])
 	tbl.mu.Unlock()
 	var u corev1.Pod
 	require.True(t, tbl.FindPart(Labels, labels, &u))

@@ -61,7 +61,7 @@ func TestObjectsSharesEqualValuesOnly(t *testing.T) {
 	assert.Same(t, &a.OwnerReferences[0], &b.OwnerReferences[0], "one owner")
 	assert.Same(t, &a.ManagedFields[0].FieldsV1.Raw[0], &b.ManagedFields[0].FieldsV1.Raw[0], "one owner's managedFields")
 	assert.NotSame(t, &a.ManagedFields[1].FieldsV1.Raw[0], &b.ManagedFields[1].FieldsV1.Raw[0], "each pod's own status fields")
-	assert.True(t, sameString(a.Status.ContainerStatuses[1].ImageID, other.Status.ContainerStatuses[1].ImageID), "strings")
+	assert.True(t, sameString(b.Status.ContainerStatuses[1].ImageID, other.Status.ContainerStatuses[1].ImageID), "strings (the first pod's are its own: doorkeeper.go)")
 	assert.False(t, sameString(a.Name, b.Name), "names are not interned")
 }
 
@@ -245,8 +245,9 @@ func TestTableStaysWithinItsBudgetAndKeepsWhatRepeats(t *testing.T) {
 	first := popular()
 	long := strings.Repeat("x", maxString+1)
 	for i := range 30_000 {
+		// The namespace twice, so that the doorkeeper lets it in.
 		o := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: fmt.Sprint("ns-", i),
-			Labels: map[string]string{"k": fmt.Sprint(i), "long": long}}}
+			Labels: map[string]string{"k": fmt.Sprint("ns-", i), "long": long}}}
 		tbl.Strings(o)
 		tbl.Share(o)
 		require.LessOrEqual(t, tbl.Stats().Bytes, tbl.Budget, "after %d distinct objects", i)
@@ -406,4 +407,73 @@ func TestShareLeavesEverySizeLimitCanonical(t *testing.T) {
 // writes the first time.
 func quantityPrinted(q *resource.Quantity) bool {
 	return reflect.ValueOf(q).Elem().FieldByName("s").Len() > 0
+}
+
+// An entry is small: after a churn of 10k pods the table holds some 35,000
+// values and 30,000 strings, each in a map slot beside its key; at 72
+// bytes a value's slot was half a KB a pod (docs/perf-log.md).
+func TestEntriesAreSixteenBytes(t *testing.T) {
+	assert.Equal(t, uintptr(16), unsafe.Sizeof(valueEntry{}))
+	assert.Equal(t, uintptr(16), unsafe.Sizeof(stringEntry{}))
+}
+
+// Each type the table keeps has a number of its own, and a value is
+// rebuilt only as the type it was kept as.
+func TestAValueIsRebuiltOnlyAsItsType(t *testing.T) {
+	ids := []uint8{typeID[[]byte](), typeID[map[string]string](), typeID[map[string][]byte](), typeID[corev1.ResourceList](),
+		typeID[[]corev1.Container](), typeID[[]corev1.Volume](), typeID[[]corev1.Toleration](), typeID[[]metav1.OwnerReference](),
+		typeID[[]corev1.Taint](), typeID[[]corev1.ContainerImage](), typeID[[]corev1.PodSecurityContext](), typeID[[]corev1.Affinity]()}
+	seen := map[uint8]bool{}
+	for _, id := range ids {
+		assert.False(t, seen[id], "typeID %d twice", id)
+		assert.Zero(t, id&rawKept, "typeID %d uses rawKept's bit", id)
+		seen[id] = true
+	}
+	assert.Panics(t, func() { typeID[[]string]() })
+	m := map[string]string{"a": "b"}
+	e := holdWeakly[map[string]string, mapHolder[map[string]string]](m)
+	_, ok := get[corev1.ResourceList, mapHolder[corev1.ResourceList]](e)
+	assert.False(t, ok, "a map of strings is not a resource list")
+	got, ok := get[map[string]string, mapHolder[map[string]string]](e)
+	require.True(t, ok)
+	assert.Equal(t, mapID(m), mapID(got))
+	goruntime.KeepAlive(m)
+}
+
+// A value that would cost more than maxCost is not kept: its cost must fit
+// an entry's 16 bits. A resource list is charged by its entries, and a
+// server may send thousands.
+func TestAValueTooCostlyIsNotKept(t *testing.T) {
+	var tbl Table
+	big := corev1.ResourceList{}
+	for i := range maxCost/(64+mapEntryOverhead) + 1 {
+		big[corev1.ResourceName(fmt.Sprintf("example.com/r%d", i))] = resource.MustParse("1")
+	}
+	tbl.lock()
+	defer tbl.mu.Unlock()
+	got := tbl.resourceList(big)
+	assert.Equal(t, mapID(big), mapID(got))
+	assert.Zero(t, len(tbl.vals), "not kept")
+	small := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+	tbl.resourceList(small)
+	assert.Equal(t, 1, len(tbl.vals))
+}
+
+// A string found again leaves the kept copy as the map's key: Go's map
+// stores the key of every assignment, and writing the count back with the
+// caller's copy kept that copy alive, one a distinct string, which only
+// the table held.
+func TestAStringFoundAgainKeepsOneCopy(t *testing.T) {
+	var tbl Table
+	tbl.lock()
+	defer tbl.mu.Unlock()
+	const s = "registry.example.com/shop/cart:1.24"
+	tbl.str(strings.Clone(s)) // met once: let in at the second meeting (doorkeeper.go)
+	kept, again := strings.Clone(s), strings.Clone(s)
+	tbl.str(kept)
+	assert.True(t, sameString(kept, tbl.str(again)))
+	require.Len(t, tbl.strs, 1)
+	for k := range tbl.strs {
+		assert.True(t, sameString(kept, k), "the map's key is the kept copy")
+	}
 }

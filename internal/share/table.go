@@ -3,6 +3,8 @@ package share
 import (
 	"hash/maphash"
 	"sync"
+	"unsafe"
+	"weak"
 )
 
 const (
@@ -20,10 +22,16 @@ const (
 	maxHits   = 255      // hits saturate here
 
 	// The bookkeeping of one entry, charged with its content: a map slot
-	// (key, value and control byte at 7/8 load) and, for a value, the
-	// interface header boxed when it was kept.
-	stringOverhead = 48
-	valueOverhead  = 72
+	// (key, value and control byte, at 7/8 load), and for a value's
+	// rendering (valueEntry.typ's rawKept) its slot in raws.
+	stringOverhead = 40
+	valueOverhead  = 32
+	rawOverhead    = 40
+
+	// An entry's cost is kept in units of costUnit bytes, in 16 bits: no
+	// value costs more than maxCost, which fits.
+	costUnit = 8
+	maxCost  = 4 * maxValue
 )
 
 // Table holds one copy of each value it meets, by content, within a budget
@@ -38,30 +46,44 @@ type Table struct {
 	seed  maphash.Seed           // set on first use
 	strs  map[string]stringEntry // kept strings by content
 	vals  map[uint64]valueEntry  // kept values by the hash of their content
+	raws  map[uint64][]byte      // the renderings of some of vals (valueEntry.typ's rawKept)
+	door  doorkeeper             // the strings met once (doorkeeper.go)
 	used  int                    // bytes charged for strs and vals
 	key   []byte                 // scratch: the rendering being looked up
 	other []byte                 // scratch: a kept value's rendering, to compare
 }
 
 // stringEntry is one kept string: Go's map gives back a value, not the
-// key it holds, so the copy to share is kept in the value too.
+// key it holds, so the bytes of the copy to share are kept in the value
+// too (the key's length is theirs).
 type stringEntry struct {
-	s    string
+	p    *byte
 	hits uint8
 }
 
 // valueEntry is one kept map, slice or byte slice, held weakly (weak.go).
+// It takes 16 bytes: after a churn of 10k pods the table holds some
+// 35,000 entries, each in a map slot with its key (docs/perf-log.md,
+// "After a churn: the table's own maps").
 type valueEntry struct {
-	ref ref
-	// raw is the value's rendering (render), kept once FindPart has found
-	// the value by those bytes: it is then found again by comparing them,
-	// not by rendering the value or looking its entries up (parts.go,
-	// "Found by its bytes"). nil for a value never found so, and for
-	// byte slices and maps of other types.
-	raw  []byte
-	cost int32 // bytes charged to the budget, raw's included
+	p    weak.Pointer[byte] // the value's allocation
+	n    uint32             // a slice's length: at most maxValue elements
+	cost uint16             // costUnits charged to the budget, its rendering's included
+	// typ is the typeID of the value's type, with rawKept set once raws
+	// keeps the value's rendering (render): FindPart found the value by
+	// those bytes, and finds it again by comparing them, not by rendering
+	// the value or looking its entries up (parts.go, "Found by its
+	// bytes"). Never set for byte slices and maps of other types.
+	typ  uint8
 	hits uint8
 }
+
+// rawKept is the bit of valueEntry.typ that says raws holds the entry's
+// rendering.
+const rawKept = 0x80
+
+// costUnits is cost bytes in costUnit, rounded up.
+func costUnits(cost int) uint16 { return uint16((cost + costUnit - 1) / costUnit) }
 
 // Stats is what a Table holds: entries and the bytes charged to its budget.
 type Stats struct {
@@ -85,6 +107,7 @@ func (t *Table) lock() {
 		t.seed = maphash.MakeSeed()
 		t.strs = make(map[string]stringEntry)
 		t.vals = make(map[uint64]valueEntry)
+		t.raws = make(map[uint64][]byte)
 	}
 }
 
@@ -101,19 +124,22 @@ func (t *Table) str(s string) string {
 		return s
 	}
 	if e, ok := t.strs[s]; ok {
+		kept := unsafe.String(e.p, len(s))
 		// No write once the count saturates: this runs for every string
-		// of every decoded object.
+		// of every decoded object. The write gives the key too, which
+		// the map stores again: the kept copy, not s, which only the
+		// map would then hold.
 		if e.hits < maxHits {
 			e.hits++
-			t.strs[s] = e
+			t.strs[kept] = e
 		}
-		return e.s
+		return kept
 	}
-	if len(s)+stringOverhead > t.budget()/8 {
+	if len(s)+stringOverhead > t.budget()/8 || !t.admits(s) {
 		return s
 	}
 	t.makeRoom(len(s) + stringOverhead)
-	t.strs[s] = stringEntry{s: s, hits: 1}
+	t.strs[s] = stringEntry{p: unsafe.StringData(s), hits: 1}
 	return s
 }
 
@@ -143,7 +169,7 @@ func (t *Table) StringOf(b []byte) string {
 // that nobody holds any more gives its place to v. Callers hold mu.
 func find[V any, H holder[V]](t *Table, h uint64, v V, cost int, equal func(kept V) bool) V {
 	if e, ok := t.vals[h]; ok {
-		if kept, ok := get[V, H](e.ref); ok {
+		if kept, ok := get[V, H](e); ok {
 			if !equal(kept) {
 				return v
 			}
@@ -153,19 +179,29 @@ func find[V any, H holder[V]](t *Table, h uint64, v V, cost int, equal func(kept
 			}
 			return kept
 		}
-		if e.ref.alive() {
+		if e.alive() {
 			return v // a value of another type
 		}
-		delete(t.vals, h)
-		t.used -= int(e.cost)
+		t.drop(h, e)
 	}
 	cost += valueOverhead
-	if cost > t.budget()/8 {
+	if cost > maxCost || cost > t.budget()/8 {
 		return v
 	}
-	t.makeRoom(cost)
-	t.vals[h] = valueEntry{ref: makeRef[V, H](v), cost: int32(cost), hits: 1}
+	e := holdWeakly[V, H](v)
+	e.cost = costUnits(cost)
+	t.makeRoom(int(e.cost) * costUnit)
+	t.vals[h] = e
 	return v
+}
+
+// drop forgets e, the entry under h. Callers hold mu.
+func (t *Table) drop(h uint64, e valueEntry) {
+	delete(t.vals, h)
+	if e.typ&rawKept != 0 {
+		delete(t.raws, h)
+	}
+	t.used -= int(e.cost) * costUnit
 }
 
 // makeRoom charges cost bytes and, when that passes the budget, ages the
@@ -200,9 +236,8 @@ func (t *Table) age() {
 		t.strs[k] = e
 	}
 	for k, e := range t.vals {
-		if e.hits == 0 || !e.ref.alive() {
-			delete(t.vals, k)
-			t.used -= int(e.cost)
+		if e.hits == 0 || !e.alive() {
+			t.drop(k, e)
 			continue
 		}
 		e.hits /= 2

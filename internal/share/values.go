@@ -194,13 +194,13 @@ func (t *Table) sliceHash(kind uint64, key []byte) uint64 {
 }
 
 // rendersAs reports whether kept, the slice of call site kind kept under
-// h, renders as key, compared in full: with the rendering the entry keeps
-// (valueEntry.raw), else with one made now. Callers hold mu.
+// h, renders as key, compared in full: with the rendering the table keeps
+// for it (raws), else with one made now. Callers hold mu.
 func rendersAs[E any, P interface {
 	*E
 	message
 }](t *Table, kind, h uint64, kept []E, key []byte) bool {
-	if raw := t.vals[h].raw; raw != nil {
+	if raw, ok := t.raws[h]; ok {
 		return bytes.Equal(raw, key)
 	}
 	var ok bool

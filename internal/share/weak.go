@@ -11,26 +11,20 @@ package share
 // A weak pointer is to one allocation: a slice's array (its first
 // element), or a map (a map value is one pointer to the runtime's map, the
 // allocation that every copy of the map value shares). Each entry keeps
-// the Go type of its value, and a value is rebuilt only as that type.
+// the Go type of its value, as a number of one byte (typeID), and a value
+// is rebuilt only as that type.
 
 import (
-	"reflect"
+	"fmt"
 	"unsafe"
 	"weak"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// ref is a kept value, held weakly: the allocation it starts at and, for
-// a slice, its length.
-type ref struct {
-	p   weak.Pointer[byte]
-	n   int
-	typ reflect.Type // the value's type: a value is rebuilt only as it
-}
-
-// holder turns a value into what a ref holds, and back.
+// holder turns a value into what an entry holds, and back.
 type holder[V any] interface {
 	hold(v V) (p *byte, n int)
 	value(p *byte, n int) V
@@ -58,27 +52,61 @@ func (mapHolder[M]) hold(m M) (*byte, int) { return *(**byte)(unsafe.Pointer(&m)
 
 func (mapHolder[M]) value(p *byte, _ int) M { return *(*M)(unsafe.Pointer(&p)) }
 
-// makeRef holds v weakly.
-func makeRef[V any, H holder[V]](v V) ref {
-	var h H
-	p, n := h.hold(v)
-	return ref{p: weak.Make(p), n: n, typ: reflect.TypeFor[V]()}
+// typeID numbers the types of the values a table keeps: an entry keeps
+// its value's number and is rebuilt only as the type of that number. A type
+// the table does not know is a mistake of this package's, found by its
+// first test that keeps one.
+func typeID[V any]() uint8 {
+	switch any((*V)(nil)).(type) {
+	case *[]byte:
+		return 1
+	case *map[string]string:
+		return 2
+	case *map[string][]byte:
+		return 3
+	case *corev1.ResourceList:
+		return 4
+	case *[]corev1.Container:
+		return 5
+	case *[]corev1.Volume:
+		return 6
+	case *[]corev1.Toleration:
+		return 7
+	case *[]metav1.OwnerReference:
+		return 8
+	case *[]corev1.Taint:
+		return 9
+	case *[]corev1.ContainerImage:
+		return 10
+	case *[]corev1.PodSecurityContext:
+		return 11
+	case *[]corev1.Affinity:
+		return 12
+	}
+	panic(fmt.Sprintf("share: no typeID for %T", (*V)(nil)))
 }
 
-// get returns the value r holds, as a V, or false when it was collected
+// holdWeakly returns an entry that holds v weakly, with one hit.
+func holdWeakly[V any, H holder[V]](v V) valueEntry {
+	var h H
+	p, n := h.hold(v)
+	return valueEntry{p: weak.Make(p), n: uint32(n), typ: typeID[V](), hits: 1}
+}
+
+// get returns the value e holds, as a V, or false when it was collected
 // or is of another type.
-func get[V any, H holder[V]](r ref) (V, bool) {
+func get[V any, H holder[V]](e valueEntry) (V, bool) {
 	var h H
 	var zero V
-	if r.typ != reflect.TypeFor[V]() {
+	if e.typ&^rawKept != typeID[V]() {
 		return zero, false
 	}
-	p := r.p.Value()
+	p := e.p.Value()
 	if p == nil {
 		return zero, false
 	}
-	return h.value(p, r.n), true
+	return h.value(p, int(e.n)), true
 }
 
-// alive reports whether the value r holds is still held by someone.
-func (r ref) alive() bool { return r.p.Value() != nil }
+// alive reports whether the value e holds is still held by someone.
+func (e valueEntry) alive() bool { return e.p.Value() != nil }
