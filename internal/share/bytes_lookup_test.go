@@ -20,11 +20,14 @@ import (
 func TestStringOfTakesTheKeptStringAndCopiesTheRest(t *testing.T) {
 	var tbl Table
 	buf := []byte("kube-system")
+	met := tbl.StringOf(buf) // met once: the doorkeeper remembers it, the table keeps nothing
 	first := tbl.StringOf(buf)
 	copy(buf, "XXXXXXXXXXX")
+	assert.Equal(t, "kube-system", met, "a string made from the buffer, not over it")
 	assert.Equal(t, "kube-system", first, "a string made from the buffer, not over it")
+	assert.False(t, sameString(met, first), "the string met once is a copy of its own")
 	again := tbl.StringOf([]byte("kube-system"))
-	assert.True(t, sameString(first, again), "the kept string")
+	assert.True(t, sameString(first, again), "the kept string, kept at its second meeting")
 	p := realpod.New(0)
 	p.Namespace = strings.Clone("kube-system")
 	tbl.Strings(p)

@@ -154,11 +154,12 @@ func (t *Table) StringOf(b []byte) string {
 	t.lock()
 	defer t.mu.Unlock()
 	if e, ok := t.strs[string(b)]; ok { // no allocation: a lookup by bytes
+		kept := unsafe.String(e.p, len(b))
 		if e.hits < maxHits {
 			e.hits++
-			t.strs[e.s] = e
+			t.strs[kept] = e
 		}
-		return e.s
+		return kept
 	}
 	return t.str(string(b))
 }

@@ -78,7 +78,7 @@ func (t *Table) FindBytes(raw []byte) []byte {
 	if !ok {
 		return nil
 	}
-	kept, ok := get[[]byte, sliceHolder[byte]](e.ref)
+	kept, ok := get[[]byte, sliceHolder[byte]](e)
 	if !ok || !bytes.Equal(kept, raw) {
 		return nil
 	}
