@@ -193,6 +193,11 @@ type bounds struct {
 	requests  int64  // requests the server received, in all
 	heap      uint64 // growth of live heap over the baseline, bytes
 	allocated uint64 // bytes allocated while the attack ran; 0: not checked
+	// perRequest: bytes allocated while the attack ran, for each request
+	// the server received (at least one); 0: not checked. It holds what
+	// one attempt may cost, however many attempts the observation's
+	// second makes room for.
+	perRequest uint64
 }
 
 // stop shuts the informer down and checks everything every attack must
@@ -211,6 +216,9 @@ func (a *attack) stop(b bounds) {
 	require.Less(a.t, peak, b.heap, "peak heap growth, bytes")
 	if b.allocated > 0 {
 		require.Less(a.t, allocated, b.allocated, "bytes allocated during the attack")
+	}
+	if b.perRequest > 0 {
+		require.Less(a.t, allocated, uint64(max(n, 1))*b.perRequest, "bytes allocated during the attack, %d requests", n)
 	}
 	// The server still runs: a keep-alive connection the client kept
 	// after Shutdown shows up as its transport goroutines.

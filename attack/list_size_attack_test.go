@@ -116,8 +116,9 @@ func TestAttackGzipBombList(t *testing.T) {
 	require.Equal(t, "list", e.Op)
 	a.observe(time.Second)
 	require.Empty(t, a.cacheKeys())
-	// Under three times the limit per attempt, a few attempts.
-	a.stop(bounds{requests: 10, heap: 40 << 20, allocated: 80 << 20})
+	// Under three times the limit per attempt, a few attempts (how many
+	// fit in the second observed is the scheduler's: 4 to 5).
+	a.stop(bounds{requests: 10, heap: 40 << 20, perRequest: 3 * 8 << 20})
 }
 
 // envelopedPodList is a protobuf PodList (resourceVersion 5) followed by
