@@ -305,17 +305,7 @@ func (c *partsCache) decodePod(raw []byte, p *corev1.Pod, drop bool) (partSet, b
 // strings sets p's strings from the spans of msg through set, each the
 // strings table's copy (protobuf_strings.go).
 func (c *partsCache) strings(p *corev1.Pod, msg []byte, spans []span, set func(*corev1.Pod, int, string)) bool {
-	for i, s := range spans {
-		if s.end == 0 {
-			continue
-		}
-		v, ok := lastString(s.of(msg))
-		if !ok {
-			return false
-		}
-		set(p, i, c.strs.StringOf(v))
-	}
-	return true
+	return spanStrings(msg, spans, func(i int, v []byte) { set(p, i, c.strs.StringOf(v)) })
 }
 
 // parts sets p's parts first, first+1, ... from the spans of msg.

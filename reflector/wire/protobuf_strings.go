@@ -65,10 +65,15 @@ func lastString(raw []byte) (val []byte, ok bool) {
 // present). At most 8 fields.
 func decodeWithStrings(into protoUnmarshaler, msg []byte, nums []int32, set func(i int, v []byte)) bool {
 	var spans [8]span
-	if !splitMessage(into, msg, nums, 0, spans[:len(nums)]) {
-		return false
-	}
-	for i, s := range spans[:len(nums)] {
+	return splitMessage(into, msg, nums, 0, spans[:len(nums)]) && spanStrings(msg, spans[:len(nums)], set)
+}
+
+// spanStrings calls set with the bytes of each string field of msg that
+// spans locate (i its index in spans; the last occurrence, as the
+// generated decoder keeps), skipping fields not sent. false: one is not a
+// string.
+func spanStrings(msg []byte, spans []span, set func(i int, v []byte)) bool {
+	for i, s := range spans {
 		if s.end == 0 {
 			continue
 		}
@@ -122,14 +127,7 @@ func decodeStatus(p *corev1.Pod, raw []byte, strs *share.Table) bool {
 	if !splitMessage(s, msg, statusSplit, 0, spans[:]) {
 		return false
 	}
-	for i, sp := range spans[:5] {
-		if sp.end == 0 {
-			continue
-		}
-		v, ok := lastString(sp.of(msg))
-		if !ok {
-			return false
-		}
+	return spanStrings(msg, spans[:5], func(i int, v []byte) {
 		str := strs.StringOf(v)
 		switch i {
 		case 0:
@@ -143,8 +141,7 @@ func decodeStatus(p *corev1.Pod, raw []byte, strs *share.Table) bool {
 		case 4:
 			s.NominatedNodeName = str
 		}
-	}
-	return elements(spans[5].of(msg), func(v []byte) bool {
+	}) && elements(spans[5].of(msg), func(v []byte) bool {
 		s.Conditions = append(s.Conditions, corev1.PodCondition{})
 		c := &s.Conditions[len(s.Conditions)-1]
 		return decodeWithStrings(c, v, conditionStrings, func(i int, v []byte) {
@@ -224,14 +221,7 @@ func managedFieldsEntries(m *metav1.ObjectMeta, raw []byte, strs *share.Table, t
 		if !splitMessage(e, v, entrySplit, 0, spans[:]) {
 			return false
 		}
-		for i, sp := range spans[:5] {
-			if sp.end == 0 {
-				continue
-			}
-			b, ok := lastString(sp.of(v))
-			if !ok {
-				return false
-			}
+		return spanStrings(v, spans[:5], func(i int, b []byte) {
 			str := strs.StringOf(b)
 			switch i {
 			case 0:
@@ -245,8 +235,7 @@ func managedFieldsEntries(m *metav1.ObjectMeta, raw []byte, strs *share.Table, t
 			case 4:
 				e.Subresource = str
 			}
-		}
-		return spans[5].end == 0 || entryFields(e, spans[5].of(v), table)
+		}) && (spans[5].end == 0 || entryFields(e, spans[5].of(v), table))
 	})
 }
 
