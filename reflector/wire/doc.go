@@ -120,7 +120,11 @@
 // pod's repeated parts (containers, volumes, tolerations, labels, owner
 // references...) once per watch stream or list page and hands the same
 // value to every pod that repeats its bytes (protobuf_parts.go,
-// json_parts.go).
+// json_parts.go). The protobuf decoder also takes a pod's repeated
+// strings and its controller's managedFields document from the
+// informer's tables by their bytes instead of making copies to drop
+// (protobuf_strings.go), and sizes the lists it decodes before filling
+// them, never by more than a bound (protobuf_presize.go).
 // Unstructured objects share their keys and short strings through a table
 // per list or watch stream, and, with Options.ShareValues, their equal
 // small maps and slices (unstructured_json.go). All are optimisations;
