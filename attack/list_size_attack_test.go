@@ -103,6 +103,30 @@ func TestAttackEmptyItemsPastTheCap(t *testing.T) {
 	}
 }
 
+// A protobuf page of a million two-byte items whose first item does not
+// decode, under the default caps (MaxListItems is 2,000,000, so the count
+// lets it through). The decoder used to make every item of the page
+// before decoding the first: 1.2 GiB for 2 MiB of bytes, on every retry.
+// It now makes what the page's bytes pay for and grows as items decode.
+func TestAttackBadItemAmongTinyItems(t *testing.T) {
+	const items = 1_000_000
+	bad := []byte{2<<3 | 2, 3, 1<<3 | 2, 1, 0xff} // an item whose metadata is a cut varint
+	body := envelopedPodList(t, append(bad, bytes.Repeat([]byte{2<<3 | 2, 0}, items-1)...))
+	a := newListAttack(t, func(a *attack, w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", rest.ContentTypeProtobuf)
+		_, _ = w.Write(body)
+	})
+	a.cfg.ContentType = rest.ContentTypeProtobuf
+	a.start()
+	a.waitErr(reflector.KindDecode, nil)
+	a.observe(time.Second)
+	require.Empty(t, a.cacheKeys())
+	// Per attempt: the body (2 MiB, read into a growing buffer), a part
+	// set per item (4 MiB) and the pods its bytes pay for (one per 256
+	// bytes, 9.5 MiB); 29 MiB of heap at the peak in six runs.
+	a.stop(bounds{requests: 10, heap: 48 << 20, perRequest: 32 << 20})
+}
+
 // Item 2: a list gzip-compressed to about a MiB that inflates to a GiB,
 // against MaxObjectBytes of 8 MiB. The body buffer used to double past
 // the limit (4 GiB at the default limit); it now stops at limit+1 bytes.

@@ -131,7 +131,7 @@ func (d *protoDecoder) decodeItems(raw []byte, list runtime.Object, pu protoUnma
 		off += size
 	}
 	if n > 0 { // no items decode as nil, as the generated decoder leaves them
-		items.Set(reflect.MakeSlice(items.Type(), n, n))
+		items.Set(reflect.MakeSlice(items.Type(), 0, itemsBeforeDecoding(n, len(fields))))
 	}
 	var hits []partSet
 	if d.parts != nil {
@@ -141,6 +141,7 @@ func (d *protoDecoder) decodeItems(raw []byte, list runtime.Object, pu protoUnma
 		_, size, _ := nextField(fields[off:])
 		val, ok := singleMessage(fields[off : off+size])
 		off += size
+		d.growItems(items, n)
 		item, isProto := items.Index(i).Addr().Interface().(protoUnmarshaler)
 		if !ok || !isProto {
 			return nil, false
@@ -154,6 +155,37 @@ func (d *protoDecoder) decodeItems(raw []byte, list runtime.Object, pu protoUnma
 		}
 	}
 	return hits, true
+}
+
+// bytesPerItem is the fewest bytes per item that decodeItems expects of a
+// list page when it makes the page's items before decoding them. A real
+// pod takes several hundred bytes; an item can be as small as two (an
+// empty message), and the generated decoder's items cost over a kilobyte
+// each, so a hostile page of n tiny items would otherwise cost n
+// kilobytes before its first bad item is seen.
+const bytesPerItem = 256
+
+// itemsBeforeDecoding is how many of a page's n items decodeItems makes
+// before decoding the first: all of them when fields, the items' bytes,
+// hold at least bytesPerItem each (real pages), else as many as the bytes
+// pay for. The rest are made as decoding reaches them (growItems).
+func itemsBeforeDecoding(n, fieldBytes int) int {
+	return min(n, max(fieldBytes/bytesPerItem, 1))
+}
+
+// growItems makes room for one more item in items, a slice of at most n,
+// and extends it by one zero item. Growing moves the items decoded so far,
+// so the parts cache forgets them as the owners of its parts (disownAll):
+// an owner's address must be the item the list keeps.
+func (d *protoDecoder) growItems(items reflect.Value, n int) {
+	l := items.Len()
+	if l == items.Cap() {
+		items.Grow(min(max(l, 1), n-l))
+		if d.parts != nil {
+			d.parts.disownAll()
+		}
+	}
+	items.SetLen(l + 1)
 }
 
 // withPartsHidden runs f on obj with the parts it shares (hits) hidden:

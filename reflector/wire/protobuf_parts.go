@@ -244,6 +244,15 @@ func (c *partsCache) disown(p *corev1.Pod) {
 	}
 }
 
+// disownAll forgets every owner: the pods they point to are about to be
+// moved (a list's items grow), and the values kept for their parts stay
+// valid, as after disown.
+func (c *partsCache) disownAll() {
+	for i := range c.slots {
+		c.slots[i].owner = nil
+	}
+}
+
 func (c *partsCache) hash(id partID, raw []byte) uint64 {
 	return (maphash.Bytes(c.seed, raw) + uint64(id)) & (partSlots/partWays - 1)
 }

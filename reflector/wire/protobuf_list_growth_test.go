@@ -1,0 +1,94 @@
+package wire
+
+import (
+	"reflect"
+	"runtime"
+	"strconv"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// A hostile page of many tiny items whose first item does not decode
+// fails before its items are made: what decodeItems makes up front is
+// paid for by the page's bytes, not by its item count.
+func TestTinyItemsAreNotMadeBeforeDecoding(t *testing.T) {
+	tgt, err := newTarget(NewScheme(), podsResource.Kind, false)
+	require.NoError(t, err)
+	const n = 200_000
+	bad := field(listItemsField, field(1, []byte{0xff})) // metadata: a truncated varint
+	raw := append(bad, repeatField(listItemsField, nil, n-1)...)
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = newProtoDecoder(tgt, true).decodeList(raw, &corev1.PodList{})
+	runtime.ReadMemStats(&after)
+	require.Error(t, err, "the generated decoder refuses the first item")
+	allocated := after.TotalAlloc - before.TotalAlloc
+	podSize := uint64(unsafe.Sizeof(corev1.Pod{}))
+	t.Logf("page of %d bytes, %d items: %d bytes allocated (a pod is %d bytes)", len(raw), n, allocated, podSize)
+	assert.Less(t, allocated, uint64(len(raw))/bytesPerItem*podSize*2+1<<20,
+		"items made for a page of tiny items are bounded by its bytes")
+	assert.Less(t, allocated, n*podSize/10, "not all %d items made up front", n)
+}
+
+// Small pods, which the page's bytes do not pay for up front, grow the
+// items as they decode. The result is the generated decoder's, and the
+// parts cache is left with no owner outside the items the list keeps.
+func TestSmallItemsGrowAndKeepTheirParts(t *testing.T) {
+	tgt, err := newTarget(NewScheme(), podsResource.Kind, false)
+	require.NoError(t, err)
+	list := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "9"}}
+	for i := range 300 {
+		list.Items = append(list.Items, corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "p" + strconv.Itoa(i), Labels: map[string]string{"app": strconv.Itoa(i % 3)}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i" + strconv.Itoa(i%3)}}},
+		})
+	}
+	// The first pod's parts are kept (owned by it) and never met again, so
+	// they are still owned when the items grow past it.
+	list.Items[0].Labels = map[string]string{"solo": "yes"}
+	list.Items[0].Spec.Containers[0].Image = "solo"
+	raw := marshalMsg(t, list)
+	require.Less(t, itemsBeforeDecoding(len(list.Items), len(raw)), len(list.Items), "the items must grow")
+
+	d := newProtoDecoder(tgt, true)
+	got := &corev1.PodList{}
+	hits, err := d.decodeList(raw, got)
+	require.NoError(t, err)
+	var want corev1.PodList
+	require.NoError(t, want.Unmarshal(raw))
+	assert.True(t, reflect.DeepEqual(&want, got))
+	assert.Len(t, hits, len(want.Items))
+	shared := 0
+	for _, h := range hits {
+		if h != 0 {
+			shared++
+		}
+	}
+	assert.Positive(t, shared, "items still take parts from each other")
+
+	kept := make(map[*corev1.Pod]bool, len(got.Items))
+	for i := range got.Items {
+		kept[&got.Items[i]] = true
+	}
+	for _, e := range d.parts.slots {
+		if e.owner != nil {
+			assert.True(t, kept[e.owner], "an owner is an item the list keeps, not a moved copy")
+		}
+	}
+}
+
+// repeatField is n copies of field num with value val.
+func repeatField(num int, val []byte, n int) []byte {
+	one := field(num, val)
+	out := make([]byte, 0, len(one)*n)
+	for range n {
+		out = append(out, one...)
+	}
+	return out
+}
