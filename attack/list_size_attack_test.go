@@ -103,28 +103,45 @@ func TestAttackEmptyItemsPastTheCap(t *testing.T) {
 	}
 }
 
-// A protobuf page of a million two-byte items whose first item does not
-// decode, under the default caps (MaxListItems is 2,000,000, so the count
-// lets it through). The decoder used to make every item of the page
-// before decoding the first: 1.2 GiB for 2 MiB of bytes, on every retry.
-// It now makes what the page's bytes pay for and grows as items decode.
+// A page of a million tiny items whose first item does not decode, under
+// the default caps (MaxListItems is 2,000,000, so the count lets it
+// through). The decoders used to make every item of the page before
+// decoding the first: 1.2 GiB for 2-3 MiB of bytes, on every retry, and
+// for JSON encoding/json then decoded the whole page again, as it goes on
+// past a type error. They now make what the page's bytes pay for, grow as
+// items decode, and stop at the first item of a wrong type.
 func TestAttackBadItemAmongTinyItems(t *testing.T) {
 	const items = 1_000_000
 	bad := []byte{2<<3 | 2, 3, 1<<3 | 2, 1, 0xff} // an item whose metadata is a cut varint
-	body := envelopedPodList(t, append(bad, bytes.Repeat([]byte{2<<3 | 2, 0}, items-1)...))
-	a := newListAttack(t, func(a *attack, w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", rest.ContentTypeProtobuf)
-		_, _ = w.Write(body)
-	})
-	a.cfg.ContentType = rest.ContentTypeProtobuf
-	a.start()
-	a.waitErr(reflector.KindDecode, nil)
-	a.observe(time.Second)
-	require.Empty(t, a.cacheKeys())
-	// Per attempt: the body (2 MiB, read into a growing buffer), a part
-	// set per item (4 MiB) and the pods its bytes pay for (one per 256
-	// bytes, 9.5 MiB); 29 MiB of heap at the peak in six runs.
-	a.stop(bounds{requests: 10, heap: 48 << 20, perRequest: 32 << 20})
+	bodies := map[string][]byte{
+		rest.ContentTypeProtobuf: envelopedPodList(t, append(bad, bytes.Repeat([]byte{2<<3 | 2, 0}, items-1)...)),
+		// A type error, past which encoding/json goes on decoding.
+		rest.ContentTypeJSON: append(append([]byte(`{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":[{"metadata":5}`),
+			bytes.Repeat([]byte(",{}"), items-1)...), "]}"...),
+	}
+	// Per attempt: the body (2-3 MiB, read into a growing buffer), a part
+	// set per item (4 MiB), the pods the bytes pay for (one per 256 bytes,
+	// 9.5-14 MiB), and for JSON each item's span (16 MiB, grown by
+	// doubling). Heap at the peak in three runs: 29 MiB for protobuf, 92
+	// MiB for JSON; allocated per attempt 13 and 78 MiB.
+	limits := map[string]bounds{
+		rest.ContentTypeProtobuf: {requests: 10, heap: 48 << 20, perRequest: 32 << 20},
+		rest.ContentTypeJSON:     {requests: 10, heap: 128 << 20, perRequest: 112 << 20},
+	}
+	for ct, body := range bodies {
+		t.Run(ct, func(t *testing.T) {
+			a := newListAttack(t, func(a *attack, w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", ct)
+				_, _ = w.Write(body)
+			})
+			a.cfg.ContentType = ct
+			a.start()
+			a.waitErr(reflector.KindDecode, nil)
+			a.observe(time.Second)
+			require.Empty(t, a.cacheKeys())
+			a.stop(limits[ct])
+		})
+	}
 }
 
 // Item 2: a list gzip-compressed to about a MiB that inflates to a GiB,

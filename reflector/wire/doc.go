@@ -144,9 +144,10 @@
 // Everything a server sends is bounded: a watch frame by MaxFrameBytes, a
 // list body by MaxObjectBytes (rest.ReadBody), a list page's items by the
 // reflector's cap, counted before decoding (ListAtMost), and the items the
-// protobuf decoder makes before decoding them by the page's bytes (one per
-// 256: itemsBeforeDecoding), so that a page of tiny items with a bad one
-// fails before a kilobyte is spent on each. The transport's
+// decoders make before decoding them by the page's bytes (one per 256:
+// itemsBeforeDecoding), so that a page of tiny items with a bad one fails
+// before a kilobyte is spent on each (a JSON item of a wrong type fails the
+// page at once: itemTypeError). The transport's
 // own defences (no redirect followed, tokens redacted, response-header
 // timeout, rate limit, bounded files) are package rest's; see its doc.
 //

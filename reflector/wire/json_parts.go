@@ -44,8 +44,10 @@ package wire
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -245,19 +247,21 @@ func decodeJSONAs[T any](raw []byte) (any, error) {
 // decodeList decodes body, a pod list's JSON, into list, a zero PodList,
 // and returns the parts each item shares with other items.
 func (d *jsonPartsDecoder) decodeList(body []byte, list *corev1.PodList) ([]partSet, error) {
-	if hits, ok := d.splitList(body, list); ok {
-		return hits, nil
+	hits, ok, err := d.splitList(body, list)
+	if ok {
+		return hits, err
 	}
 	*list = corev1.PodList{}
 	return nil, json.Unmarshal(body, d.skip.jsonInto(list))
 }
 
 // splitList is decodeList item by item. false: body is not a list of
-// that shape, or does not decode; list is partly filled.
-func (d *jsonPartsDecoder) splitList(body []byte, list *corev1.PodList) ([]partSet, bool) {
+// that shape, or does not decode; list is partly filled. An item of a
+// wrong type fails the page at once (itemTypeError).
+func (d *jsonPartsDecoder) splitList(body []byte, list *corev1.PodList) ([]partSet, bool, error) {
 	open := skipJSONSpace(body, 0)
 	if open >= len(body) || body[open] != '{' {
-		return nil, false
+		return nil, false, nil
 	}
 	rest := []byte{'{'} // the list without its items: a few bytes
 	d.items = d.items[:0]
@@ -282,24 +286,51 @@ func (d *jsonPartsDecoder) splitList(body []byte, list *corev1.PodList) ([]partS
 		return end, ok
 	})
 	if !ok || skipJSONSpace(body, end) != len(body) {
-		return nil, false
+		return nil, false, nil
 	}
 	if json.Unmarshal(append(rest, '}'), d.skip.jsonInto(list)) != nil {
-		return nil, false
+		return nil, false, nil
 	}
 	if !found {
-		return nil, true
+		return nil, true, nil
 	}
 	// An empty array decodes as an empty slice, as in encoding/json.
-	list.Items = make([]corev1.Pod, len(d.items))
-	hits := make([]partSet, len(d.items))
+	// The items are made as the body's bytes pay for them, as in the
+	// protobuf decoder (itemsBeforeDecoding), and grow as they decode.
+	n := len(d.items)
+	list.Items = make([]corev1.Pod, 0, itemsBeforeDecoding(n, len(body)))
+	hits := make([]partSet, n)
 	for i, s := range d.items {
+		if i == cap(list.Items) {
+			list.Items = slices.Grow(list.Items, min(i, n-i))
+			d.cache.disownAll() // the items decoded so far moved
+		}
+		list.Items = list.Items[:i+1]
 		var err error
 		if hits[i], err = d.decodePod(s.of(body), &list.Items[i]); err != nil {
-			return nil, false
+			ok, err := itemTypeError(err, list)
+			return nil, ok, err
 		}
 	}
-	return hits, true
+	return hits, true, nil
+}
+
+// itemTypeError says how splitList ends on err, an item's error. A type
+// error fails the page at once: true, err as encoding/json reports it for
+// the whole page (its field path from the list), list emptied. Decoding the
+// whole body again would make every item first, as encoding/json goes on
+// past a type error to report the first one at the end: a page of a
+// million empty items after a bad one would cost a gigabyte. Any other
+// error: false, the whole body is decoded again, and encoding/json stops
+// where the item did.
+func itemTypeError(err error, list *corev1.PodList) (bool, error) {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) || te.Field == "" {
+		return false, nil
+	}
+	te.Field = "items." + te.Field
+	*list = corev1.PodList{}
+	return true, te
 }
 
 // withParts makes d decode pods through parts (nil: none), reading frames
