@@ -43,6 +43,14 @@ func gzipBomb(t *testing.T, head, part []byte, times int, tail []byte) []byte {
 	return append(out, member(tail)...)
 }
 
+// serveBody answers every list with body, of contentType.
+func serveBody(contentType string, body []byte) handler {
+	return func(a *attack, w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		_, _ = w.Write(body)
+	}
+}
+
 // serveGzip answers every list with body, gzip-compressed.
 func serveGzip(contentType string, body []byte) handler {
 	return func(a *attack, w http.ResponseWriter, r *http.Request) {
@@ -85,10 +93,7 @@ func TestAttackEmptyItemsPastTheCap(t *testing.T) {
 	}
 	for ct, body := range bodies {
 		t.Run(ct, func(t *testing.T) {
-			a := newListAttack(t, func(a *attack, w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", ct)
-				_, _ = w.Write(body)
-			})
+			a := newListAttack(t, serveBody(ct, body))
 			a.cfg.ContentType = ct
 			a.opts.Reflector.MaxListItems = 1000
 			a.start()
@@ -130,10 +135,7 @@ func TestAttackBadItemAmongTinyItems(t *testing.T) {
 	}
 	for ct, body := range bodies {
 		t.Run(ct, func(t *testing.T) {
-			a := newListAttack(t, func(a *attack, w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", ct)
-				_, _ = w.Write(body)
-			})
+			a := newListAttack(t, serveBody(ct, body))
 			a.cfg.ContentType = ct
 			a.start()
 			a.waitErr(reflector.KindDecode, nil)
