@@ -92,10 +92,11 @@
 // Watcher's channel. One event at a time, as a live watch brings them,
 // each is sent as soon as it is decoded. A protobuf watch reads through a
 // buffer of its own (32 KiB, several pods' frames), and while the next
-// frame is already in it whole (a backlog being drained), the goroutine
-// decodes it too, up to aheadMax events, and sends them in a row: the
-// reflector is woken once for the lot instead of once per event
-// (watch_batch.go, which a first reading can skip).
+// frame is already in it whole (a backlog being drained, a WatchList's
+// initial events), the goroutine decodes it too, up to aheadMax events,
+// and sends them in a row: the reflector is woken once for the lot
+// instead of once per event (watch_batch.go, which a first reading can
+// skip).
 //
 // # Errors
 //
