@@ -88,6 +88,16 @@
 // from before it watches again from the last resourceVersion.
 // The table on Watcher lists every ending.
 //
+// A watch's goroutine decodes the frames and sends the events on the
+// Watcher's channel. One event at a time, as a live watch brings them,
+// each is sent as soon as it is decoded. A protobuf watch reads through a
+// buffer of its own (32 KiB, several pods' frames), and while the next
+// frame is already in it whole (a backlog being drained, a WatchList's
+// initial events), the goroutine decodes it too, up to aheadMax events,
+// and sends them in a row: the reflector is woken once for the lot
+// instead of once per event (watch_batch.go, which a first reading can
+// skip).
+//
 // # Errors
 //
 // Non-2xx responses become the errors rest.Client.Error builds:

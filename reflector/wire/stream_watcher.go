@@ -14,7 +14,11 @@ import (
 )
 
 // Watcher is the watch.Interface returned by ListerWatcher.Watch: one HTTP
-// response body, one goroutine decoding it, one unbuffered result channel.
+// response body, one goroutine decoding it, one result channel. The
+// channel holds up to aheadMax events: while whole frames are already
+// buffered behind the one just decoded (a backlog), the goroutine decodes
+// them too and sends them in a row, so that the reader wakes once for
+// them all (watch_batch.go). At most 2 x aheadMax decoded events wait.
 //
 // How a watch ends, and what the consumer sees:
 //
@@ -63,7 +67,7 @@ type Watcher struct {
 func newWatcher(ctx context.Context, cancel context.CancelFunc, resp *http.Response, dec eventDecoder, lwCounter *atomic.Int64, red *rest.Client) *Watcher {
 	w := &Watcher{
 		redact:    red,
-		result:    make(chan watch.Event),
+		result:    make(chan watch.Event, aheadMax),
 		decoder:   dec,
 		body:      resp.Body,
 		cancel:    cancel,
@@ -100,7 +104,10 @@ func (w *Watcher) Err() error {
 func (w *Watcher) BytesDecoded() int64 { return w.bytes.Load() }
 
 // run is the decoding goroutine: decode, send, repeat. It owns the body and
-// the decoder, and is the only writer of the result channel.
+// the decoder, and is the only writer of the result channel. It decodes
+// through decodeAhead, which returns one event or, when more frames are
+// already buffered, several (watch_batch.go); it sends them in order, and
+// only then reports an error that came after them.
 func (w *Watcher) run(ctx context.Context) {
 	defer close(w.done)
 	defer close(w.result)
@@ -109,22 +116,23 @@ func (w *Watcher) run(ctx context.Context) {
 	defer w.cancel()
 	defer func() { _ = w.body.Close() }()
 	var counted int64
+	framer, _ := w.decoder.(bufferedFramer)
+	batch := make([]watch.Event, 0, aheadMax)
 	for {
-		ev, err := w.decoder.Next()
+		var err error
+		batch, err = w.decodeAhead(framer, batch[:0])
 		counted = w.count(counted)
+		for i := range batch {
+			select {
+			case w.result <- batch[i]:
+			case <-ctx.Done():
+				w.finish(ctx, ctx.Err())
+				return
+			}
+			batch[i] = watch.Event{}
+		}
 		if err != nil {
 			w.finish(ctx, err)
-			return
-		}
-		if ev.Type == watch.Error {
-			if st, ok := ev.Object.(*metav1.Status); ok && st != nil {
-				w.redact.RedactStatus(st)
-			}
-		}
-		select {
-		case w.result <- ev:
-		case <-ctx.Done():
-			w.finish(ctx, ctx.Err())
 			return
 		}
 	}

@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"syscall"
@@ -39,9 +40,20 @@ func TestWatchStop(t *testing.T) {
 	ts := testserver.New(t, serveThenHang(enc.contentType, stream))
 	lw := newTestLW(t, ts, Options{}, nil)
 
+	// More events than the channel and a batch decoded ahead hold
+	// (watch_batch.go), so that the goroutine comes to block sending.
+	pb := newWireEncoder(rest.ContentTypeProtobuf)
+	var many [][]byte
+	for i := range 2*aheadMax + 2 {
+		many = append(many, pb.frame(t, watch.Added, testPod("ns1", fmt.Sprint("p", i), fmt.Sprint(i+1))))
+	}
+	tsMany := testserver.New(t, serveThenHang(pb.contentType, concat(many...)))
+
 	t.Run("blocked on send", func(t *testing.T) {
-		w, err := lw.Watch(context.Background(), metav1.ListOptions{})
+		w, err := newTestLW(t, tsMany, Options{}, nil).Watch(context.Background(), metav1.ListOptions{})
 		require.NoError(t, err)
+		ev := <-w.ResultChan() // the goroutine has read the stream
+		require.Equal(t, "p0", podName(t, ev.Object))
 		w.Stop()
 		w.Stop() // idempotent
 		requireClosed(t, w.ResultChan())

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bufio"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -294,7 +295,9 @@ type protobufEventDecoder struct {
 }
 
 func newProtobufEventDecoder(r io.Reader, maxFrame int64, t *target) *protobufEventDecoder {
-	return &protobufEventDecoder{r: r, max: maxFrame, t: t}
+	// A buffer of its own lets Watcher.run see whether the next frame has
+	// already arrived (watch_batch.go).
+	return &protobufEventDecoder{r: bufio.NewReaderSize(r, readBufferSize), max: maxFrame, t: t}
 }
 
 func (d *protobufEventDecoder) Offset() int64 { return d.offset }
