@@ -183,7 +183,7 @@ func newInformer[T runtime.Object](opts Options, fast fastPaths) *SharedInformer
 	s.shared = new(share.Table)
 	s.decodersShare = fast.decodeShare && (opts.Transform.Func == nil || opts.Transform.SetsFieldsOnly)
 	if fast.relist {
-		s.reuse = reuse.New(s.idx.Get)
+		s.reuse = reuse.New(s.idx.Get, s.idx.Len)
 	}
 	qo := deltafifo.Options{
 		KnownObjects:   s.idx,

@@ -288,6 +288,20 @@ func (enc encoding) encode(obj runtime.Object, w io.Writer) error {
 	return enc.info.Serializer.Encode(shaped, w)
 }
 
+// encodeWith is encode with the serializer's working buffer taken from
+// alloc, when the serializer can (protobuf's can; JSON's has none).
+func (enc encoding) encodeWith(obj runtime.Object, w io.Writer, alloc runtime.MemoryAllocator) error {
+	ea, ok := enc.info.Serializer.(runtime.EncoderWithAllocator)
+	if !ok || enc.as == asTable || enc.show != nil {
+		return enc.encode(obj, w)
+	}
+	shaped, err := shape(obj, enc.as)
+	if err != nil {
+		return err
+	}
+	return ea.EncodeWithAllocator(shaped, w, alloc)
+}
+
 // writeObject sends obj with the given status code. It encodes into a buffer
 // first so that an encoding failure can still become a clean 500 Status.
 func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, enc encoding, code int, obj runtime.Object) {

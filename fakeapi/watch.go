@@ -147,6 +147,7 @@ func (ws *watchStream) start(plan watchPlan, page listPage, err error) bool {
 		ws.sendError(err)
 		return false
 	}
+	defer ws.alloc.pooled()()
 	for i, obj := range page.items {
 		if !ws.send(watch.Added, obj, true) {
 			return false

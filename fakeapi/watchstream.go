@@ -44,6 +44,8 @@ type watchStream struct {
 	frames   streaming.Encoder
 	frameBuf bytes.Buffer
 	objBuf   bytes.Buffer
+	// alloc is where the serializer encodes (watchAllocator).
+	alloc watchAllocator
 	// broken is set once a write failed: the client is gone.
 	broken bool
 	// dropped is the DropWatches generation this watch belongs to, taken
@@ -68,8 +70,38 @@ func newWatchStream(s *Server, w http.ResponseWriter, flusher http.Flusher, enc 
 		dropped:   req.dropped,
 	}
 	stream := enc.info.StreamSerializer
-	ws.frames = streaming.NewEncoder(stream.Framer.NewFrameWriter(&ws.frameBuf), stream.Serializer)
+	var frameEnc runtime.Encoder = stream.Serializer
+	if ea, ok := frameEnc.(runtime.EncoderWithAllocator); ok {
+		frameEnc = runtime.NewEncoderWithAllocator(ea, &ws.alloc)
+	}
+	ws.frames = streaming.NewEncoder(stream.Framer.NewFrameWriter(&ws.frameBuf), frameEnc)
 	return ws
+}
+
+// watchAllocator is the memory a watch's protobuf serializer encodes an
+// object and then its event into, before they are copied to objBuf and
+// frameBuf. While the watch sends its initial events, thousands of objects
+// in a row, it is one pooled runtime.Allocator, reused for each, as
+// kube-apiserver's watch handler does; otherwise a fresh buffer each time,
+// so that an idle watch holds no such memory. Before, every initial event
+// took two fresh buffers, its object's size each.
+type watchAllocator struct{ a *runtime.Allocator }
+
+// pooled takes an Allocator from the pool until the returned func puts it
+// back.
+func (w *watchAllocator) pooled() func() {
+	w.a = runtime.AllocatorPool.Get().(*runtime.Allocator)
+	return func() {
+		runtime.AllocatorPool.Put(w.a)
+		w.a = nil
+	}
+}
+
+func (w *watchAllocator) Allocate(n uint64) []byte {
+	if w.a != nil {
+		return w.a.Allocate(n)
+	}
+	return make([]byte, n)
 }
 
 // writeHeader commits the 200 response. Without a Content-Length Go's
@@ -92,7 +124,7 @@ func (ws *watchStream) writeHeader() {
 // when the stream is broken.
 func (ws *watchStream) send(typ watch.EventType, obj runtime.Object, initial bool) bool {
 	ws.objBuf.Reset()
-	if err := ws.enc.encode(obj, &ws.objBuf); err != nil {
+	if err := ws.enc.encodeWith(obj, &ws.objBuf, &ws.alloc); err != nil {
 		ws.broken = true
 		return false
 	}

@@ -3,6 +3,7 @@ package fakeapi
 import (
 	"bufio"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -54,4 +55,42 @@ func TestWatchProtobufWireFormat(t *testing.T) {
 	require.True(t, strings.HasPrefix(string(ev.Object.Raw), "k8s\x00"), "embedded object has the protobuf envelope")
 	obj := decodeJSON(t, ev.Object.Raw) // the universal deserializer also reads protobuf
 	require.Equal(t, "a", obj.(*corev1.Pod).Name)
+}
+
+// The initial events of a watch are encoded one after the other into one
+// reused buffer (watchAllocator): each frame must still carry its own
+// object whole, not the tail of a larger one encoded before it.
+func TestWatchProtobufInitialEventsOfMixedSizes(t *testing.T) {
+	srv := startServer(t, Options{})
+	createNamespace(t, srv, "ns")
+	sizes := []int{4000, 10, 9000, 0, 200}
+	for i, n := range sizes {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprint("p", i),
+			Annotations: map[string]string{"pad": strings.Repeat("x", n)}}}
+		_, err := srv.Create(p)
+		require.NoError(t, err)
+	}
+	req, err := http.NewRequest(http.MethodGet, podsURL(srv)+"?watch=true&resourceVersion=0&timeoutSeconds=1", nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", mediaProtobuf)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	got := map[string]int{}
+	for range sizes {
+		var size uint32
+		require.NoError(t, binary.Read(resp.Body, binary.BigEndian, &size))
+		frame := make([]byte, size)
+		_, err = io.ReadFull(resp.Body, frame)
+		require.NoError(t, err)
+		var ev metav1.WatchEvent
+		require.NoError(t, ev.Unmarshal(frame))
+		require.Equal(t, "ADDED", ev.Type)
+		p := decodeJSON(t, ev.Object.Raw).(*corev1.Pod)
+		require.Equal(t, strings.Repeat("x", len(p.Annotations["pad"])), p.Annotations["pad"])
+		got[p.Name] = len(p.Annotations["pad"])
+	}
+	for i, n := range sizes {
+		require.Equal(t, n, got[fmt.Sprint("p", i)])
+	}
 }

@@ -15,8 +15,9 @@
 // shallow copy of it, since a list holds its items by value), so the fresh
 // copy dies at once. In a protobuf WatchList they do better: they read
 // only the object's metadata and decode it only when the cache does not
-// hold it unchanged. The informer's queue then takes the cached object
-// back in place of what it receives. The compare command's "peak heap
+// hold it unchanged; when the cache is empty, as at an informer's first
+// sync, Begin says so and they look nothing up. The informer's queue then
+// takes the cached object back in place of what it receives. The compare command's "peak heap
 // relist" row measures it (bench/cmd/compare).
 //
 // A Factory hands an informer's Cache to the decoders of the

@@ -15,23 +15,30 @@ import (
 // (Begin, Unchanged) is reflector/wire's RelistCache, the queue's side is
 // Take. It is safe for concurrent use.
 type Cache struct {
-	get func(key string) (runtime.Object, bool)
+	get  func(key string) (runtime.Object, bool)
+	size func() int // nil: unknown
 
 	pending atomic.Int64 // len(given), read without the lock on every admitted object
 	mu      sync.Mutex   // guards given
 	given   map[types.UID]runtime.Object
 }
 
-// New returns a Cache that looks objects up with get, by namespace/name key.
-func New(get func(key string) (runtime.Object, bool)) *Cache { return &Cache{get: get} }
+// New returns a Cache that looks objects up with get, by namespace/name
+// key; size, when not nil, counts the objects the cache holds.
+func New(get func(key string) (runtime.Object, bool), size func() int) *Cache {
+	return &Cache{get: get, size: size}
+}
 
 // Begin starts a relist: objects handed out by an earlier one and never
-// taken back (a list that failed half way) are forgotten.
-func (c *Cache) Begin() {
+// taken back (a list that failed half way) are forgotten. It reports
+// whether the cache may hold objects: false when size says it is empty,
+// as at an informer's first sync, when Unchanged would find nothing.
+func (c *Cache) Begin() bool {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.given = nil
 	c.pending.Store(0)
+	c.mu.Unlock()
+	return c.size == nil || c.size() > 0
 }
 
 // Unchanged returns the cached object with decoded's key, UID and

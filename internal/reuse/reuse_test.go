@@ -17,7 +17,7 @@ func pod(name, uid, rv string) *corev1.Pod {
 
 func TestUnchangedOnlyForTheSameUIDAndResourceVersion(t *testing.T) {
 	cached := map[string]runtime.Object{"ns/a": pod("a", "1", "10"), "ns/b": pod("b", "2", "20")}
-	c := New(func(k string) (runtime.Object, bool) { o, ok := cached[k]; return o, ok })
+	c := New(func(k string) (runtime.Object, bool) { o, ok := cached[k]; return o, ok }, nil)
 	c.Begin()
 
 	same := pod("a", "1", "10")
@@ -41,7 +41,7 @@ func TestUnchangedOnlyForTheSameUIDAndResourceVersion(t *testing.T) {
 // under b's key.
 func TestTakeOnlyForTheSameKey(t *testing.T) {
 	cached := map[string]runtime.Object{"ns/a": pod("a", "1", "10")}
-	c := New(func(k string) (runtime.Object, bool) { o, ok := cached[k]; return o, ok })
+	c := New(func(k string) (runtime.Object, bool) { o, ok := cached[k]; return o, ok }, nil)
 	c.Begin()
 	require.Same(t, cached["ns/a"], c.Unchanged(pod("a", "1", "10")))
 
@@ -56,9 +56,22 @@ func TestTakeOnlyForTheSameKey(t *testing.T) {
 
 func TestBeginForgetsWhatAnAbandonedRelistHandedOut(t *testing.T) {
 	a := pod("a", "1", "10")
-	c := New(func(string) (runtime.Object, bool) { return a, true })
+	c := New(func(string) (runtime.Object, bool) { return a, true }, nil)
 	require.NotNil(t, c.Unchanged(pod("a", "1", "10")))
 	c.Begin()
 	_, ok := c.Take(pod("a", "1", "10"))
 	assert.False(t, ok)
+}
+
+// An empty cache holds nothing unchanged: Begin says so, and a WatchList's
+// decoder then looks none of its objects up. A cache whose size is not
+// known may hold anything.
+func TestBeginReportsAnEmptyCache(t *testing.T) {
+	n := 0
+	get := func(string) (runtime.Object, bool) { return nil, false }
+	c := New(get, func() int { return n })
+	assert.False(t, c.Begin(), "empty")
+	n = 1
+	assert.True(t, c.Begin(), "holds one object")
+	assert.True(t, New(get, nil).Begin(), "size unknown")
 }

@@ -247,7 +247,7 @@ func (d *jsonEventDecoder) decodeFrame(frame []byte) (watch.Event, bool) {
 			typ, ok = eventTypes[string(frame[m.value+1:end-1])] // an escape: unknown
 			return end, ok
 		case string(m.key) == "object" && object.end == 0:
-			object = span{m.value, end}
+			object = span{start: m.value, end: end}
 			return end, true
 		}
 		return 0, false

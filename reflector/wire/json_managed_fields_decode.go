@@ -55,7 +55,7 @@ func (d *jsonPartsDecoder) cutManagedFields(m jsonMember, end int) (cut, ok bool
 	case d.skip != nil:
 		return false, true
 	case string(m.key) == managedFieldsKey && d.managed.end == 0:
-		d.managed = span{m.value, end}
+		d.managed = span{start: m.value, end: end}
 		return true, true
 	case foldsTo(m.key, managedFieldsKey): // a repeat, or another case
 		return false, false

@@ -182,7 +182,7 @@ func (d *jsonPartsDecoder) cutObject(raw []byte, m jsonMember, rest *[]byte, fir
 		for id := first; id < last; id++ {
 			switch name := jsonPartNames[id]; {
 			case string(m.key) == name && d.parts[id].end == 0:
-				d.parts[id] = span{m.value, end}
+				d.parts[id] = span{start: m.value, end: end}
 				return end, true
 			case foldsTo(m.key, name): // a repeat, or another case
 				return 0, false
@@ -273,7 +273,7 @@ func (d *jsonPartsDecoder) splitList(body []byte, list *corev1.PodList) ([]partS
 		case string(m.key) == "items" && !found && body[m.value] == '[':
 			found = true
 			return jsonElements(body, m.value, func(start, end int) bool {
-				d.items = append(d.items, span{start, end})
+				d.items = append(d.items, span{start: start, end: end})
 				return body[start] == '{'
 			})
 		case foldsTo(m.key, "items"):

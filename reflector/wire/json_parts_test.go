@@ -287,7 +287,7 @@ func TestJSONSharedPartsAreNotWrittenAfterDelivery(t *testing.T) {
 	for _, p := range pods {
 		stream = append(stream, enc.frame(t, watch.Modified, p)...)
 	}
-	c := reuse.New(func(string) (runtime.Object, bool) { return nil, false })
+	c := reuse.New(func(string) (runtime.Object, bool) { return nil, false }, nil)
 	lw := &ListerWatcher{opts: Options{Relist: c, Decoded: new(share.Table).Share, ShareParts: true}}
 	jd := newJSONEventDecoder(bytes.NewReader(stream), rest.DefaultMaxFrameBytes, tgt)
 	jd.withParts(newJSONPartsDecoder(tgt, lw.shareParts()))

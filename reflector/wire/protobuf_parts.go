@@ -282,11 +282,12 @@ func (c *partsCache) decodePod(raw []byte, p *corev1.Pod, drop bool) (partSet, b
 		nums, dropNum := metaSplit, int32(0)
 		if drop {
 			nums, dropNum = metaSplit[:len(metaSplit)-1], managedFields
-		} else {
-			presizeManagedFields(&p.ObjectMeta, meta)
 		}
 		if !ok || !splitMessage(&p.ObjectMeta, meta, nums, dropNum, spans[:len(nums)]) {
 			return 0, false
+		}
+		if !drop {
+			presizeManagedFields(&p.ObjectMeta, spans[len(nums)-1])
 		}
 		h, ok := c.parts(p, meta, spans[:len(metaPartFields)], 0)
 		if !ok || !c.strings(p, meta, spans[len(metaPartFields):len(metaPartFields)+len(metaStrings)], metaString) {

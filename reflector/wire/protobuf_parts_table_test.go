@@ -49,7 +49,7 @@ func (d *tableDecoding) stream(t *testing.T, n int, order []int) (pods []*corev1
 	for _, i := range order {
 		stream = append(stream, enc.frame(t, watch.Modified, mixedPod(i))...)
 	}
-	c := reuse.New(func(string) (runtime.Object, bool) { return nil, false })
+	c := reuse.New(func(string) (runtime.Object, bool) { return nil, false }, nil)
 	lw := &ListerWatcher{opts: Options{Relist: c, Decoded: d.table.Share, ShareParts: true}}
 	pd := newProtobufEventDecoder(bytes.NewReader(stream), rest.DefaultMaxFrameBytes, d.tgt)
 	pd.objects = newProtoDecoder(d.tgt, lw.shareParts())

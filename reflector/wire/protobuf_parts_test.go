@@ -214,7 +214,7 @@ func TestSharedPartsAreNotWrittenAfterDelivery(t *testing.T) {
 	for _, p := range pods {
 		stream = append(stream, enc.frame(t, watch.Modified, p)...)
 	}
-	c := reuse.New(func(string) (runtime.Object, bool) { return nil, false })
+	c := reuse.New(func(string) (runtime.Object, bool) { return nil, false }, nil)
 	table := new(share.Table) // parts are found in it too (Options.PodParts)
 	tgt.parts = table
 	lw := &ListerWatcher{opts: Options{Relist: c, Decoded: table.Share, ShareParts: true}}

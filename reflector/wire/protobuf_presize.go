@@ -11,8 +11,10 @@ package wire
 // field to its slice, which grows by doubling: a pod's five conditions
 // take slices of 1, 2, 4 and 8 elements, the first three garbage at once
 // and the last holding room for three more, which internal/share's walk
-// then copies away (exact). Counting a field's occurrences first is a scan
-// of the keys and lengths of bytes the decoder reads anyway; a slice made
+// then copies away (exact). The count of a list's elements costs nothing
+// for the lists split off a message (splitMessage counts them as it
+// splits: the status's and managedFields), and for a part is a scan of
+// the keys and lengths of bytes the decoder reads anyway; a slice made
 // with that capacity is appended to in place, once. In
 // BenchmarkWatchDecodeParts that was about 3 KB and 6 allocations of the
 // 7.8 KB and 69 an event.
@@ -39,43 +41,23 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// countFields counts, in counts[i], the occurrences of field nums[i] in
-// msg, as far as msg parses.
-func countFields(msg []byte, nums []int32, counts []int) {
-	for off := 0; off < len(msg); {
-		num, n, ok := nextField(msg[off:])
-		if !ok {
-			return
-		}
-		if i := fieldIndex(nums, num); i >= 0 {
-			counts[i]++
-		}
-		off += n
-	}
+// presizeStatus gives s, a PodStatus whose lists are still empty, lists of
+// the capacity their spans fill: lists, as splitMessage split and counted
+// them, are conditions, containerStatuses, initContainerStatuses, podIPs
+// and hostIPs (statusSplit's last five).
+func presizeStatus(s *corev1.PodStatus, lists []span) {
+	s.Conditions = sized[corev1.PodCondition](lists[0].count)
+	s.ContainerStatuses = sized[corev1.ContainerStatus](lists[1].count)
+	s.InitContainerStatuses = sized[corev1.ContainerStatus](lists[2].count)
+	s.PodIPs = sized[corev1.PodIP](lists[3].count)
+	s.HostIPs = sized[corev1.HostIP](lists[4].count)
 }
 
-// The repeated fields of PodStatus (k8s.io/api/core/v1/generated.proto):
-// conditions, containerStatuses, initContainerStatuses, podIPs, hostIPs.
-var statusLists = []int32{2, 8, 10, 12, 16}
-
-// presizeStatus gives s, a zero PodStatus about to be decoded from msg,
-// lists of the capacity msg fills.
-func presizeStatus(s *corev1.PodStatus, msg []byte) {
-	var n [5]int
-	countFields(msg, statusLists, n[:])
-	s.Conditions = sized[corev1.PodCondition](n[0])
-	s.ContainerStatuses = sized[corev1.ContainerStatus](n[1])
-	s.InitContainerStatuses = sized[corev1.ContainerStatus](n[2])
-	s.PodIPs = sized[corev1.PodIP](n[3])
-	s.HostIPs = sized[corev1.HostIP](n[4])
-}
-
-// presizeManagedFields gives m, a zero ObjectMeta about to be decoded from
-// msg, a managedFields list of the capacity msg fills.
-func presizeManagedFields(m *metav1.ObjectMeta, msg []byte) {
-	var n [1]int
-	countFields(msg, []int32{managedFields}, n[:])
-	m.ManagedFields = sized[metav1.ManagedFieldsEntry](n[0])
+// presizeManagedFields gives m, whose managedFields are still empty, a
+// managedFields list of the capacity their span fills, as splitMessage
+// split and counted it.
+func presizeManagedFields(m *metav1.ObjectMeta, managed span) {
+	m.ManagedFields = sized[metav1.ManagedFieldsEntry](managed.count)
 }
 
 // presizePart gives p's part id, a list, the capacity of raw, its

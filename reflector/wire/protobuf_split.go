@@ -17,8 +17,9 @@ package wire
 // would have seen of it.
 
 // span is a part of a message: the bytes [start, end), whole fields with
-// their keys.
-type span struct{ start, end int }
+// their keys. splitMessage counts the fields a span holds (count: the
+// elements of a repeated field), for protobuf_presize.go.
+type span struct{ start, end, count int }
 
 func (s span) of(msg []byte) []byte { return msg[s.start:s.end] }
 
@@ -55,9 +56,10 @@ func splitMessage(into protoUnmarshaler, msg []byte, nums []int32, drop int32, s
 		if i >= 0 {
 			switch s := &spans[i]; {
 			case s.end == 0:
-				*s = span{off, off + n}
+				*s = span{start: off, end: off + n, count: 1}
 			case s.end == off: // the next element
 				s.end = off + n
+				s.count++
 			default:
 				return false // elements apart: left to the generated decoder
 			}

@@ -106,8 +106,8 @@ func elements(raw []byte, f func(val []byte) bool) bool {
 
 // The fields of PodStatus split off by decodeStatus: its strings that
 // repeat (phase, reason, hostIP, qosClass, nominatedNodeName), then its
-// lists (statusLists' order: conditions, containerStatuses,
-// initContainerStatuses, podIPs, hostIPs).
+// lists (conditions, containerStatuses, initContainerStatuses, podIPs,
+// hostIPs: presizeStatus's order).
 var statusSplit = []int32{1, 4, 5, 9, 11, 2, 8, 10, 12, 16}
 
 // decodeStatus decodes raw, the occurrences of the Pod's status field,
@@ -122,11 +122,11 @@ func decodeStatus(p *corev1.Pod, raw []byte, strs *share.Table) bool {
 		return p.Unmarshal(raw) == nil
 	}
 	s := &p.Status
-	presizeStatus(s, msg)
 	var spans [10]span
 	if !splitMessage(s, msg, statusSplit, 0, spans[:]) {
 		return false
 	}
+	presizeStatus(s, spans[5:])
 	return spanStrings(msg, spans[:5], func(i int, v []byte) {
 		str := strs.StringOf(v)
 		switch i {

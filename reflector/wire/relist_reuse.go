@@ -33,8 +33,10 @@ import (
 // possibly at once: it must be safe for concurrent use.
 type RelistCache interface {
 	// Begin is called as a relist starts: at the first page of a List,
-	// and at a WatchList.
-	Begin()
+	// and at a WatchList. It reports whether the cache may hold any of
+	// the relist's objects: false (it holds none, as at an informer's
+	// first sync) lets a WatchList's decoder skip looking each object up.
+	Begin() bool
 	// Unchanged returns the object the cache holds with decoded's
 	// namespace, name, UID and resourceVersion, or nil. decoded may hold
 	// nothing but those (a *metav1.PartialObjectMetadata read from a
@@ -96,9 +98,17 @@ func (lw *ListerWatcher) reuseWatch(opts metav1.ListOptions, dec eventDecoder) e
 	if !initial && decoded == nil {
 		return dec
 	}
+	if initial && !relist.Begin() {
+		// An empty cache holds no object unchanged: no ADDED object is
+		// looked up (at a first sync, 10k pods read their identity and
+		// asked the cache for nothing).
+		initial = false
+		if decoded == nil {
+			return dec
+		}
+	}
 	d := &reusingDecoder{eventDecoder: dec, relist: relist, decoded: decoded, initial: initial}
 	if initial {
-		relist.Begin()
 		if pd, ok := dec.(*protobufEventDecoder); ok {
 			d.peeked = true
 			pd.unchanged = d.peek

@@ -36,7 +36,7 @@ func TestRelistReusesUnchangedObjects(t *testing.T) {
 				p := &first.(*corev1.PodList).Items[i]
 				cached[p.Namespace+"/"+p.Name] = p
 			}
-			c := reuse.New(func(k string) (runtime.Object, bool) { o, ok := cached[k]; return o, ok })
+			c := reuse.New(func(k string) (runtime.Object, bool) { o, ok := cached[k]; return o, ok }, nil)
 			var prepared []string
 			lw = newFakeLW(t, srv, ct, wire.Options{Relist: c,
 				Decoded: func(o runtime.Object) { prepared = append(prepared, o.(*corev1.Pod).Name) }})
@@ -84,6 +84,36 @@ func TestRelistReusesUnchangedObjects(t *testing.T) {
 				}
 			}
 			assert.Equal(t, 2, checked)
+		})
+	}
+}
+
+// A WatchList whose cache is empty (an informer's first sync: Begin
+// reports false) looks none of its objects up, and still gives each to
+// Options.Decoded.
+func TestWatchListWithAnEmptyCacheLooksNothingUp(t *testing.T) {
+	for _, ct := range fakeContentTypes {
+		t.Run(ct, func(t *testing.T) {
+			srv := newFakeAPI(t)
+			for i := range 3 {
+				_, err := srv.Create(realpod.New(i))
+				require.NoError(t, err)
+			}
+			looked := 0
+			c := reuse.New(func(string) (runtime.Object, bool) { looked++; return nil, false }, func() int { return 0 })
+			var prepared []string
+			lw := newFakeLW(t, srv, ct, wire.Options{Relist: c,
+				Decoded: func(o runtime.Object) { prepared = append(prepared, o.(*corev1.Pod).Name) }})
+			yes := true
+			w, err := lw.Watch(context.Background(), metav1.ListOptions{SendInitialEvents: &yes, AllowWatchBookmarks: true,
+				ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
+			require.NoError(t, err)
+			for range 3 {
+				require.Equal(t, watch.Added, nextEvent(t, w).Type)
+			}
+			w.Stop() // the decoding goroutine has exited: looked and prepared are ours to read
+			assert.Zero(t, looked)
+			assert.Len(t, prepared, 3)
 		})
 	}
 }
