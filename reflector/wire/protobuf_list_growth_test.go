@@ -113,7 +113,9 @@ func TestJSONTinyItemsAreNotMadeBeforeDecoding(t *testing.T) {
 	require.Error(t, err, "encoding/json refuses the first item")
 	allocated := after.TotalAlloc - before.TotalAlloc
 	t.Logf("page of %d bytes, %d items: %d bytes allocated", len(body), n, allocated)
-	assert.Less(t, allocated, n*uint64(unsafe.Sizeof(corev1.Pod{}))/10, "not all %d items made up front", n)
+	// Each item costs its span and part set too (a few dozen bytes): all
+	// of that is a fraction of a pod per item.
+	assert.Less(t, allocated, n*uint64(unsafe.Sizeof(corev1.Pod{}))/4, "not all %d items made up front", n)
 }
 
 // Small JSON pods grow their items too, keep their parts, and leave the
