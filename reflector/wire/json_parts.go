@@ -68,7 +68,7 @@ type jsonPartsDecoder struct {
 	skip  *jsonSkip // the target's (json_managed_fields.go), or nil
 	cache partsCache
 	rest  []byte // a pod's bytes without its parts; reused
-	items []span // a list's items; reused
+	items []itemSpan // a list's items; reused
 	parts [numParts]span
 	// managed is the span of the metadata's managedFields when they are
 	// cut out too (json_managed_fields_decode.go).
@@ -273,7 +273,7 @@ func (d *jsonPartsDecoder) splitList(body []byte, list *corev1.PodList) ([]partS
 		case string(m.key) == "items" && !found && body[m.value] == '[':
 			found = true
 			return jsonElements(body, m.value, func(start, end int) bool {
-				d.items = append(d.items, span{start: start, end: end})
+				d.items = append(d.items, itemSpan{start, end})
 				return body[start] == '{'
 			})
 		case foldsTo(m.key, "items"):
@@ -314,6 +314,13 @@ func (d *jsonPartsDecoder) splitList(body []byte, list *corev1.PodList) ([]partS
 	}
 	return hits, true, nil
 }
+
+// itemSpan is where a list item's JSON is in the body: 16 bytes an item,
+// for pages of up to MaxListItems of them (protobuf's span also counts
+// elements, which a JSON item does not need).
+type itemSpan struct{ start, end int }
+
+func (s itemSpan) of(body []byte) []byte { return body[s.start:s.end] }
 
 // itemTypeError says how splitList ends on err, an item's error. A type
 // error fails the page at once: true, err as encoding/json reports it for
