@@ -67,7 +67,7 @@ var jsonPartNames = [numParts]string{
 type jsonPartsDecoder struct {
 	skip  *jsonSkip // the target's (json_managed_fields.go), or nil
 	cache partsCache
-	rest  []byte // a pod's bytes without its parts; reused
+	rest  []byte     // a pod's bytes without its parts; reused
 	items []itemSpan // a list's items; reused
 	parts [numParts]span
 	// managed is the span of the metadata's managedFields when they are
