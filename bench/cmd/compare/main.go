@@ -113,12 +113,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 }
 
 func measure(ctx context.Context, p plan, o options) (*results, error) {
-	c, err := newCluster()
+	c, err := newCluster(p.window())
 	if err != nil {
 		return nil, err
 	}
 	defer c.srv.Close()
-	x := &runner{ctx: ctx, c: c, r: newResults(), profileDir: o.profileDir}
+	x := &runner{ctx: ctx, c: c, r: newResults(), profileDir: o.profileDir, window: p.window()}
 	if err := x.run(p); err != nil {
 		return nil, err
 	}

@@ -39,6 +39,20 @@ func fullPlan() plan {
 		rounds: 3, bigRounds: 2, events: func(n int) int { return min(n/2, 10_000) }, handlers: 100}
 }
 
+// window is how many writes the servers' histories keep: the most that
+// one step writes while an informer watches (a churn writes a pod for
+// every pod; a burst or backlog events(n)), so that no informer falls
+// out of the history and relists in the middle of a step. Older writes
+// are compacted as they are on a real server; a watch from before them
+// gets 410 Gone.
+func (p plan) window() int {
+	w := 0
+	for _, n := range append(slices.Clone(p.sizes), p.chartSizes...) {
+		w = max(w, n+p.events(n))
+	}
+	return w
+}
+
 func (p plan) roundsAt(n int) int {
 	if n >= 100_000 {
 		return p.bigRounds
@@ -52,6 +66,7 @@ type runner struct {
 	c          *cluster
 	r          *results
 	profileDir string // -profile
+	window     int    // plan.window, for the clusters it starts
 	steps      int    // steps profiled so far, to number their files
 }
 
@@ -156,7 +171,7 @@ func (x *runner) run(p plan) error {
 
 func (x *runner) spawn(side, enc string, strip bool, handlers int, slow bool) (*childProc, error) {
 	log.Printf("%s %s strip=%v handlers=%d, %d pods", side, enc, strip, handlers, x.c.pods)
-	return spawn(x.ctx, sideConfig{Side: side, URL: x.c.srv.URL(), Encoding: enc, Strip: strip, Handlers: handlers, Slow: slow,
+	return x.c.spawn(x.ctx, sideConfig{Side: side, Encoding: enc, Strip: strip, Handlers: handlers, Slow: slow,
 		Profile: x.profileDir})
 }
 
@@ -317,7 +332,7 @@ func (x *runner) manyHandlers(side, enc string, n, m, handlers, round int) error
 // list the informer started from.
 func (x *runner) churnHeap(c *cluster, what, side, enc string, n, round int) error {
 	log.Printf("%s %s, %d pods%s", side, enc, n, what)
-	ch, err := spawn(x.ctx, sideConfig{Side: side, URL: c.srv.URL(), Encoding: enc, Handlers: 1, Profile: x.profileDir})
+	ch, err := c.spawn(x.ctx, sideConfig{Side: side, Encoding: enc, Handlers: 1, Profile: x.profileDir})
 	if err != nil {
 		return err
 	}
@@ -365,7 +380,7 @@ func (x *runner) churnHeap(c *cluster, what, side, enc string, n, round int) err
 // cached pod once synced, rounds times, the sides in turn; then the same
 // after a random-order churn of that population.
 func (x *runner) mixedHeap(n, rounds int) error {
-	c, err := newCluster()
+	c, err := newCluster(x.window)
 	if err != nil {
 		return err
 	}
@@ -378,7 +393,7 @@ func (x *runner) mixedHeap(n, rounds int) error {
 	for round := range max(rounds, 2) {
 		for _, side := range sides(round) {
 			log.Printf("%s json, %d pods, %s", side, n, unique)
-			ch, err := spawn(x.ctx, sideConfig{Side: side, URL: c.srv.URL(), Encoding: "json", Handlers: 1})
+			ch, err := c.spawn(x.ctx, sideConfig{Side: side, Encoding: "json", Handlers: 1})
 			if err != nil {
 				return err
 			}

@@ -23,18 +23,36 @@ type cluster struct {
 	pod func(int) *corev1.Pod
 }
 
-func newCluster() (*cluster, error) {
+// newCluster starts a server whose history keeps the last window writes
+// (plan.window). Each write's event holds the pod it wrote and the one it
+// replaced, about 12 KB each: a history of every write, as the 100k plan
+// once kept, held tens of GB after a few churns of 100k pods.
+func newCluster(window int) (*cluster, error) {
 	srv, err := fakeapi.NewServer(fakeapi.Options{
 		// Bookmarks would move a watcher's resourceVersion past a
 		// compaction and spare it the relist the scenario is about; the
 		// history must hold every backlog without compacting on its own.
 		BookmarkInterval: time.Hour,
-		CompactionWindow: 1 << 22,
+		CompactionWindow: window,
+		// The records of writes and sent events are for tests' checkers;
+		// nothing here reads them, and they would keep every pod written.
+		HistoryLimit: -1,
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &cluster{srv: srv, pod: realpod.New}, nil
+}
+
+// spawn starts a side on this cluster, when no other informer watches it.
+// The history before now is then needed by no one (the new informer lists
+// first), so it is compacted: between steps the server holds its pods
+// only, not the versions the last steps wrote. Both sides meet the same
+// server: every child is started this way.
+func (c *cluster) spawn(ctx context.Context, cfg sideConfig) (*childProc, error) {
+	c.srv.Compact()
+	cfg.URL = c.srv.URL()
+	return spawn(ctx, cfg)
 }
 
 // grow seeds realistic pods until the server holds n.
