@@ -188,10 +188,11 @@
 //
 // # Files a first reading can skip
 //
-// Two files are fast paths and only that, each headed by the rule "delete
+// Three files are fast paths and only that, each headed by the rule "delete
 // this file and its one hook, and the informer is still correct, only
 // slower": node_recycling.go (the writer builds new trie nodes from the ones
-// its deletes unlinked) and intern.go (InternKey: the informer names an
+// its deletes unlinked), node_retiring.go (and from the ones it copied
+// while a read was in progress, once that read is over) and intern.go (InternKey: the informer names an
 // object with the key string the cache already holds). batch.go, several writes under one hold of
 // the write lock, follows the same rule. The rest is the design above:
 // trie.go, state.go, filing.go, labels.go, index.go, indexer.go and

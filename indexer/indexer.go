@@ -39,6 +39,8 @@ type Indexer struct {
 	nextGen uint64
 	plan    plan
 	eds     editors
+	// retiring: which copied nodes the writer may reuse (node_retiring.go).
+	retiring retiring
 
 	// mu guards the hand-over of the newest state between its writer, which
 	// edits it in place while it is open and nobody reads it, and readers,
@@ -323,10 +325,13 @@ func (x *Indexer) build(defs *indexSet, labels bool, items iter.Seq2[string, run
 // endEdit.
 func (x *Indexer) beginEdit() *state {
 	x.mu.Lock()
+	x.settleRetired()
 	s := x.latest.Load()
 	if s.frozen.Load() || s.readers > 0 {
 		x.nextGen++
+		old := s
 		s = s.thaw(x.nextGen)
+		x.startRetiring(old, s)
 	}
 	return s
 }
@@ -386,6 +391,9 @@ func (x *Indexer) giveBack(s *state, counted bool) {
 	if counted {
 		x.mu.Lock()
 		s.readers--
+		if s.readers == 0 {
+			x.releaseRetired(s)
+		}
 		x.mu.Unlock()
 	}
 }

@@ -81,6 +81,10 @@ type state struct {
 	// Indexer.borrow). The writer does not edit a state with readers in
 	// place. Guarded by Indexer.mu.
 	readers int
+	// retired are nodes of this state's generation that the newer states
+	// copied, for the writer to reuse once readers is back to zero
+	// (node_retiring.go). Guarded by Indexer.mu.
+	retired retiredNodes
 
 	seed    maphash.Seed // hashes keys and index values; the same in every state of one Indexer
 	defs    *indexSet
@@ -136,12 +140,21 @@ type editors struct {
 	objects editor[entry]
 	indexes editor[bucket]
 	buckets editor[struct{}]
+	// retireFrom and retireInto: editing the state of generation
+	// retireInto, note the nodes of generation retireFrom it copies
+	// (node_retiring.go). sharedGen: none.
+	retireFrom, retireInto uint64
 }
 
 // at points the editors at s, the open state about to be edited, and
 // returns them.
 func (ed *editors) at(s *state) *editors {
 	ed.objects.gen, ed.indexes.gen, ed.buckets.gen = s.gen, s.gen, s.gen
+	r := uint64(sharedGen)
+	if s.gen == ed.retireInto {
+		r = ed.retireFrom
+	}
+	ed.objects.retire.gen, ed.indexes.retire.gen, ed.buckets.retire.gen = r, r, r
 	return ed
 }
 

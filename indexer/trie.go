@@ -83,6 +83,9 @@ type leaf[V any] struct {
 type editor[V any] struct {
 	gen   uint64
 	spare spares[V] // nodes this writer unlinked, for reuse (node_recycling.go)
+	// retire lists the nodes of generation retireGen that own copied, for
+	// reuse once nobody reads that generation (node_retiring.go).
+	retire retirement[V]
 }
 
 // newNode returns an empty node of the editor's generation.
@@ -197,6 +200,7 @@ func (n *node[V]) own(ed *editor[V]) *node[V] {
 	if n.gen == ed.gen {
 		return n
 	}
+	ed.retire.note(n)
 	c := ed.newNode()
 	c.leafMap, c.childMap = n.leafMap, n.childMap
 	c.leaves = append(c.leaves, n.leaves...)
