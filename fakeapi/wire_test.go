@@ -44,17 +44,25 @@ func TestWatchProtobufWireFormat(t *testing.T) {
 
 	// A frame is a 4-byte big-endian length, then a raw (unenveloped)
 	// protobuf WatchEvent whose object is an enveloped ("k8s\x00") Pod.
-	var size uint32
-	require.NoError(t, binary.Read(resp.Body, binary.BigEndian, &size))
-	frame := make([]byte, size)
-	_, err = io.ReadFull(resp.Body, frame)
-	require.NoError(t, err)
-	var ev metav1.WatchEvent
-	require.NoError(t, ev.Unmarshal(frame))
+	ev := readProtobufFrame(t, resp.Body)
 	require.Equal(t, "ADDED", ev.Type)
 	require.True(t, strings.HasPrefix(string(ev.Object.Raw), "k8s\x00"), "embedded object has the protobuf envelope")
 	obj := decodeJSON(t, ev.Object.Raw) // the universal deserializer also reads protobuf
 	require.Equal(t, "a", obj.(*corev1.Pod).Name)
+}
+
+// readProtobufFrame reads one frame of a protobuf watch: a 4-byte
+// big-endian length, then a raw (unenveloped) WatchEvent.
+func readProtobufFrame(t *testing.T, r io.Reader) metav1.WatchEvent {
+	t.Helper()
+	var size uint32
+	require.NoError(t, binary.Read(r, binary.BigEndian, &size))
+	frame := make([]byte, size)
+	_, err := io.ReadFull(r, frame)
+	require.NoError(t, err)
+	var ev metav1.WatchEvent
+	require.NoError(t, ev.Unmarshal(frame))
+	return ev
 }
 
 // The initial events of a watch are encoded one after the other into one
@@ -78,13 +86,7 @@ func TestWatchProtobufInitialEventsOfMixedSizes(t *testing.T) {
 	defer resp.Body.Close()
 	got := map[string]int{}
 	for range sizes {
-		var size uint32
-		require.NoError(t, binary.Read(resp.Body, binary.BigEndian, &size))
-		frame := make([]byte, size)
-		_, err = io.ReadFull(resp.Body, frame)
-		require.NoError(t, err)
-		var ev metav1.WatchEvent
-		require.NoError(t, ev.Unmarshal(frame))
+		ev := readProtobufFrame(t, resp.Body)
 		require.Equal(t, "ADDED", ev.Type)
 		p := decodeJSON(t, ev.Object.Raw).(*corev1.Pod)
 		require.Equal(t, strings.Repeat("x", len(p.Annotations["pad"])), p.Annotations["pad"])
