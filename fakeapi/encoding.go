@@ -262,7 +262,12 @@ func partialList(list runtime.Object) (runtime.Object, error) {
 }
 
 // encode renders obj with the negotiated serializer.
-func (enc encoding) encode(obj runtime.Object, w io.Writer) error {
+func (enc encoding) encode(obj runtime.Object, w io.Writer) error { return enc.encodeWith(obj, w, nil) }
+
+// encodeWith is encode with the serializer's working buffer taken from
+// alloc (nil: its own), when the serializer can (protobuf's can; JSON's
+// has none).
+func (enc encoding) encodeWith(obj runtime.Object, w io.Writer, alloc runtime.MemoryAllocator) error {
 	if enc.as == asTable {
 		tc := enc.table
 		if tc == nil {
@@ -285,21 +290,10 @@ func (enc encoding) encode(obj runtime.Object, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if ea, ok := enc.info.Serializer.(runtime.EncoderWithAllocator); ok && alloc != nil {
+		return ea.EncodeWithAllocator(shaped, w, alloc)
+	}
 	return enc.info.Serializer.Encode(shaped, w)
-}
-
-// encodeWith is encode with the serializer's working buffer taken from
-// alloc, when the serializer can (protobuf's can; JSON's has none).
-func (enc encoding) encodeWith(obj runtime.Object, w io.Writer, alloc runtime.MemoryAllocator) error {
-	ea, ok := enc.info.Serializer.(runtime.EncoderWithAllocator)
-	if !ok || enc.as == asTable || enc.show != nil {
-		return enc.encode(obj, w)
-	}
-	shaped, err := shape(obj, enc.as)
-	if err != nil {
-		return err
-	}
-	return ea.EncodeWithAllocator(shaped, w, alloc)
 }
 
 // writeObject sends obj with the given status code. It encodes into a buffer
