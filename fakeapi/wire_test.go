@@ -34,12 +34,7 @@ func TestWatchJSONWireFormat(t *testing.T) {
 func TestWatchProtobufWireFormat(t *testing.T) {
 	srv := startServer(t, Options{})
 	seedNamed(t, srv, "ns", "a")
-	req, err := http.NewRequest(http.MethodGet, podsURL(srv)+"?watch=true&resourceVersion=0&timeoutSeconds=1", nil)
-	require.NoError(t, err)
-	req.Header.Set("Accept", mediaProtobuf)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
+	resp := watchProtobuf(t, srv)
 	require.Equal(t, "application/vnd.kubernetes.protobuf;stream=watch", resp.Header.Get("Content-Type"))
 
 	// A frame is a 4-byte big-endian length, then a raw (unenveloped)
@@ -49,6 +44,19 @@ func TestWatchProtobufWireFormat(t *testing.T) {
 	require.True(t, strings.HasPrefix(string(ev.Object.Raw), "k8s\x00"), "embedded object has the protobuf envelope")
 	obj := decodeJSON(t, ev.Object.Raw) // the universal deserializer also reads protobuf
 	require.Equal(t, "a", obj.(*corev1.Pod).Name)
+}
+
+// watchProtobuf opens a protobuf watch of namespace ns's pods from
+// resourceVersion 0, for a second; the test closes its body at its end.
+func watchProtobuf(t *testing.T, srv *Server) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, podsURL(srv)+"?watch=true&resourceVersion=0&timeoutSeconds=1", nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", mediaProtobuf)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = resp.Body.Close() })
+	return resp
 }
 
 // readProtobufFrame reads one frame of a protobuf watch: a 4-byte
@@ -78,12 +86,7 @@ func TestWatchProtobufInitialEventsOfMixedSizes(t *testing.T) {
 		_, err := srv.Create(p)
 		require.NoError(t, err)
 	}
-	req, err := http.NewRequest(http.MethodGet, podsURL(srv)+"?watch=true&resourceVersion=0&timeoutSeconds=1", nil)
-	require.NoError(t, err)
-	req.Header.Set("Accept", mediaProtobuf)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
+	resp := watchProtobuf(t, srv)
 	got := map[string]int{}
 	for range sizes {
 		ev := readProtobufFrame(t, resp.Body)

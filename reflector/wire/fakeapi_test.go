@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/seed31a95821/informer/fakeapi"
+	"github.com/seed31a95821/informer/internal/realpod"
 	"github.com/seed31a95821/informer/reflector"
 	"github.com/seed31a95821/informer/reflector/wire"
 )
@@ -54,6 +55,17 @@ func newFakeAPI(t *testing.T) *fakeapi.Server {
 	srv, err := fakeapi.NewServer(fakeapi.Options{Token: "fake-token"})
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
+	return srv
+}
+
+// fakeAPIWithPods is a fake API server holding realistic pods 0..n-1.
+func fakeAPIWithPods(t *testing.T, n int) *fakeapi.Server {
+	t.Helper()
+	srv := newFakeAPI(t)
+	for i := range n {
+		_, err := srv.Create(realpod.New(i))
+		require.NoError(t, err)
+	}
 	return srv
 }
 

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/seed31a95821/informer/internal/realpod"
 	"github.com/seed31a95821/informer/internal/reuse"
 	"github.com/seed31a95821/informer/reflector/wire"
 )
@@ -23,11 +22,7 @@ import (
 func TestRelistReusesUnchangedObjects(t *testing.T) {
 	for _, ct := range fakeContentTypes {
 		t.Run(ct, func(t *testing.T) {
-			srv := newFakeAPI(t)
-			for i := range 3 {
-				_, err := srv.Create(realpod.New(i))
-				require.NoError(t, err)
-			}
+			srv := fakeAPIWithPods(t, 3)
 			lw := newFakeLW(t, srv, ct, wire.Options{})
 			first, err := lw.List(context.Background(), metav1.ListOptions{})
 			require.NoError(t, err)
@@ -94,11 +89,7 @@ func TestRelistReusesUnchangedObjects(t *testing.T) {
 func TestWatchListWithAnEmptyCacheLooksNothingUp(t *testing.T) {
 	for _, ct := range fakeContentTypes {
 		t.Run(ct, func(t *testing.T) {
-			srv := newFakeAPI(t)
-			for i := range 3 {
-				_, err := srv.Create(realpod.New(i))
-				require.NoError(t, err)
-			}
+			srv := fakeAPIWithPods(t, 3)
 			looked := 0
 			c := reuse.New(func(string) (runtime.Object, bool) { looked++; return nil, false }, func() int { return 0 })
 			var prepared []string
