@@ -88,10 +88,7 @@ func heapNow() int64 {
 //
 //	go test -run '^$' -bench StringsChurned -benchmem ./internal/share/
 func BenchmarkStringsChurned(b *testing.B) {
-	src := make([]*corev1.Pod, 1000)
-	for i := range src {
-		src[i] = realpod.New(i)
-	}
+	src := realPods(1000)
 	var tbl Table
 	var batch []*corev1.Pod
 	stamp := 0

@@ -330,16 +330,22 @@ func TestOtherKindsShareWhatRepeats(t *testing.T) {
 	assert.Same(t, &d.Spec.Template.Spec.Volumes[0], &pod.Spec.Volumes[0], "and its pods'")
 }
 
+// realPods is realistic pods 0..n-1 (internal/realpod).
+func realPods(n int) []*corev1.Pod {
+	pods := make([]*corev1.Pod, n)
+	for i := range pods {
+		pods[i] = realpod.New(i)
+	}
+	return pods
+}
+
 // BenchmarkShare is what sharing adds to each decoded pod, to be read
 // against the cost of decoding one (BenchmarkWatchDecode in reflector/wire).
 // Its figures and profile are in docs/perf-log.md.
 //
 //	go test -run '^$' -bench Share -benchmem ./internal/share/
 func BenchmarkShare(b *testing.B) {
-	src := make([]*corev1.Pod, 1000)
-	for i := range src {
-		src[i] = realpod.New(i)
-	}
+	src := realPods(1000)
 	var tbl Table
 	var batch []*corev1.Pod
 	b.ReportAllocs()
@@ -360,10 +366,7 @@ func BenchmarkShare(b *testing.B) {
 //
 //	go test -run '^$' -bench Strings -benchmem ./internal/share/
 func BenchmarkStrings(b *testing.B) {
-	src := make([]*corev1.Pod, 1000)
-	for i := range src {
-		src[i] = realpod.New(i)
-	}
+	src := realPods(1000)
 	var tbl Table
 	var batch []*corev1.Pod
 	b.ReportAllocs()
